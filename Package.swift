@@ -1,0 +1,33 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "notesfs",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "notesfs", targets: ["notesfs"]),
+        .library(name: "RecordStore", targets: ["RecordStore"]),
+        .library(name: "Notes", targets: ["Notes"]),
+    ],
+    targets: [
+        // C boundary: libfuse3 through pkg-config (Debian: libfuse3-dev).
+        .systemLibrary(
+            name: "CFuse",
+            pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]
+        ),
+        .target(name: "RecordStore"),
+        .target(name: "Notes", dependencies: ["RecordStore"]),
+        .target(name: "FUSE", dependencies: ["CFuse"]),
+        .target(name: "NotesFS", dependencies: ["Notes", "FUSE"]),
+        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE"]),
+        .executableTarget(name: "notesfs", dependencies: ["NotesCLI"]),
+
+        .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore"]),
+        .testTarget(name: "NotesTests", dependencies: ["Notes"]),
+        .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse"]),
+        .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE"]),
+        .testTarget(name: "NotesCLITests", dependencies: ["NotesCLI", "Notes", "RecordStore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

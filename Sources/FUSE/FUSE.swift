@@ -1,0 +1,1 @@
+// FUSE module: see README.md.

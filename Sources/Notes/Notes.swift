@@ -1,0 +1,1 @@
+// Notes module: see README.md.

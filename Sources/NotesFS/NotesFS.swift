@@ -1,0 +1,1 @@
+// NotesFS module: see README.md.

@@ -1,0 +1,1 @@
+// RecordStore module: see README.md.

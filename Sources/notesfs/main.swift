@@ -1,0 +1,4 @@
+import Foundation
+import NotesCLI
+
+exit(await NotesCLI.main(CommandLine.arguments))
