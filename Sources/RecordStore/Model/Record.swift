@@ -1,0 +1,86 @@
+import Foundation
+
+/// The name of a record, unique in its database, as `CKRecord.ID`.
+public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var recordName: String
+
+    public init(recordName: String) { self.recordName = recordName }
+
+    /// A new random record name (a UUID).
+    public init() { self.recordName = UUID().uuidString }
+
+    public var description: String { recordName }
+
+    public static func < (a: RecordID, b: RecordID) -> Bool { a.recordName < b.recordName }
+}
+
+/// A record: a type, typed fields and the system fields the store maintains, as `CKRecord`.
+///
+/// A value type: a `Record` you hold is a copy; save it with ``RecordDatabase/modify(saving:deleting:savePolicy:)``.
+public struct Record: Sendable, Hashable {
+    public let recordID: RecordID
+    public let recordType: String
+    /// Changes on every save; `nil` for a record never saved.
+    public internal(set) var recordChangeTag: String?
+    public internal(set) var creationDate: Date?
+    /// Set by the store on every save, unless the client set it explicitly (as `touch` does).
+    public var modificationDate: Date? {
+        get { storedModificationDate }
+        set {
+            storedModificationDate = newValue
+            modificationDateWasSet = true
+        }
+    }
+    /// A stable number for the record's whole life, never 0 or 1 (usable as an inode number).
+    public internal(set) var identity: UInt64?
+
+    public internal(set) var fields: [String: FieldValue]
+    /// Keys set since the record was fetched or created (used by the `changedKeys` save policy).
+    public internal(set) var changedKeys: Set<String> = []
+
+    var storedModificationDate: Date?
+    var modificationDateWasSet = false
+
+    public init(recordType: String, recordID: RecordID = RecordID()) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.fields = [:]
+    }
+
+    init(
+        recordID: RecordID, recordType: String, changeTag: String?, creationDate: Date?,
+        modificationDate: Date?, identity: UInt64?, fields: [String: FieldValue]
+    ) {
+        self.recordID = recordID
+        self.recordType = recordType
+        self.recordChangeTag = changeTag
+        self.creationDate = creationDate
+        self.storedModificationDate = modificationDate
+        self.identity = identity
+        self.fields = fields
+    }
+
+    /// Reads or writes a field; writing `nil` removes it.
+    public subscript(key: String) -> FieldValue? {
+        get { fields[key] }
+        set {
+            fields[key] = newValue
+            changedKeys.insert(key)
+        }
+    }
+
+    public var allKeys: [String] { fields.keys.sorted() }
+
+    /// Every reference the record holds, with the key that holds it.
+    var references: [(key: String, reference: Reference)] {
+        fields.sorted { $0.key < $1.key }.flatMap { key, value in value.references.map { (key, $0) } }
+    }
+
+    /// A copy that looks freshly fetched: no pending changed keys.
+    func clearingChanges() -> Record {
+        var copy = self
+        copy.changedKeys = []
+        copy.modificationDateWasSet = false
+        return copy
+    }
+}

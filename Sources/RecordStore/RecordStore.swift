@@ -1,1 +1,0 @@
-// RecordStore module: see README.md.
