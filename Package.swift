@@ -23,7 +23,10 @@ let package = Package(
         .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE"]),
         .executableTarget(name: "notesfs", dependencies: ["NotesCLI"]),
 
-        .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore"]),
+        // A child process for the store's crash and multi-process tests (killed with SIGKILL).
+        .executableTarget(
+            name: "recordstore-stress", dependencies: ["RecordStore"], path: "Tests/Support/recordstore-stress"),
+        .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore", "recordstore-stress"]),
         .testTarget(name: "NotesTests", dependencies: ["Notes"]),
         .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse"]),
         .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE"]),

@@ -1,0 +1,36 @@
+import Foundation
+
+/// The files of a database directory.
+///
+/// ```
+/// <db>/notesfs.json      format version and database ID
+/// <db>/lock              flock(2) target that serialises commits across processes
+/// <db>/journal.jsonl     write-ahead log: one line per commit since the last checkpoint
+/// <db>/index.jsonl       index snapshot at the last checkpoint: one line of metadata per record
+/// <db>/records/xx/*.json one file per record (full record, jq-readable)
+/// <db>/assets/xx/<sha256> asset contents by hash
+/// <db>/tmp/              temp files before rename (leftovers are removed at open)
+/// ```
+struct DatabaseLayout: Sendable {
+    let root: String
+
+    init(root: String) {
+        var path = root
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        self.root = path
+    }
+
+    var formatFile: String { root + "/notesfs.json" }
+    var lockFile: String { root + "/lock" }
+    var journal: String { root + "/journal.jsonl" }
+    var snapshot: String { root + "/index.jsonl" }
+    var records: String { root + "/records" }
+    var assets: String { root + "/assets" }
+    var temp: String { root + "/tmp" }
+    var damaged: String { root + "/damaged" }
+
+    func recordPath(_ name: String) -> String { root + "/" + RecordFileName.relativePath(for: name) }
+    func assetPath(_ sha256: String) -> String { "\(assets)/\(sha256.prefix(2))/\(sha256)" }
+
+    static let formatVersion = 1
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// A point in a database's history, as `CKServerChangeToken`. Opaque; persist ``stringValue``.
+public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
+    let databaseID: String
+    let seq: UInt64
+
+    public var stringValue: String { "\(databaseID):\(seq)" }
+    public var description: String { stringValue }
+
+    public init?(stringValue: String) {
+        guard let colon = stringValue.lastIndex(of: ":"), let seq = UInt64(stringValue[stringValue.index(after: colon)...]) else {
+            return nil
+        }
+        databaseID = String(stringValue[..<colon])
+        self.seq = seq
+    }
+
+    init(databaseID: String, seq: UInt64) {
+        self.databaseID = databaseID
+        self.seq = seq
+    }
+}
+
+/// What one commit (this process's or another's) changed, delivered to observers.
+public struct RecordStoreChange: Sendable {
+    /// Saved records' metadata (small fields only; fetch for large ones).
+    public var saved: [RecordMetadata]
+    /// Deleted records' last metadata, cascades included.
+    public var deleted: [RecordMetadata]
+    /// Whether another process committed it.
+    public var isExternal: Bool
+    /// Whether the whole index was reloaded: observers should drop everything they cached.
+    public var isReset: Bool
+    /// The token after this change.
+    public var token: ChangeToken
+}
+
+/// Records changed and deleted since a token, as `CKFetchRecordZoneChangesOperation` reports.
+public struct ChangeSet: Sendable {
+    public var changed: [RecordMetadata]
+    public var deleted: [RecordID]
+    public var token: ChangeToken
+}
+
+extension RecordDatabase {
+    /// The token for the current state.
+    public var currentToken: ChangeToken {
+        ChangeToken(databaseID: databaseID, seq: state.withLock { $0.index.seq })
+    }
+
+    /// Records changed (saved) and deleted since `token`; nil means from the beginning.
+    ///
+    /// - Throws: ``RecordStoreError/changeTokenExpired`` for a token of another database or older
+    ///   than the retained history; fetch everything again then.
+    public func changes(since token: ChangeToken?) throws(RecordStoreError) -> ChangeSet {
+        try refresh()
+        return try state.withLock { (state) throws(RecordStoreError) -> ChangeSet in
+            let now = ChangeToken(databaseID: databaseID, seq: state.index.seq)
+            guard let token else {
+                return ChangeSet(changed: state.index.entries.values.sorted { $0.seq < $1.seq }, deleted: [], token: now)
+            }
+            guard token.databaseID == databaseID, token.seq >= state.index.tombstoneHorizon, token.seq <= state.index.seq else {
+                throw .changeTokenExpired
+            }
+            let changed = state.index.entries.values.filter { $0.seq > token.seq }.sorted { $0.seq < $1.seq }
+            var deleted: [RecordID] = []
+            for tombstone in state.index.tombstones.reversed() {
+                if tombstone.seq <= token.seq { break }
+                if state.index.entries[tombstone.metadata.recordID.recordName] == nil || state.index.entries[tombstone.metadata.recordID.recordName]!.seq < tombstone.seq {
+                    deleted.append(tombstone.metadata.recordID)
+                }
+            }
+            return ChangeSet(changed: changed, deleted: Array(Set(deleted)).sorted(), token: now)
+        }
+    }
+
+    /// Registers an observer of every committed change; returns an ID for ``removeObserver(_:)``.
+    ///
+    /// The handler runs on the committing thread (or the store's background thread for other
+    /// processes' commits), after the commit, with no store lock held. Keep it short.
+    @discardableResult
+    public func addObserver(_ handler: @escaping @Sendable (RecordStoreChange) -> Void) -> UInt64 {
+        let id = nextObserverID.add(1, ordering: .relaxed).newValue
+        observers.withLock { $0[id] = handler }
+        return id
+    }
+
+    public func removeObserver(_ id: UInt64) {
+        _ = observers.withLock { $0.removeValue(forKey: id) }
+    }
+
+    func notify(_ changes: [RecordStoreChange]) {
+        guard !changes.isEmpty else { return }
+        let handlers = observers.withLock { Array($0.values) }
+        for change in changes {
+            for handler in handlers { handler(change) }
+        }
+    }
+
+    /// Reads other processes' commits now (the background thread also does, about 4 times a second).
+    public func refresh() throws(RecordStoreError) {
+        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
+            let replaced = try state.journal.isReplaced()
+            if !replaced, try !state.journal.hasNewBytes() { return [] }
+            return try catchUp(&state)
+        }
+        notify(changes)
+    }
+
+    /// Applies every journal line this process has not read (other processes' commits).
+    func catchUp(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
+        let replaced = try state.journal.isReplaced()
+        var changes = try applyNewEntries(&state)
+        if replaced {
+            let next = try JournalFile(path: layout.journal)
+            if next.baseSeq == state.index.seq {
+                state.journal.close()
+                state.journal = next
+                changes += try applyNewEntries(&state)
+            } else {
+                next.close()
+                try reload(&state)
+                changes = [
+                    RecordStoreChange(
+                        saved: [], deleted: [], isExternal: true, isReset: true,
+                        token: ChangeToken(databaseID: databaseID, seq: state.index.seq))
+                ]
+            }
+        }
+        return changes
+    }
+
+    private func applyNewEntries(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
+        let (entries, damage) = try state.journal.readEntries()
+        if let damage { log(damage) }
+        var changes: [RecordStoreChange] = []
+        for entry in entries where entry.seq > state.index.seq {
+            let deleted = state.index.apply(entry)
+            let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
+            changes.append(
+                RecordStoreChange(
+                    saved: saved, deleted: deleted, isExternal: true, isReset: false,
+                    token: ChangeToken(databaseID: databaseID, seq: entry.seq)))
+            state.unverifiedForeignEntry = entry
+        }
+        return changes
+    }
+
+    /// Reloads the whole index (this process fell behind more than one checkpoint).
+    private func reload(_ state: inout DatabaseState) throws(RecordStoreError) {
+        // Snapshot and journal are each replaced by rename, so they can be read without the lock;
+        // retry when a checkpoint slipped in between the two reads.
+        for _ in 0..<10 {
+            guard let (index, header, bytes) = try Snapshot.load(from: layout.snapshot) else {
+                throw .damagedRecord(nil, path: layout.snapshot, reason: "index snapshot is missing after a checkpoint")
+            }
+            let journal = try JournalFile(path: layout.journal)
+            guard journal.baseSeq == header.seq else {
+                journal.close()
+                continue
+            }
+            state.journal.close()
+            state.journal = journal
+            state.index = index
+            state.snapshotBytes = bytes
+            let (entries, damage) = try state.journal.readEntries()
+            if let damage { log(damage) }
+            for entry in entries where entry.seq > state.index.seq { state.index.apply(entry) }
+            state.unverifiedForeignEntry = entries.last
+            return
+        }
+        throw .damagedRecord(nil, path: layout.journal, reason: "journal and index snapshot do not match")
+    }
+}

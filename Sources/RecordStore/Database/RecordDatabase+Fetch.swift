@@ -1,0 +1,73 @@
+import Foundation
+
+extension RecordDatabase {
+    /// Fetches one full record.
+    ///
+    /// - Throws: ``RecordStoreError/unknownItem(_:)``, or ``RecordStoreError/damagedRecord(_:path:reason:)``
+    ///   when its file is damaged (the rest of the database stays usable).
+    public func record(for id: RecordID) throws(RecordStoreError) -> Record {
+        guard state.withLock({ $0.index.entries[id.recordName] != nil }) else { throw .unknownItem(id) }
+        do {
+            return try RecordFiles.read(id, layout: layout)
+        } catch {
+            if case .damagedRecord = error { log(error.description) }
+            throw error
+        }
+    }
+
+    /// Fetches several records, each with its own result, as `CKFetchRecordsOperation`.
+    public func records(for ids: [RecordID]) -> [RecordID: Result<Record, RecordStoreError>] {
+        var results: [RecordID: Result<Record, RecordStoreError>] = [:]
+        for id in ids {
+            do { results[id] = .success(try record(for: id)) } catch { results[id] = .failure(error) }
+        }
+        return results
+    }
+
+    /// The in-memory metadata of a record (no file read); nil when it does not exist.
+    public func metadata(for id: RecordID) -> RecordMetadata? {
+        state.withLock { $0.index.entries[id.recordName] }
+    }
+
+    /// The metadata of the record with this identity; nil when none has it.
+    public func metadata(identity: UInt64) -> RecordMetadata? {
+        state.withLock { state in state.index.names[identity].flatMap { state.index.entries[$0] } }
+    }
+
+    /// Metadata of the records that reference `target` through field `key` (the reference index: no scan).
+    public func referrers(to target: RecordID, key: String) -> [RecordMetadata] {
+        state.withLock { state in
+            (state.index.referrers[target.recordName]?[key] ?? []).compactMap { state.index.entries[$0] }
+        }
+    }
+
+    /// Number of records in the database.
+    public var recordCount: Int { state.withLock { $0.index.entries.count } }
+
+    // MARK: Assets
+
+    /// Stores `data` as an asset (by SHA-256; storing the same bytes twice stores them once).
+    /// Durable at the next ``sync()``.
+    public func makeAsset(_ data: Data) throws(RecordStoreError) -> Asset {
+        let hash = SHA256.hexDigest(data)
+        let path = layout.assetPath(hash)
+        if try Sys.fileStatus(path) == nil {
+            try Sys.mkdir((path as NSString).deletingLastPathComponent)
+            try Sys.writeFileAtomically(path, [UInt8](data), temp: RecordFiles.tempPath(layout), durable: false)
+            state.withLock { $0.unsyncedAssets.append(path) }
+        }
+        return Asset(sha256: hash, size: Int64(data.count))
+    }
+
+    /// The bytes of an asset.
+    public func assetData(_ asset: Asset) throws(RecordStoreError) -> Data {
+        let path = layout.assetPath(asset.sha256)
+        guard let data = try Sys.readFile(path) else {
+            throw .damagedRecord(nil, path: path, reason: "asset file is missing")
+        }
+        return data
+    }
+
+    /// Where an asset's bytes are on disk (read-only: never write there).
+    public func assetPath(_ asset: Asset) -> String { layout.assetPath(asset.sha256) }
+}

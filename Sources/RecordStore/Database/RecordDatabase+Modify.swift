@@ -1,0 +1,203 @@
+import Foundation
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// How a save treats a record that changed on the server since it was fetched, as `CKModifyRecordsOperation.RecordSavePolicy`.
+public enum SavePolicy: Sendable {
+    /// Fail with ``RecordStoreError/serverRecordChanged(serverRecord:clientRecord:)`` when the change tag is stale.
+    case ifServerRecordUnchanged
+    /// Write only the keys the client changed onto the server record, whatever its change tag.
+    case changedKeys
+    /// Replace every field with the client's, whatever the change tag.
+    case allKeys
+}
+
+/// What a modify did.
+public struct ModifyResult: Sendable {
+    /// The saved records as stored: new change tags, dates and identities.
+    public var savedRecords: [Record]
+    /// Every deleted record, cascaded deletes included.
+    public var deletedRecordIDs: [RecordID]
+}
+
+extension RecordDatabase {
+    /// Saves `records` and deletes `recordIDs` in one atomic step: all of it or nothing.
+    ///
+    /// Deletes cascade to records holding a `.deleteSelf` reference to a deleted record,
+    /// recursively. The change is in the journal when this returns (it survives `kill -9`); call
+    /// ``sync()`` to make it survive power loss.
+    ///
+    /// - Throws: ``RecordStoreError/serverRecordChanged(serverRecord:clientRecord:)`` for a stale
+    ///   change tag, ``RecordStoreError/unknownItem(_:)`` for a delete of a missing record or a
+    ///   save of a record deleted on the server, ``RecordStoreError/invalidReference(from:key:to:)``
+    ///   for a reference to a missing or deleted record, ``RecordStoreError/invalidArguments(_:)``,
+    ///   ``RecordStoreError/io(path:operation:errno:)``.
+    @discardableResult
+    public func modify(
+        saving records: [Record] = [], deleting recordIDs: [RecordID] = [],
+        savePolicy: SavePolicy = .ifServerRecordUnchanged
+    ) throws(RecordStoreError) -> ModifyResult {
+        var seen = Set<RecordID>()
+        for id in records.map(\.recordID) + recordIDs where !seen.insert(id).inserted {
+            throw .invalidArguments("record \(id) appears twice")
+        }
+        for record in records {
+            for (key, value) in record.fields {
+                if case .asset(let asset) = value, try Sys.fileStatus(layout.assetPath(asset.sha256)) == nil {
+                    throw .invalidArguments("record \(record.recordID) field \(key): asset \(asset.sha256) was not stored")
+                }
+            }
+        }
+        let entry = try commit { (index, seq) throws(RecordStoreError) in
+            try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index)
+        }
+        return ModifyResult(savedRecords: entry.saves.map { $0.clearingChanges() }, deletedRecordIDs: entry.deletes)
+    }
+
+    /// Commits one journal entry built by `build` from the caught-up index, with the commit lock held:
+    /// append to the journal, write the record files, apply to the index, notify observers.
+    func commit(_ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry) throws(RecordStoreError) -> JournalEntry {
+        let (entry, changes) = try state.withLock { (state) throws(RecordStoreError) -> (JournalEntry, [RecordStoreChange]) in
+            try Sys.lock(state.lockFD, path: layout.lockFile)
+            defer { Sys.unlock(state.lockFD) }
+            var changes = try catchUp(&state)
+            if let entry = state.unverifiedForeignEntry {
+                try Self.redo(entry, layout: layout)
+                state.unverifiedForeignEntry = nil
+            }
+            try state.journal.truncateTail()
+
+            let seq = state.index.seq + 1
+            let entry = try build(state.index, seq)
+            try state.journal.append(entry.encodedLine())
+            state.dirty = true
+            do {
+                try Self.redo(entry, layout: layout)
+            } catch {
+                // Committed in the journal; the files are redone by the next commit or open.
+                state.unverifiedForeignEntry = entry
+                log("writing record files of commit \(seq): \(error)")
+            }
+            let deleted = state.index.apply(entry)
+            let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
+            changes.append(
+                RecordStoreChange(
+                    saved: saved, deleted: deleted, isExternal: false, isReset: false,
+                    token: ChangeToken(databaseID: databaseID, seq: seq)))
+            if state.journal.size > max(Self.checkpointMinimum, state.snapshotBytes / 2) {
+                do { try checkpoint(&state) } catch { log("checkpoint: \(error)") }
+            }
+            return (entry, changes)
+        }
+        notify(changes)
+        return entry
+    }
+
+    static let checkpointMinimum = 4 << 20
+
+    /// Builds the journal entry for a modify, checking change tags and references against `index`.
+    private func prepare(
+        _ records: [Record], deleting recordIDs: [RecordID], policy: SavePolicy, seq: UInt64, index: RecordIndex
+    ) throws(RecordStoreError) -> JournalEntry {
+        for id in recordIDs where index.entries[id.recordName] == nil { throw .unknownItem(id) }
+        let savedNames = Set(records.map(\.recordID.recordName))
+        let roots = recordIDs.map(\.recordName)
+        let deletes = roots + index.cascade(from: roots, sparing: savedNames)
+        let deletedNames = Set(deletes)
+
+        let now = Date()
+        let tag = String(seq, radix: 36)
+        var nextIdentity = index.nextIdentity
+        var saves: [Record] = []
+        for client in records {
+            var stored: Record
+            if let server = index.entries[client.recordID.recordName] {
+                guard server.recordType == client.recordType else {
+                    throw .invalidArguments("record \(client.recordID) is a \(server.recordType), not a \(client.recordType)")
+                }
+                switch policy {
+                case .ifServerRecordUnchanged:
+                    guard client.recordChangeTag == server.record.recordChangeTag else {
+                        let serverRecord = (try? RecordFiles.read(client.recordID, layout: layout)) ?? server.record
+                        throw .serverRecordChanged(serverRecord: serverRecord.clearingChanges(), clientRecord: client)
+                    }
+                    stored = client
+                case .changedKeys:
+                    stored = try RecordFiles.read(client.recordID, layout: layout)
+                    for key in client.changedKeys { stored.fields[key] = client.fields[key] }
+                    if client.modificationDateWasSet { stored.modificationDate = client.modificationDate }
+                case .allKeys:
+                    stored = client
+                }
+                stored.identity = server.record.identity
+                stored.creationDate = server.record.creationDate
+                if !client.modificationDateWasSet { stored.storedModificationDate = now }
+            } else {
+                if policy == .ifServerRecordUnchanged, client.recordChangeTag != nil { throw .unknownItem(client.recordID) }
+                stored = client
+                stored.identity = nextIdentity
+                nextIdentity += 1
+                stored.creationDate = now
+                if !client.modificationDateWasSet || client.modificationDate == nil { stored.storedModificationDate = now }
+            }
+            stored.recordChangeTag = tag
+            stored = stored.clearingChanges()
+            for (key, reference) in stored.references {
+                let target = reference.recordID.recordName
+                guard (index.entries[target] != nil || savedNames.contains(target)) && !deletedNames.contains(target) else {
+                    throw .invalidReference(from: stored.recordID, key: key, to: reference.recordID)
+                }
+            }
+            saves.append(stored)
+        }
+        return JournalEntry(seq: seq, saves: saves, deletes: deletes.map(RecordID.init(recordName:)))
+    }
+
+    /// Makes everything durable, writes the index snapshot and starts a new journal generation.
+    /// Called with the commit lock held.
+    func checkpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
+        try Sys.syncfs(state.lockFD, path: layout.root)
+        let generation = state.journal.generation + 1
+        state.snapshotBytes = try Snapshot.write(
+            state.index, generation: generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
+        try JournalFile.create(
+            path: layout.journal, temp: RecordFiles.tempPath(layout), generation: generation, baseSeq: state.index.seq)
+        let next = try JournalFile(path: layout.journal)
+        state.journal.close()
+        state.journal = next
+        state.dirty = false
+        state.unsyncedAssets = []
+    }
+
+    /// Makes every commit so far survive power loss: fsyncs new assets, then the journal.
+    public func sync() throws(RecordStoreError) {
+        try state.withLock { (state) throws(RecordStoreError) in
+            for path in state.unsyncedAssets { try Sys.fsyncPath(path) }
+            for dir in Set(state.unsyncedAssets.map { ($0 as NSString).deletingLastPathComponent }) {
+                try Sys.fsyncPath(dir, directory: true)
+            }
+            state.unsyncedAssets = []
+            try state.journal.sync()
+            state.dirty = false
+        }
+    }
+
+    func syncIfDirty() throws(RecordStoreError) {
+        if state.withLock({ $0.dirty || !$0.unsyncedAssets.isEmpty }) { try sync() }
+    }
+
+    /// Forces a checkpoint now (tests and `fsck` use it).
+    public func checkpoint() throws(RecordStoreError) {
+        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
+            try Sys.lock(state.lockFD, path: layout.lockFile)
+            defer { Sys.unlock(state.lockFD) }
+            let changes = try catchUp(&state)
+            try checkpoint(&state)
+            return changes
+        }
+        notify(changes)
+    }
+}
+

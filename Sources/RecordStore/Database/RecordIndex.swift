@@ -1,0 +1,95 @@
+import Foundation
+
+/// The in-memory index of a database: metadata of every record, by name, identity and reference.
+struct RecordIndex {
+    /// Every live record by name.
+    var entries: [String: RecordMetadata] = [:]
+    /// Record names by identity.
+    var names: [UInt64: String] = [:]
+    /// For each referenced record name: the referring record names, by field key.
+    var referrers: [String: [String: Set<String>]] = [:]
+    /// The last commit applied.
+    var seq: UInt64 = 0
+    var nextIdentity: UInt64 = RecordIndex.firstIdentity
+    /// Deleted records, oldest first, for change tokens.
+    var tombstones: [(seq: UInt64, metadata: RecordMetadata)] = []
+    /// Change tokens older than this cannot be answered (their tombstones were dropped).
+    var tombstoneHorizon: UInt64 = 0
+
+    /// Identities start above the FUSE root inode (1) and leave room for fixed inodes.
+    static let firstIdentity: UInt64 = 16
+    static let tombstoneLimit = 50_000
+
+    mutating func save(_ fullRecord: Record, seq: UInt64) {
+        let name = fullRecord.recordID.recordName
+        if let old = entries[name] { removeReferences(of: old) }
+        let metadata = RecordMetadata(fullRecord: fullRecord, seq: seq)
+        entries[name] = metadata
+        if let identity = fullRecord.identity {
+            names[identity] = name
+            if identity >= nextIdentity { nextIdentity = identity + 1 }
+        }
+        for (key, ref) in metadata.record.references {
+            referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)
+        }
+    }
+
+    @discardableResult
+    mutating func delete(_ name: String, seq: UInt64) -> RecordMetadata? {
+        guard let old = entries.removeValue(forKey: name) else { return nil }
+        removeReferences(of: old)
+        if let identity = old.record.identity { names[identity] = nil }
+        tombstones.append((seq, old))
+        if tombstones.count > Self.tombstoneLimit {
+            let dropped = tombstones.count - Self.tombstoneLimit / 2
+            tombstoneHorizon = tombstones[dropped - 1].seq
+            tombstones.removeFirst(dropped)
+        }
+        return old
+    }
+
+    private mutating func removeReferences(of metadata: RecordMetadata) {
+        let name = metadata.recordID.recordName
+        for (key, ref) in metadata.record.references {
+            let target = ref.recordID.recordName
+            referrers[target]?[key]?.remove(name)
+            if referrers[target]?[key]?.isEmpty == true { referrers[target]?[key] = nil }
+            if referrers[target]?.isEmpty == true { referrers[target] = nil }
+        }
+    }
+
+    /// Applies one journal entry (idempotent: replaying an applied entry changes nothing).
+    /// Returns the deleted records' last metadata.
+    @discardableResult
+    mutating func apply(_ entry: JournalEntry) -> [RecordMetadata] {
+        var deleted: [RecordMetadata] = []
+        for id in entry.deletes {
+            if let old = delete(id.recordName, seq: entry.seq) { deleted.append(old) }
+        }
+        for record in entry.saves { save(record, seq: entry.seq) }
+        if entry.seq > seq { seq = entry.seq }
+        return deleted
+    }
+
+    /// Names of the records that a delete of `roots` removes too: `.deleteSelf` referrers, recursively.
+    func cascade(from roots: [String], sparing spared: Set<String>) -> [String] {
+        var result: [String] = []
+        var seen = Set(roots)
+        var queue = roots
+        while let target = queue.popLast() {
+            for (key, names) in referrers[target] ?? [:] {
+                for name in names where !seen.contains(name) && !spared.contains(name) {
+                    let holds = entries[name]?.record.fields[key]?.references.contains {
+                        $0.recordID.recordName == target && $0.action == .deleteSelf
+                    }
+                    if holds == true {
+                        seen.insert(name)
+                        result.append(name)
+                        queue.append(name)
+                    }
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// What the store keeps in memory for every record: system fields, small fields, sizes of large ones.
+///
+/// Answers listings (`ls -l`, folder contents) without reading record files. Large values (long
+/// strings such as a note's text, big byte blobs) are not held; their byte size is in ``sizes``.
+public struct RecordMetadata: Sendable, Hashable {
+    /// The record with only its small fields.
+    public internal(set) var record: Record
+    /// Byte size (UTF-8 for strings) of each field left out of ``record``.
+    public internal(set) var sizes: [String: Int]
+    /// The commit sequence number that last saved the record.
+    public internal(set) var seq: UInt64
+
+    public var recordID: RecordID { record.recordID }
+    public var recordType: String { record.recordType }
+    public var identity: UInt64 { record.identity ?? 0 }
+
+    /// Byte size of a field's value, whether or not it is held in memory.
+    public func byteCount(of key: String) -> Int? {
+        if let size = sizes[key] { return size }
+        return record.fields[key].map(Self.byteCount)
+    }
+
+    /// Whether `key` is left out of ``record`` (read the full record for it).
+    public func isLarge(_ key: String) -> Bool { sizes[key] != nil }
+
+    static let smallStringLimit = 256
+    static let smallBytesLimit = 64
+    static let smallListLimit = 64
+
+    init(fullRecord: Record, seq: UInt64) {
+        var small = fullRecord
+        var sizes: [String: Int] = [:]
+        for (key, value) in fullRecord.fields where !Self.isSmall(value) {
+            sizes[key] = Self.byteCount(value)
+            small.fields[key] = nil
+        }
+        small.changedKeys = []
+        self.record = small
+        self.sizes = sizes
+        self.seq = seq
+    }
+
+    init(record: Record, sizes: [String: Int], seq: UInt64) {
+        self.record = record
+        self.sizes = sizes
+        self.seq = seq
+    }
+
+    static func isSmall(_ value: FieldValue) -> Bool {
+        switch value {
+        case .string(let s): s.utf8.count <= smallStringLimit
+        case .bytes(let d): d.count <= smallBytesLimit
+        case .list(let items):
+            items.allSatisfy { $0.referenceValue != nil } || (items.count <= smallListLimit && items.allSatisfy(isSmall))
+        default: true
+        }
+    }
+
+    static func byteCount(_ value: FieldValue) -> Int {
+        switch value {
+        case .string(let s): s.utf8.count
+        case .bytes(let d): d.count
+        case .asset(let a): Int(a.size)
+        case .list(let items): items.reduce(0) { $0 + byteCount($1) }
+        case .int64, .double, .date: 8
+        case .bool: 1
+        case .reference(let r): r.recordID.recordName.utf8.count
+        }
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+
+/// A parsed JSON value. The store's own small parser: exact integers, no Foundation bridging.
+enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    /// The number's text as written, so int64 values keep every digit.
+    case number(String)
+    case string(String)
+    case array([JSON])
+    case object([String: JSON])
+
+    subscript(key: String) -> JSON? {
+        if case .object(let members) = self { members[key] } else { nil }
+    }
+
+    var string: String? { if case .string(let s) = self { s } else { nil } }
+    var object: [String: JSON]? { if case .object(let o) = self { o } else { nil } }
+    var array: [JSON]? { if case .array(let a) = self { a } else { nil } }
+    var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
+    var int64: Int64? { if case .number(let n) = self { Int64(n) } else { nil } }
+    var uint64: UInt64? { if case .number(let n) = self { UInt64(n) } else { nil } }
+    var double: Double? {
+        switch self {
+        case .number(let n): Double(n)
+        case .string("NaN"): .nan
+        case .string("Infinity"): .infinity
+        case .string("-Infinity"): -.infinity
+        default: nil
+        }
+    }
+}
+
+/// Why a JSON text could not be parsed, with the byte offset.
+struct JSONSyntaxError: Error, CustomStringConvertible {
+    var offset: Int
+    var message: String
+    var description: String { "invalid JSON at byte \(offset): \(message)" }
+}
+
+extension JSON {
+    /// Parses one JSON text (surrounding whitespace allowed).
+    static func parse(_ data: Data) throws(JSONSyntaxError) -> JSON {
+        let result: Result<JSON, JSONSyntaxError> = data.withUnsafeBytes { raw in
+            var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self))
+            do throws(JSONSyntaxError) {
+                let value = try parser.parseValue(depth: 0)
+                parser.skipWhitespace()
+                if parser.index != parser.bytes.count { throw parser.error("trailing characters") }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    static func parse(_ text: String) throws(JSONSyntaxError) -> JSON { try parse(Data(text.utf8)) }
+}
+
+private struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    func error(_ message: String) -> JSONSyntaxError { JSONSyntaxError(offset: index, message: message) }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+    }
+
+    mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSON {
+        guard depth < 512 else { throw error("nested too deeply") }
+        skipWhitespace()
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth)
+        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    mutating func expectWord(_ word: StaticString) throws(JSONSyntaxError) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw error("unexpected end of input") }
+        for i in 0..<count where bytes[index + i] != word.utf8Start[i] { throw error("invalid literal") }
+        index += count
+    }
+
+    mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSON {
+        index += 1
+        var members: [String: JSON] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            index += 1
+            members[key] = try parseValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            throw error("expected ',' or '}'")
+        }
+    }
+
+    mutating func parseArray(depth: Int) throws(JSONSyntaxError) -> JSON {
+        index += 1
+        var items: [JSON] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+        while true {
+            items.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            throw error("expected ',' or ']'")
+        }
+    }
+
+    mutating func parseNumber() throws(JSONSyntaxError) -> JSON {
+        let start = index
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"),
+                UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+                index += 1
+            default:
+                return try number(from: start)
+            }
+        }
+        return try number(from: start)
+    }
+
+    func number(from start: Int) throws(JSONSyntaxError) -> JSON {
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard Double(text) != nil else { throw JSONSyntaxError(offset: start, message: "invalid number") }
+        return .number(text)
+    }
+
+    mutating func parseString() throws(JSONSyntaxError) -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                guard let s = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
+                return s
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("control character in string") }
+            index += 1
+        }
+        var utf8 = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let s = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8") }
+                return s
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw error("unexpected end of input") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): utf8.append(0x22)
+                case UInt8(ascii: "\\"): utf8.append(0x5C)
+                case UInt8(ascii: "/"): utf8.append(0x2F)
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw error("unpaired surrogate") }
+                        index += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                    utf8.append(contentsOf: Array(String(Character(u)).utf8))
+                default: throw error("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw error("control character in string") }
+                utf8.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("unexpected end of input") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[index]
+            let digit: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
+            default: throw error("invalid \\u escape")
+            }
+            value = value << 4 | digit
+            index += 1
+        }
+        return value
+    }
+}
+
+/// Appends JSON text to a byte buffer: deterministic, keys in the order given, UTF-8 as is.
+struct JSONWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    mutating func string(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22: raw("\\\"")
+            case 0x5C: raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0..<0x20:
+                raw("\\u00")
+                bytes.append(Self.hexDigit(byte >> 4))
+                bytes.append(Self.hexDigit(byte & 0xF))
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func number(_ value: Int64) { raw(String(value)) }
+    mutating func number(_ value: UInt64) { raw(String(value)) }
+
+    /// Finite doubles as the shortest text that reads back exactly; others as strings.
+    mutating func number(_ value: Double) {
+        if value.isNaN { raw("\"NaN\"") } else if value == .infinity { raw("\"Infinity\"") } else if value == -.infinity {
+            raw("\"-Infinity\"")
+        } else {
+            raw(value.description)
+        }
+    }
+
+    mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
+
+    /// Writes `{"k":v,...}` with `body` writing the members through `member`.
+    mutating func key(_ k: String, first: inout Bool) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        string(k)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x61 + v - 10 }
+}

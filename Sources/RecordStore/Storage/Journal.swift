@@ -1,0 +1,159 @@
+import Foundation
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// One committed modify, as one line of `journal.jsonl`: `{"seq":N,"deletes":[…],"saves":[record…]}`.
+struct JournalEntry: Sendable {
+    var seq: UInt64
+    var saves: [Record]
+    var deletes: [RecordID]
+
+    func encodedLine() -> [UInt8] {
+        var w = JSONWriter(capacity: 512)
+        var first = true
+        w.raw("{")
+        w.key("seq", first: &first)
+        w.number(seq)
+        w.key("deletes", first: &first)
+        w.raw("[")
+        for (i, id) in deletes.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.string(id.recordName)
+        }
+        w.raw("]")
+        w.key("saves", first: &first)
+        w.raw("[")
+        for (i, record) in saves.enumerated() {
+            if i > 0 { w.raw(",") }
+            RecordCoding.write(record, sizes: nil, seq: nil, into: &w)
+        }
+        w.raw("]}\n")
+        return w.bytes
+    }
+
+    static func decode(_ json: JSON) throws(RecordDecodingError) -> JournalEntry {
+        guard let seq = json["seq"]?.uint64, let deletes = json["deletes"]?.array, let saves = json["saves"]?.array else {
+            throw RecordDecodingError("not a journal entry")
+        }
+        var ids: [RecordID] = []
+        for item in deletes {
+            guard let name = item.string else { throw RecordDecodingError("deletes holds a non-string") }
+            ids.append(RecordID(recordName: name))
+        }
+        var records: [Record] = []
+        for item in saves { records.append(try RecordCoding.decode(item)) }
+        return JournalEntry(seq: seq, saves: records, deletes: ids)
+    }
+}
+
+/// The write-ahead log: `journal.jsonl`, a header line then one line per commit, appended under the lock.
+///
+/// A line is complete when it ends in `\n`; a torn last line (a writer killed mid-write) is ignored
+/// by readers and cut off by the next committer. A checkpoint replaces the file (new generation)
+/// after writing the index snapshot; readers holding the old file finish it, then follow the new one.
+struct JournalFile {
+    let path: String
+    private(set) var fd: Int32
+    private(set) var inode: UInt64
+    private(set) var generation: UInt64
+    private(set) var baseSeq: UInt64
+    /// Bytes consumed: the end of the last complete line read.
+    private(set) var offset: Int
+    /// Bytes after the last complete line at the last read (a torn or in-progress line).
+    private(set) var trailingBytes = 0
+
+    /// Creates a fresh journal durably (temp + fsync + rename + directory fsync).
+    static func create(path: String, temp: String, generation: UInt64, baseSeq: UInt64) throws(RecordStoreError) {
+        let header = "{\"journal\":1,\"generation\":\(generation),\"baseSeq\":\(baseSeq)}\n"
+        try Sys.writeFileAtomically(path, Array(header.utf8), temp: temp, durable: true)
+    }
+
+    /// Opens the journal and reads its header.
+    init(path: String) throws(RecordStoreError) {
+        self.path = path
+        fd = try Sys.open(path, O_RDWR | O_APPEND)
+        do throws(RecordStoreError) {
+            let info = try Sys.fileSize(fd, path: path)
+            inode = info.inode
+            let head = try Sys.pread(fd, count: min(info.size, 4096), offset: 0, path: path)
+            guard let newline = head.firstIndex(of: 0x0A),
+                let json = try? JSON.parse(Data(head[..<newline])),
+                json["journal"]?.int64 == 1,
+                let generation = json["generation"]?.uint64, let baseSeq = json["baseSeq"]?.uint64
+            else { throw RecordStoreError.damagedRecord(nil, path: path, reason: "journal header is damaged") }
+            self.generation = generation
+            self.baseSeq = baseSeq
+            offset = newline + 1
+        } catch {
+            Sys.close(fd)
+            throw error
+        }
+    }
+
+    func close() { Sys.close(fd) }
+
+    /// Whether the file at `path` is no longer the one this handle reads (a checkpoint replaced it).
+    func isReplaced() throws(RecordStoreError) -> Bool {
+        guard let st = try Sys.fileStatus(path) else { return true }
+        return UInt64(st.st_ino) != inode
+    }
+
+    /// Whether there are bytes past what was read.
+    func hasNewBytes() throws(RecordStoreError) -> Bool {
+        try Sys.fileSize(fd, path: path).size > offset + trailingBytes
+    }
+
+    /// Reads the complete lines past ``offset``. Stops at a damaged line and reports it.
+    mutating func readEntries() throws(RecordStoreError) -> (entries: [JournalEntry], damage: String?) {
+        let size = try Sys.fileSize(fd, path: path).size
+        guard size > offset else {
+            trailingBytes = 0
+            return ([], nil)
+        }
+        let bytes = try Sys.pread(fd, count: size - offset, offset: offset, path: path)
+        var entries: [JournalEntry] = []
+        var lineStart = 0
+        var damage: String?
+        while let newline = bytes[lineStart...].firstIndex(of: 0x0A) {
+            let line = Data(bytes[lineStart..<newline])
+            do {
+                entries.append(try JournalEntry.decode(try JSON.parse(line)))
+            } catch {
+                damage = "journal line at byte \(offset + lineStart): \(error)"
+                break
+            }
+            lineStart = newline + 1
+        }
+        offset += lineStart
+        trailingBytes = bytes.count - lineStart
+        return (entries, damage)
+    }
+
+    /// Cuts off everything after the last complete line (call with the commit lock held).
+    mutating func truncateTail() throws(RecordStoreError) {
+        guard trailingBytes > 0 else { return }
+        try Sys.ftruncate(fd, offset, path: path)
+        trailingBytes = 0
+    }
+
+    /// Appends one complete line (call with the commit lock held, after reading every line).
+    mutating func append(_ line: [UInt8]) throws(RecordStoreError) {
+        precondition(line.last == 0x0A)
+        do {
+            try Sys.writeAll(fd, line, path: path)
+        } catch {
+            // Leave no partial line behind.
+            try? Sys.ftruncate(fd, offset, path: path)
+            throw error
+        }
+        offset += line.count
+    }
+
+    var size: Int { offset }
+
+    func sync() throws(RecordStoreError) {
+        if Sys.retrying({ fdatasync(fd) }) < 0 { throw Sys.fail("fdatasync", path) }
+    }
+}

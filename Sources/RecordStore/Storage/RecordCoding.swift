@@ -1,0 +1,205 @@
+import Foundation
+
+/// Why a stored record could not be read back (the file is damaged).
+struct RecordDecodingError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Record ↔ JSON, the one on-disk form used by record files, journal lines and the index snapshot.
+///
+/// ```json
+/// {"recordName":"N1","recordType":"Note","recordChangeTag":"7","identity":18,
+///  "creationDate":1764453442.5,"modificationDate":1764453442.5,
+///  "fields":{"title":{"type":"string","value":"Hello"},
+///            "folder":{"type":"reference","value":{"recordName":"F1","action":"deleteSelf"}}}}
+/// ```
+enum RecordCoding {
+    static func encode(_ record: Record) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        write(record, sizes: nil, seq: nil, into: &writer)
+        return writer.bytes
+    }
+
+    static func write(_ record: Record, sizes: [String: Int]?, seq: UInt64?, into w: inout JSONWriter) {
+        var first = true
+        w.raw("{")
+        w.key("recordName", first: &first)
+        w.string(record.recordID.recordName)
+        w.key("recordType", first: &first)
+        w.string(record.recordType)
+        if let tag = record.recordChangeTag {
+            w.key("recordChangeTag", first: &first)
+            w.string(tag)
+        }
+        if let identity = record.identity {
+            w.key("identity", first: &first)
+            w.number(identity)
+        }
+        if let date = record.creationDate {
+            w.key("creationDate", first: &first)
+            w.number(date.timeIntervalSince1970)
+        }
+        if let date = record.storedModificationDate {
+            w.key("modificationDate", first: &first)
+            w.number(date.timeIntervalSince1970)
+        }
+        if let seq {
+            w.key("seq", first: &first)
+            w.number(seq)
+        }
+        w.key("fields", first: &first)
+        w.raw("{")
+        var firstField = true
+        for key in record.fields.keys.sorted() {
+            w.key(key, first: &firstField)
+            write(record.fields[key]!, into: &w)
+        }
+        w.raw("}")
+        if let sizes, !sizes.isEmpty {
+            w.key("sizes", first: &first)
+            w.raw("{")
+            var firstSize = true
+            for key in sizes.keys.sorted() {
+                w.key(key, first: &firstSize)
+                w.number(Int64(sizes[key]!))
+            }
+            w.raw("}")
+        }
+        w.raw("}")
+    }
+
+    static func write(_ value: FieldValue, into w: inout JSONWriter) {
+        var first = true
+        w.raw("{")
+        w.key("type", first: &first)
+        w.string(value.typeName)
+        w.key("value", first: &first)
+        switch value {
+        case .string(let s): w.string(s)
+        case .int64(let i): w.number(i)
+        case .double(let d): w.number(d)
+        case .bool(let b): w.bool(b)
+        case .date(let d): w.number(d.timeIntervalSince1970)
+        case .bytes(let data): w.string(data.base64EncodedString())
+        case .asset(let asset):
+            var f = true
+            w.raw("{")
+            w.key("sha256", first: &f)
+            w.string(asset.sha256)
+            w.key("size", first: &f)
+            w.number(asset.size)
+            w.raw("}")
+        case .reference(let ref):
+            var f = true
+            w.raw("{")
+            w.key("recordName", first: &f)
+            w.string(ref.recordID.recordName)
+            w.key("action", first: &f)
+            w.string(ref.action.rawValue)
+            w.raw("}")
+        case .list(let items):
+            w.raw("[")
+            for (i, item) in items.enumerated() {
+                if i > 0 { w.raw(",") }
+                write(item, into: &w)
+            }
+            w.raw("]")
+        }
+        w.raw("}")
+    }
+
+    static func decode(_ data: Data) throws(RecordDecodingError) -> Record {
+        let json: JSON
+        do { json = try JSON.parse(data) } catch { throw RecordDecodingError(error.description) }
+        return try decode(json)
+    }
+
+    static func decode(_ json: JSON) throws(RecordDecodingError) -> Record {
+        guard let object = json.object else { throw RecordDecodingError("not a JSON object") }
+        guard let name = object["recordName"]?.string, !name.isEmpty else {
+            throw RecordDecodingError("missing recordName")
+        }
+        guard let type = object["recordType"]?.string, !type.isEmpty else {
+            throw RecordDecodingError("missing recordType")
+        }
+        var fields: [String: FieldValue] = [:]
+        if let fieldsJSON = object["fields"] {
+            guard let members = fieldsJSON.object else { throw RecordDecodingError("fields is not an object") }
+            for (key, value) in members {
+                do { fields[key] = try decodeValue(value) } catch {
+                    throw RecordDecodingError("field \(key): \(error.description)")
+                }
+            }
+        }
+        return Record(
+            recordID: RecordID(recordName: name), recordType: type,
+            changeTag: try optional(object["recordChangeTag"], "recordChangeTag", \.string),
+            creationDate: try optional(object["creationDate"], "creationDate", \.double).map(Date.init(timeIntervalSince1970:)),
+            modificationDate: try optional(object["modificationDate"], "modificationDate", \.double).map(
+                Date.init(timeIntervalSince1970:)),
+            identity: try optional(object["identity"], "identity", \.uint64),
+            fields: fields)
+    }
+
+    /// The `sizes` and `seq` members of an index snapshot line.
+    static func decodeIndexExtras(_ json: JSON) throws(RecordDecodingError) -> (sizes: [String: Int], seq: UInt64) {
+        var sizes: [String: Int] = [:]
+        for (key, value) in json["sizes"]?.object ?? [:] {
+            guard let n = value.int64 else { throw RecordDecodingError("sizes.\(key) is not a number") }
+            sizes[key] = Int(n)
+        }
+        return (sizes, json["seq"]?.uint64 ?? 0)
+    }
+
+    private static func optional<T>(_ json: JSON?, _ name: String, _ get: (JSON) -> T?) throws(RecordDecodingError) -> T? {
+        guard let json else { return nil }
+        guard let value = get(json) else { throw RecordDecodingError("\(name) has the wrong type") }
+        return value
+    }
+
+    static func decodeValue(_ json: JSON) throws(RecordDecodingError) -> FieldValue {
+        guard let type = json["type"]?.string, let value = json["value"] else {
+            throw RecordDecodingError("expected {\"type\":…,\"value\":…}")
+        }
+        func wrong() -> RecordDecodingError { RecordDecodingError("value is not a valid \(type)") }
+        switch type {
+        case "string":
+            guard let s = value.string else { throw wrong() }
+            return .string(s)
+        case "int64":
+            guard let i = value.int64 else { throw wrong() }
+            return .int64(i)
+        case "double":
+            guard let d = value.double else { throw wrong() }
+            return .double(d)
+        case "bool":
+            guard let b = value.bool else { throw wrong() }
+            return .bool(b)
+        case "date":
+            guard let d = value.double, d.isFinite else { throw wrong() }
+            return .date(Date(timeIntervalSince1970: d))
+        case "bytes":
+            guard let s = value.string, let data = Data(base64Encoded: s) else { throw wrong() }
+            return .bytes(data)
+        case "asset":
+            guard let hash = value["sha256"]?.string, hash.count == 64, hash.allSatisfy(\.isHexDigit),
+                let size = value["size"]?.int64
+            else { throw wrong() }
+            return .asset(Asset(sha256: hash, size: size))
+        case "reference":
+            guard let name = value["recordName"]?.string, !name.isEmpty,
+                let action = value["action"]?.string.flatMap(Reference.Action.init(rawValue:))
+            else { throw wrong() }
+            return .reference(Reference(recordID: RecordID(recordName: name), action: action))
+        case "list":
+            guard let items = value.array else { throw wrong() }
+            var values: [FieldValue] = []
+            values.reserveCapacity(items.count)
+            for item in items { values.append(try decodeValue(item)) }
+            return .list(values)
+        default:
+            throw RecordDecodingError("unknown field type \(type)")
+        }
+    }
+}

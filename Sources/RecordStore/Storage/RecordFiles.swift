@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+private let tempCounter = Atomic<UInt64>(0)
+
+/// Reading, writing and scanning the per-record JSON files under `records/`.
+enum RecordFiles {
+    /// A temp path in `<db>/tmp`, unique in this process and across processes.
+    static func tempPath(_ layout: DatabaseLayout) -> String {
+        let n = tempCounter.add(1, ordering: .relaxed).newValue
+        return "\(layout.temp)/\(getpid())-\(n).tmp"
+    }
+
+    static func write(_ record: Record, layout: DatabaseLayout, durable: Bool) throws(RecordStoreError) {
+        try Sys.writeFileAtomically(
+            layout.recordPath(record.recordID.recordName), RecordCoding.encode(record), temp: tempPath(layout),
+            durable: durable)
+    }
+
+    /// Reads one record file. Missing or damaged files throw ``RecordStoreError/damagedRecord(_:path:reason:)``.
+    static func read(_ id: RecordID, layout: DatabaseLayout) throws(RecordStoreError) -> Record {
+        let path = layout.recordPath(id.recordName)
+        guard let data = try Sys.readFile(path) else {
+            throw .damagedRecord(id, path: path, reason: "record file is missing")
+        }
+        let record: Record
+        do { record = try RecordCoding.decode(data) } catch {
+            throw .damagedRecord(id, path: path, reason: error.description)
+        }
+        guard record.recordID == id else {
+            throw .damagedRecord(id, path: path, reason: "file holds record \(record.recordID)")
+        }
+        return record
+    }
+
+    /// Every file under `records/` with what it holds. Files whose name does not match the record
+    /// inside are reported as damaged (a foreign or misplaced file).
+    static func scan(_ layout: DatabaseLayout) -> [(path: String, result: Result<Record, RecordDecodingError>)] {
+        var results: [(String, Result<Record, RecordDecodingError>)] = []
+        let fm = FileManager.default
+        let shards = ((try? fm.contentsOfDirectory(atPath: layout.records)) ?? []).sorted()
+        for shard in shards {
+            let dir = layout.records + "/" + shard
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+                results.append((dir, .failure(RecordDecodingError("not a shard directory"))))
+                continue
+            }
+            for name in ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
+                let path = dir + "/" + name
+                do {
+                    guard let data = try Sys.readFile(path) else { continue }
+                    let record = try RecordCoding.decode(data)
+                    guard layout.recordPath(record.recordID.recordName) == path else {
+                        throw RecordDecodingError("file name does not match record \(record.recordID)")
+                    }
+                    results.append((path, .success(record)))
+                } catch let error as RecordDecodingError {
+                    results.append((path, .failure(error)))
+                } catch {
+                    results.append((path, .failure(RecordDecodingError("\(error)"))))
+                }
+            }
+        }
+        return results
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Every raw system call the store makes, retried on `EINTR`, failing with ``RecordStoreError/io(path:operation:errno:)``.
+enum Sys {
+    static func fail(_ operation: String, _ path: String) -> RecordStoreError {
+        .io(path: path, operation: operation, errno: errno)
+    }
+
+    @discardableResult
+    static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
+        while true {
+            let result = call()
+            if result >= 0 || errno != EINTR { return result }
+        }
+    }
+
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws(RecordStoreError) -> Int32 {
+        let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        if fd < 0 { throw fail("open", path) }
+        return fd
+    }
+
+    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    /// Writes all of `bytes` (looping over short writes).
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(RecordStoreError) {
+        var done = 0
+        while done < bytes.count {
+            let n = retrying { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
+            if n < 0 { throw fail("write", path) }
+            done += n
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecordStoreError) {
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(RecordStoreError) in try writeAll(fd, raw, path: path) }
+        }
+        try result.get()
+    }
+
+    static func fsync(_ fd: Int32, path: String) throws(RecordStoreError) {
+        if retrying({ Glibc.fsync(fd) }) < 0 { throw fail("fsync", path) }
+    }
+
+    static func fsyncPath(_ path: String, directory: Bool = false) throws(RecordStoreError) {
+        let fd = try open(path, directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY)
+        defer { close(fd) }
+        try fsync(fd, path: path)
+    }
+
+    static func rename(_ from: String, _ to: String) throws(RecordStoreError) {
+        if retrying({ Glibc.rename(from, to) }) < 0 { throw fail("rename", to) }
+    }
+
+    /// Removes a file; a missing file is not an error.
+    static func unlink(_ path: String) throws(RecordStoreError) {
+        if Glibc.unlink(path) < 0, errno != ENOENT { throw fail("unlink", path) }
+    }
+
+    static func mkdir(_ path: String) throws(RecordStoreError) {
+        if Glibc.mkdir(path, 0o755) < 0, errno != EEXIST { throw fail("mkdir", path) }
+    }
+
+    static func fileSize(_ fd: Int32, path: String) throws(RecordStoreError) -> (size: Int, inode: UInt64) {
+        var st = Glibc.stat()
+        if fstat(fd, &st) < 0 { throw fail("fstat", path) }
+        return (Int(st.st_size), UInt64(st.st_ino))
+    }
+
+    /// `stat` of a path: nil when it does not exist.
+    static func fileStatus(_ path: String) throws(RecordStoreError) -> Glibc.stat? {
+        var st = Glibc.stat()
+        if stat(path, &st) < 0 {
+            if errno == ENOENT { return nil }
+            throw fail("stat", path)
+        }
+        return st
+    }
+
+    static func pread(_ fd: Int32, count: Int, offset: Int, path: String) throws(RecordStoreError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                retrying { Glibc.pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done)) }
+            }
+            if n < 0 { throw fail("read", path) }
+            if n == 0 { break }
+            done += n
+        }
+        buffer.removeSubrange(done...)
+        return buffer
+    }
+
+    /// Reads a whole file; nil when it does not exist.
+    static func readFile(_ path: String) throws(RecordStoreError) -> Data? {
+        let fd = retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw fail("open", path)
+        }
+        defer { close(fd) }
+        let size = try fileSize(fd, path: path).size
+        return Data(try pread(fd, count: size, offset: 0, path: path))
+    }
+
+    /// Writes a file by temp file + rename; with `durable`, also fsyncs the file and its directory.
+    static func writeFileAtomically(_ path: String, _ bytes: [UInt8], temp: String, durable: Bool) throws(RecordStoreError) {
+        let fd = try open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        do throws(RecordStoreError) {
+            try writeAll(fd, bytes, path: temp)
+            if durable { try fsync(fd, path: temp) }
+            close(fd)
+        } catch {
+            close(fd)
+            try? unlink(temp)
+            throw error
+        }
+        try rename(temp, path)
+        if durable { try fsyncPath((path as NSString).deletingLastPathComponent, directory: true) }
+    }
+
+    static func ftruncate(_ fd: Int32, _ size: Int, path: String) throws(RecordStoreError) {
+        if retrying({ Glibc.ftruncate(fd, off_t(size)) }) < 0 { throw fail("ftruncate", path) }
+    }
+
+    /// `flock(2)`, found by name: Swift sees only `struct flock` under that name.
+    private static let flockCall: @convention(c) (Int32, Int32) -> Int32 = unsafeBitCast(
+        dlsym(nil, "flock")!, to: (@convention(c) (Int32, Int32) -> Int32).self)
+
+    /// `flock(2)`: `LOCK_EX` waits for the lock.
+    static func lock(_ fd: Int32, path: String) throws(RecordStoreError) {
+        if retrying({ flockCall(fd, LOCK_EX) }) < 0 { throw fail("flock", path) }
+    }
+
+    static func unlock(_ fd: Int32) { _ = flockCall(fd, LOCK_UN) }
+
+    /// `syncfs(2)` (looked up at run time: Glibc hides it behind `_GNU_SOURCE`); falls back to `sync(2)`.
+    static func syncfs(_ fd: Int32, path: String) throws(RecordStoreError) {
+        typealias SyncFS = @convention(c) (Int32) -> Int32
+        if let symbol = dlsym(nil, "syncfs") {
+            let call = unsafeBitCast(symbol, to: SyncFS.self)
+            if retrying({ call(fd) }) < 0 { throw fail("syncfs", path) }
+        } else {
+            Glibc.sync()
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RecordStore
+
+@Suite struct ChangeTokenTests {
+    @Test func changesSinceATokenAndObservers() throws {
+        let path = makeTemporaryDirectory("changes")
+        let db = try makeDatabase(path)
+        let seen = Mutex<[RecordStoreChange]>([])
+        db.addObserver { change in seen.withLock { $0.append(change) } }
+        try db.modify(saving: [note("a", folder: nil), note("b", folder: nil)])
+        let token = db.currentToken
+        try db.modify(saving: [note("c", folder: nil)], deleting: [RecordID(recordName: "a")])
+        let changes = try db.changes(since: token)
+        #expect(changes.changed.map(\.recordID.recordName) == ["c"])
+        #expect(changes.deleted == [RecordID(recordName: "a")])
+        #expect(try db.changes(since: changes.token).changed.isEmpty)
+        #expect(seen.withLock { $0.count } == 2)
+        #expect(seen.withLock { $0.last?.deleted.map(\.recordID.recordName) } == ["a"])
+        #expect(seen.withLock { $0.allSatisfy { !$0.isExternal } })
+        // Another handle's commit reaches this observer as external.
+        let other = try makeDatabase(path)
+        try other.modify(saving: [note("d", folder: nil)])
+        try db.refresh()
+        #expect(seen.withLock { $0.last?.isExternal } == true)
+        #expect(seen.withLock { $0.last?.saved.map(\.recordID.recordName) } == ["d"])
+        // Round trip of the token's text, and foreign tokens are refused.
+        #expect(ChangeToken(stringValue: token.stringValue) == token)
+        #expect(throws: RecordStoreError.changeTokenExpired) {
+            try db.changes(since: ChangeToken(stringValue: "other-db:3")!)
+        }
+    }
+}

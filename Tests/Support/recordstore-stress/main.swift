@@ -1,0 +1,75 @@
+// A child process for RecordStoreTests: commits in a loop and reports each returned modify on stdout.
+//
+//   recordstore-stress commit DB PREFIX COUNT   each modify saves PREFIX-i-a/b/c (all or none) and
+//                                              deletes PREFIX-(i-3)-*; prints "ok i" after it returns
+//   recordstore-stress counter DB NAME COUNT    increments field n of record NAME COUNT times with
+//                                              ifServerRecordUnchanged, retrying on conflicts; prints
+//                                              "conflicts K" and "token T" at the end
+import Foundation
+import RecordStore
+
+@preconcurrency import Glibc
+
+func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+}
+
+/// The text of record PREFIX-i-x: deterministic, 100 B to 6 KB, so a reader can check it in full.
+func text(_ i: Int, _ part: String) -> String {
+    String(repeating: "\(part)\(i)-line with some words ", count: 3 + (i * 37) % 200)
+}
+
+let args = CommandLine.arguments
+guard args.count == 5, let count = Int(args[4]) else {
+    say("usage: recordstore-stress commit|counter DB NAME COUNT")
+    exit(64)
+}
+do {
+    let db = try RecordDatabase(path: args[2])
+    switch args[1] {
+    case "commit":
+        let prefix = args[3]
+        for i in 0..<count {
+            var records: [Record] = []
+            for part in ["a", "b", "c"] {
+                var r = Record(recordType: "Item", recordID: RecordID(recordName: "\(prefix)-\(i)-\(part)"))
+                r["i"] = .int64(Int64(i))
+                r["text"] = .string(text(i, part))
+                records.append(r)
+            }
+            let deletes = i >= 3 ? ["a", "b", "c"].map { RecordID(recordName: "\(prefix)-\(i - 3)-\($0)") } : []
+            try db.modify(saving: records, deleting: deletes)
+            say("ok \(i)")
+        }
+    case "counter":
+        let id = RecordID(recordName: args[3])
+        var conflicts = 0
+        var done = 0
+        while done < count {
+            var record: Record
+            do { record = try db.record(for: id) } catch RecordStoreError.unknownItem { record = Record(recordType: "Counter", recordID: id) }
+            let n = record["n"]?.int64Value ?? 0
+            record["n"] = .int64(n + 1)
+            do {
+                try db.modify(saving: [record])
+                done += 1
+            } catch RecordStoreError.serverRecordChanged {
+                conflicts += 1
+            } catch RecordStoreError.invalidArguments {
+                conflicts += 1
+            } catch RecordStoreError.unknownItem {
+                conflicts += 1
+            }
+        }
+        say("conflicts \(conflicts)")
+        say("token \(db.currentToken.stringValue)")
+    default:
+        say("unknown mode \(args[1])")
+        exit(64)
+    }
+    try db.close()
+} catch {
+    say("error \(error)")
+    exit(1)
+}
