@@ -1,0 +1,200 @@
+import Foundation
+
+extension Predicate.Node {
+    func evaluate(_ value: (String) -> FieldValue?) -> Bool {
+        switch self {
+        case .constant(let b): b
+        case .comparison(let c): c.evaluate(value)
+        case .not(let inner): !inner.evaluate(value)
+        case .and(let terms): terms.allSatisfy { $0.evaluate(value) }
+        case .or(let terms): terms.contains { $0.evaluate(value) }
+        }
+    }
+}
+
+extension Predicate.Comparison {
+    func evaluate(_ value: (String) -> FieldValue?) -> Bool {
+        func resolve(_ operand: Predicate.Operand) -> FieldValue? {
+            switch operand {
+            case .key(let k): value(k)
+            case .value(let v): v
+            case .null: nil
+            }
+        }
+        let left = resolve(lhs)
+        let right = resolve(rhs)
+        guard let left, let right else {
+            // A missing field or NIL: equal only to another missing field or NIL; never ordered or contained.
+            let bothNil = left == nil && right == nil
+            switch op {
+            case .equal: return bothNil
+            case .notEqual: return !bothNil
+            default: return false
+            }
+        }
+        return PredicateMatching.apply(op, left, right, options)
+    }
+}
+
+/// The value semantics of comparisons: never traps, type mismatches do not match.
+enum PredicateMatching {
+    static func apply(
+        _ op: Predicate.Operator, _ l: FieldValue, _ r: FieldValue, _ options: Predicate.Options
+    ) -> Bool {
+        switch op {
+        case .equal: return equal(l, r, options)
+        case .notEqual: return !equal(l, r, options)
+        case .less: return order(l, r, options).map { $0 < 0 } ?? false
+        case .lessOrEqual: return order(l, r, options).map { $0 <= 0 } ?? false
+        case .greater: return order(l, r, options).map { $0 > 0 } ?? false
+        case .greaterOrEqual: return order(l, r, options).map { $0 >= 0 } ?? false
+        case .in:
+            // The left value is an element of the right list, or a substring of the right string.
+            switch r {
+            case .list(let items): return items.contains { equal(l, $0, options) }
+            case .string(let haystack):
+                guard case .string(let needle) = l else { return false }
+                return contains(haystack, needle, options)
+            default: return false
+            }
+        case .contains:
+            // A substring of a string, or an element of a list (CloudKit's `tags CONTAINS 'x'`).
+            switch l {
+            case .string(let haystack):
+                guard case .string(let needle) = r else { return false }
+                return contains(haystack, needle, options)
+            case .list(let items): return items.contains { equal($0, r, options) }
+            default: return false
+            }
+        case .beginsWith:
+            guard case .string(let s) = l, case .string(let prefix) = r else { return false }
+            return fold(s, options).hasPrefix(fold(prefix, options))
+        case .endsWith:
+            guard case .string(let s) = l, case .string(let suffix) = r else { return false }
+            return fold(s, options).hasSuffix(fold(suffix, options))
+        case .like:
+            guard case .string(let s) = l, case .string(let pattern) = r else { return false }
+            return like(fold(s, options), pattern: fold(pattern, options))
+        }
+    }
+
+    static func fold(_ s: String, _ options: Predicate.Options) -> String {
+        if options.isEmpty { return s }
+        var compare = String.CompareOptions()
+        if options.contains(.caseInsensitive) { compare.insert(.caseInsensitive) }
+        if options.contains(.diacriticInsensitive) { compare.insert(.diacriticInsensitive) }
+        return s.folding(options: compare, locale: nil)
+    }
+
+    static func contains(_ haystack: String, _ needle: String, _ options: Predicate.Options) -> Bool {
+        let n = fold(needle, options)
+        if n.isEmpty { return true }
+        return fold(haystack, options).range(of: n) != nil
+    }
+
+    /// Equality across types where it makes sense: numbers across int64/double, references by record ID
+    /// (and against a string naming the record), lists element-wise.
+    static func equal(_ l: FieldValue, _ r: FieldValue, _ options: Predicate.Options) -> Bool {
+        switch (l, r) {
+        case (.string(let a), .string(let b)): return fold(a, options) == fold(b, options)
+        case (.int64, .int64), (.int64, .double), (.double, .int64), (.double, .double):
+            return numericOrder(l, r) == 0
+        case (.date(let a), .date(let b)): return a == b
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.reference(let a), .reference(let b)): return a.recordID == b.recordID
+        case (.reference(let a), .string(let b)), (.string(let b), .reference(let a)): return a.recordID.recordName == b
+        case (.bytes(let a), .bytes(let b)): return a == b
+        case (.asset(let a), .asset(let b)): return a == b
+        case (.list(let a), .list(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { equal($0, $1, options) }
+        default: return false
+        }
+    }
+
+    /// -1, 0 or 1 for ordered pairs (strings, numbers, dates); nil when the values have no order.
+    static func order(_ l: FieldValue, _ r: FieldValue, _ options: Predicate.Options) -> Int? {
+        switch (l, r) {
+        case (.string(let a), .string(let b)):
+            let fa = fold(a, options), fb = fold(b, options)
+            return fa < fb ? -1 : fa == fb ? 0 : 1
+        case (.int64, .int64), (.int64, .double), (.double, .int64), (.double, .double):
+            return numericOrder(l, r)
+        case (.date(let a), .date(let b)):
+            return a < b ? -1 : a == b ? 0 : 1
+        default: return nil
+        }
+    }
+
+    /// Exact comparison of two numbers (no rounding of large int64s); nil with NaN.
+    static func numericOrder(_ l: FieldValue, _ r: FieldValue) -> Int? {
+        switch (l, r) {
+        case (.int64(let a), .int64(let b)): return a < b ? -1 : a == b ? 0 : 1
+        case (.double(let a), .double(let b)):
+            if a.isNaN || b.isNaN { return nil }
+            return a < b ? -1 : a == b ? 0 : 1
+        case (.int64(let a), .double(let b)): return compare(a, b)
+        case (.double(let a), .int64(let b)): return compare(b, a).map { -$0 }
+        default: return nil
+        }
+    }
+
+    /// Compares an integer with a double exactly.
+    static func compare(_ i: Int64, _ d: Double) -> Int? {
+        if d.isNaN { return nil }
+        if d >= 9_223_372_036_854_775_808.0 { return -1 }  // 2^63: above every Int64
+        if d < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = d.rounded(.towardZero)
+        let w = Int64(whole)
+        if i != w { return i < w ? -1 : 1 }
+        let fraction = d - whole
+        return fraction > 0 ? -1 : fraction < 0 ? 1 : 0
+    }
+
+    /// `LIKE`: `*` matches any run of characters, `?` exactly one; a backslash makes the next character literal.
+    static func like(_ s: String, pattern: String) -> Bool {
+        enum Piece: Equatable {
+            case literal(Character)
+            case one
+            case any
+        }
+        var pieces: [Piece] = []
+        var escaped = false
+        for c in pattern {
+            if escaped {
+                pieces.append(.literal(c))
+                escaped = false
+            } else if c == "\\" {
+                escaped = true
+            } else if c == "*" {
+                pieces.append(.any)
+            } else if c == "?" {
+                pieces.append(.one)
+            } else {
+                pieces.append(.literal(c))
+            }
+        }
+        if escaped { pieces.append(.literal("\\")) }
+
+        let text = Array(s)
+        var ti = 0, pi = 0
+        var star = -1, mark = 0
+        while ti < text.count {
+            if pi < pieces.count, pieces[pi] == .one || pieces[pi] == .literal(text[ti]) {
+                ti += 1
+                pi += 1
+            } else if pi < pieces.count, pieces[pi] == .any {
+                star = pi
+                mark = ti
+                pi += 1
+            } else if star >= 0 {
+                pi = star + 1
+                mark += 1
+                ti = mark
+            } else {
+                return false
+            }
+        }
+        while pi < pieces.count, pieces[pi] == .any { pi += 1 }
+        return pi == pieces.count
+    }
+}
