@@ -66,17 +66,18 @@ import Testing
 
     @Test func aFailingRecordLeavesNothingApplied() throws {
         let db = try makeDatabase()
-        try db.modify(saving: [folder("f"), note("a", folder: "f", text: "original")])
+        try db.modify(saving: [folder("f"), note("a", folder: "f", text: "original"), note("a2", folder: nil)])
         let token = db.currentToken
         var changed = try db.record(for: RecordID(recordName: "a"))
         changed["text"] = "changed"
         let bad = note("bad", folder: "missing-folder")
         #expect(throws: RecordStoreError.invalidReference(from: RecordID(recordName: "bad"), key: "folder", to: RecordID(recordName: "missing-folder"))) {
-            try db.modify(saving: [changed, folder("g"), bad], deleting: [RecordID(recordName: "f")])
+            try db.modify(saving: [changed, folder("g"), bad], deleting: [RecordID(recordName: "a2")])
         }
         #expect(try db.record(for: RecordID(recordName: "a"))["text"] == "original")
         #expect(db.metadata(for: RecordID(recordName: "g")) == nil)
         #expect(db.metadata(for: RecordID(recordName: "f")) != nil)
+        #expect(db.metadata(for: RecordID(recordName: "a2")) != nil)
         #expect(db.currentToken == token)
         // A save into a folder deleted in the same modify is refused too.
         #expect(throws: RecordStoreError.self) {

@@ -111,7 +111,8 @@ extension RecordDatabase {
         for problem in report.problems {
             switch problem {
             case .damagedRecordFile(let path, _), .foreignFile(let path):
-                guard path.hasPrefix(layout.records + "/") || !path.hasPrefix(layout.root + "/records") else { continue }
+                // Only files inside records/; anything else in the directory may be the user's.
+                guard path.hasPrefix(layout.records + "/") else { continue }
                 let relative = String(path.dropFirst(layout.root.count + 1))
                 let target = aside + "/" + relative
                 do {

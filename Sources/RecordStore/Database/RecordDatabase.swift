@@ -93,7 +93,9 @@ public final class RecordDatabase: Sendable {
             return id
         }
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []
-        guard entries.allSatisfy({ $0 == "lock" || $0.hasPrefix(".") }) else {
+        // Only our own files (a creation interrupted before notesfs.json was written) may be there.
+        let ours: Set<String> = ["lock", "records", "assets", "tmp", "journal.jsonl"]
+        guard entries.allSatisfy({ ours.contains($0) || $0.hasPrefix(".") }) else {
             throw .notADatabase(path: layout.root, reason: "directory is not empty and has no notesfs.json")
         }
         let id = UUID().uuidString
