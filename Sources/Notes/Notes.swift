@@ -1,1 +1,0 @@
-// Notes module: see README.md.

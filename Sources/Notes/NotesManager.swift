@@ -1,0 +1,150 @@
+import Foundation
+import RecordStore
+import Synchronization
+
+/// What happened to a note, as delivered by ``NotesManager/noteUpdates`` and the `NoteWasUpdated` notification.
+public enum NoteUpdate: Sendable, Hashable {
+    case saved(RecordID)
+    case deleted(RecordID)
+}
+
+extension Notification.Name {
+    /// Posted on `NotificationCenter.default` for every note saved or deleted (by any process);
+    /// `object` is the ``NoteUpdate``.
+    public static let noteWasUpdated = Notification.Name("NoteWasUpdated")
+}
+
+/// The notes API over a record database: the seed's `CloudKitNotesManager`, typed and async.
+public final class NotesManager: Sendable {
+    public let database: RecordDatabase
+    private let observerID: UInt64
+    private let continuations = UpdateContinuations()
+
+    public init(database: RecordDatabase) {
+        self.database = database
+        let continuations = self.continuations
+        observerID = database.addObserver { change in
+            var updates: [NoteUpdate] = []
+            for metadata in change.saved where metadata.recordType == Note.recordType { updates.append(.saved(metadata.recordID)) }
+            for metadata in change.deleted where metadata.recordType == Note.recordType { updates.append(.deleted(metadata.recordID)) }
+            for update in updates {
+                continuations.yield(update)
+                NotificationCenter.default.post(name: .noteWasUpdated, object: update)
+            }
+        }
+    }
+
+    deinit {
+        database.removeObserver(observerID)
+        continuations.finishAll()
+    }
+
+    /// Every note saved or deleted from now on, by this process or another.
+    public var noteUpdates: AsyncStream<NoteUpdate> { continuations.makeStream() }
+
+    // MARK: The seed's API
+
+    /// Creates and saves a folder.
+    public func newFolder(name: String, parent: Folder? = nil) async throws(NotesError) -> Folder {
+        try await save(Folder(name: name, parent: parent?.recordID))
+    }
+
+    /// Saves a note (a new one, or one fetched earlier: a stale one fails with a conflict).
+    public func save(note: Note) async throws(NotesError) -> Note { try await save(note) }
+
+    /// Deletes a folder and, in the same atomic step, its subfolders, notes and attachments.
+    /// Returns every deleted record.
+    @discardableResult
+    public func delete(folder: Folder) async throws(NotesError) -> [RecordID] { try await delete(folder) }
+
+    /// The notes in a folder (nil: at the root), newest `modificationDate` first.
+    public func fetchNotes(for folder: Folder?) async throws(NotesError) -> [Note] {
+        try fetchNotesNow(in: folder?.recordID)
+    }
+
+    /// The folders inside `parent` (nil: top level), by name.
+    public func fetchFolders(in parent: Folder?) async throws(NotesError) -> [Folder] {
+        let predicate = try Self.predicate(key: "parent", id: parent?.recordID)
+        return try query(Query(recordType: Folder.recordType, predicate: predicate, sortDescriptors: [SortDescriptor(key: "name")]))
+    }
+
+    // MARK: Generic save and delete
+
+    /// Saves any wrapped record with a CloudKit save policy; returns it as stored.
+    public func save<W: RecordWrapper>(_ item: W, policy: SavePolicy = .ifServerRecordUnchanged) async throws(NotesError) -> W {
+        do {
+            let saved = try database.modify(saving: [item.record], savePolicy: policy).savedRecords[0]
+            return try W(record: saved)
+        } catch let error as NotesError {
+            throw error
+        } catch let error as RecordStoreError {
+            throw .store(error)
+        } catch {
+            throw .store(.invalidArguments("\(error)"))
+        }
+    }
+
+    /// Deletes any wrapped record (cascading); returns every deleted record.
+    @discardableResult
+    public func delete<W: RecordWrapper>(_ item: W) async throws(NotesError) -> [RecordID] {
+        do { return try database.modify(deleting: [item.recordID]).deletedRecordIDs } catch { throw .store(error) }
+    }
+
+    /// Fetches a record as a typed wrapper.
+    public func fetch<W: RecordWrapper>(_ type: W.Type, id: RecordID) async throws(NotesError) -> W {
+        let record: Record
+        do { record = try database.record(for: id) } catch { throw .store(error) }
+        return try W(record: record)
+    }
+
+    // MARK: Helpers
+
+    func fetchNotesNow(in folder: RecordID?) throws(NotesError) -> [Note] {
+        let predicate = try Self.predicate(key: "folder", id: folder)
+        return try query(
+            Query(recordType: Note.recordType, predicate: predicate, sortDescriptors: [SortDescriptor(key: "modificationDate", ascending: false)]))
+    }
+
+    private func query<W: RecordWrapper>(_ query: Query) throws(NotesError) -> [W] {
+        do {
+            return try database.query(query).records.map { (record) throws(NotesError) in try W(record: record) }
+        } catch let error as NotesError {
+            throw error
+        } catch let error as RecordStoreError {
+            throw .store(error)
+        } catch {
+            throw .store(.invalidArguments("\(error)"))
+        }
+    }
+
+    /// `key == %@` for a folder, or `key == nil` for the root.
+    static func predicate(key: String, id: RecordID?) throws(NotesError) -> RecordStore.Predicate {
+        do {
+            if let id {
+                return try RecordStore.Predicate(format: "%K == %@", .string(key), .reference(Reference(recordID: id, action: .deleteSelf)))
+            }
+            return try RecordStore.Predicate(format: "%K == nil", .string(key))
+        } catch { throw .store(error) }
+    }
+}
+
+/// The open `noteUpdates` streams.
+private final class UpdateContinuations: Sendable {
+    private let streams = Mutex<[UUID: AsyncStream<NoteUpdate>.Continuation]>([:])
+
+    func makeStream() -> AsyncStream<NoteUpdate> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<NoteUpdate>.makeStream()
+        continuation.onTermination = { [weak self] _ in _ = self?.streams.withLock { $0.removeValue(forKey: id) } }
+        streams.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    func yield(_ update: NoteUpdate) {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.yield(update) }
+    }
+
+    func finishAll() {
+        for continuation in streams.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+}
