@@ -10,6 +10,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <errno.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+/// utimensat(2)'s special nanosecond values (macros Swift does not import).
+static inline long notesfs_utime_now(void) { return UTIME_NOW; }
+static inline long notesfs_utime_omit(void) { return UTIME_OMIT; }
 
 /// syslog(3) is variadic: log one preformatted message.
 static inline void notesfs_syslog(int priority, const char *message) {

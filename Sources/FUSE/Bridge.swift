@@ -1,6 +1,7 @@
 /// `Bridge`: the per-session object libfuse hands back as userdata; finds the Swift filesystem.
 
 import CFuse
+import Dispatch
 import Synchronization
 
 /// What a session's callbacks need: the filesystem, the notifier, and init-time settings.
@@ -11,6 +12,8 @@ final class Bridge: Sendable {
     /// `-o max_read=` value, copied into `conn->max_read` at init (libfuse refuses it otherwise).
     let maxRead: UInt32?
     private let destroyed = Atomic<Bool>(false)
+    /// Signalled once the init callback has run (notifications fail with `ENOSYS` before it).
+    private let initialized = DispatchSemaphore(value: 0)
 
     init(fileSystem: any FileSystem, notifier: Notifier, maxRead: UInt32?) {
         self.fileSystem = fileSystem
@@ -24,6 +27,16 @@ final class Bridge: Sendable {
         if !destroyed.exchange(true, ordering: .acquiringAndReleasing) {
             fileSystem.destroy()
         }
+    }
+
+    /// Records that the init callback ran.
+    func didInitialize() { initialized.signal() }
+
+    /// Waits until the init callback ran; false on timeout.
+    func waitUntilInitialized(seconds: Double) -> Bool {
+        guard initialized.wait(timeout: .now() + seconds) == .success else { return false }
+        initialized.signal()
+        return true
     }
 
     /// The bridge of a request (`fuse_req_userdata`).

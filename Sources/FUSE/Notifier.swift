@@ -9,7 +9,8 @@ import Synchronization
 /// Call it from a thread that is not handling a request, and not while holding a lock a request
 /// handler may wait for: the kernel may wait for running requests on the same inode before it
 /// answers. Invalidating something the kernel does not cache is not an error (`ENOENT` is ignored).
-/// Before the session is mounted and after it is destroyed, calls throw `.notConnected`.
+/// Before the session is mounted and after it is destroyed, calls throw `.notConnected`; after
+/// the mount but before the kernel's INIT was handled, libfuse answers `.notImplemented`.
 public final class Notifier: Sendable {
     /// The `fuse_session *` as bits (an `OpaquePointer` is not `Sendable`); nil when not attached.
     /// Notifications hold this lock so that the session cannot be destroyed under them.

@@ -75,5 +75,6 @@ extension Operations {
         if let maxRead = bridge.maxRead { info.maxRead = maxRead }
         bridge.fileSystem.initialize(connection: &info, notifier: bridge.notifier)
         info.store(in: &connection.pointee)
+        bridge.didInitialize()
     }
 }
