@@ -85,9 +85,19 @@ public struct CommandLineOptions: Hashable, Sendable {
 
     /// The arguments for `fuse_session_new`: `fuseArguments` plus `default_permissions` (always),
     /// `subtype=` (so `mount` shows `fuse.<subtype>`) and `fsname=` unless given on the command line.
+    /// The `-osubtype=<program>` that `fuse_parse_cmdline` adds by default is replaced.
     public func sessionArguments(fsname: String?, subtype: String = "notesfs") -> [String] {
-        var result = fuseArguments
-        let given = Set(result.flatMap { $0.split(separator: ",").map { String($0.split(separator: "=").first ?? "") } })
+        var result: [String] = []
+        var given = Set<String>()
+        var arguments = fuseArguments[...]
+        while let argument = arguments.popFirst() {
+            if argument == "-o", let list = arguments.popFirst() {
+                given.formUnion(list.split(separator: ",").map { String($0.prefix { $0 != "=" }) })
+                result += [argument, list]
+            } else if !argument.hasPrefix("-osubtype=") {
+                result.append(argument)
+            }
+        }
         var extra = ["default_permissions"]
         if !given.contains("subtype") { extra.append("subtype=\(Self.escape(subtype))") }
         if let fsname, !given.contains("fsname") { extra.append("fsname=\(Self.escape(fsname))") }

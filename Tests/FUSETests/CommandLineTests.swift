@@ -62,3 +62,14 @@ import Testing
         _ = try Session(fileSystem: MemoryFileSystem(), arguments: options.sessionArguments(fsname: nil))
     }
 }
+
+@Suite struct SessionArgumentTests {
+    @Test func defaultSubtypeIsReplacedAndUserChoicesKept() throws {
+        let plain = try CommandLineOptions.parse(["/usr/bin/other", "MNT"]).sessionArguments(fsname: "db")
+        #expect(!plain.contains { $0.hasPrefix("-osubtype=") })
+        #expect(plain.suffix(2) == ["-o", "default_permissions,subtype=notesfs,fsname=db"])
+        let custom = try CommandLineOptions.parse(["notesfs", "MNT", "-o", "fsname=mine,subtype=x"])
+            .sessionArguments(fsname: "db")
+        #expect(custom.suffix(2) == ["-o", "default_permissions"])
+    }
+}

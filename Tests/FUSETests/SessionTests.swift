@@ -51,7 +51,9 @@ import Testing
                 _ = try InProcessMount(fileSystem: MemoryFileSystem(), at: root)
             }
         }
-        let missing = makeTemporaryDirectory() + "/missing"
+        let parent = makeTemporaryDirectory()
+        defer { rmdir(parent) }
+        let missing = parent + "/missing"
         #expect(throws: FUSEError.mountpointMissing(missing)) {
             _ = try Mountpoint.validate(missing)
         }
