@@ -31,6 +31,13 @@ public struct Entry: Hashable, Sendable {
             attributeTimeout: attributeTimeout, entryTimeout: entryTimeout)
     }
 
+    /// A negative entry: lookup replies "no such name" and the kernel caches that for `timeout`
+    /// seconds (no lookup reference is counted for inode 0). Invalidate it with
+    /// `Notifier.invalidateEntry` when the name appears behind the kernel's back.
+    public static func negative(timeout: Double) -> Entry {
+        Entry(inode: 0, attributes: Attributes(inode: 0, mode: 0), attributeTimeout: 0, entryTimeout: timeout)
+    }
+
     /// The C `fuse_entry_param`.
     var parameter: fuse_entry_param {
         var parameter = fuse_entry_param()

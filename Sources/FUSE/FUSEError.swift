@@ -16,6 +16,8 @@ public enum FUSEError: Error, Hashable, Sendable, CustomStringConvertible {
     case sessionCreationFailed([String])
     /// `fuse_set_signal_handlers` failed.
     case signalHandlersFailed
+    /// `fuse_daemonize` failed (the mount was undone).
+    case daemonizeFailed
     /// `fuse_session_mount` failed (libfuse printed why on stderr).
     case mountFailed(String)
     /// The mountpoint could not be unmounted.
@@ -35,6 +37,7 @@ public enum FUSEError: Error, Hashable, Sendable, CustomStringConvertible {
         case .sessionCreationFailed(let arguments):
             "could not create the FUSE session with arguments \(arguments.joined(separator: " "))"
         case .signalHandlersFailed: "could not install signal handlers"
+        case .daemonizeFailed: "could not go to the background (fuse_daemonize failed)"
         case .mountFailed(let path): "could not mount on \(path) (is /dev/fuse usable? see the message above)"
         case .unmountFailed(let path, let errno): "could not unmount \(path): \(errno)"
         case .loopDidNotStop(let path): "the FUSE session at \(path) did not stop (a request handler hangs)"

@@ -29,7 +29,12 @@ extension Session {
             throw error
         }
         if options.debug { Log.setMinimumLevel(.debug) }
-        fuse_daemonize(options.foreground ? 1 : 0)
+        guard fuse_daemonize(options.foreground ? 1 : 0) == 0 else {
+            session.removeSignalHandlers()
+            session.unmount()
+            session.destroy()
+            throw .daemonizeFailed
+        }
         if !options.foreground { Log.useSyslog(identifier: subtype) }
         Log.info("serving \(fsname ?? subtype) at \(session.mountpoint ?? mountpoint)")
         let status = session.loop(singleThread: options.singleThread, configuration: options.loop)

@@ -49,7 +49,10 @@ public final class Session: Sendable {
         self.bridge = bridge
     }
 
-    deinit { destroy() }
+    deinit {
+        unmount()
+        destroy()
+    }
 
     /// Validates `mountpoint` (see `Mountpoint.validate`) and mounts (`fuse_session_mount`).
     /// - Throws: `FUSEError` for an unusable mountpoint or a failed mount.
@@ -83,11 +86,11 @@ public final class Session: Sendable {
     /// libfuse calls it again in `destroy()`).
     public func finishFileSystem() { bridge.destroyOnce() }
 
-    /// Unmounts (`fuse_session_unmount`) if mounted.
+    /// Unmounts (`fuse_session_unmount`) if mounted; does nothing for a leaked session.
     public func unmount() {
         let mounted = state.withLock { state in
             defer { state.mountpoint = nil }
-            return state.mountpoint != nil && !state.destroyed
+            return state.mountpoint != nil && !state.destroyed && !state.leaked
         }
         if mounted { fuse_session_unmount(pointer) }
     }
