@@ -1,1 +1,0 @@
-// FUSE module: see README.md.
