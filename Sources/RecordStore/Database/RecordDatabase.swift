@@ -159,12 +159,10 @@ public final class RecordDatabase: Sendable {
         for id in entry.deletes { try Sys.unlink(layout.recordPath(id.recordName)) }
         for record in entry.saves {
             let path = layout.recordPath(record.recordID.recordName)
-            if let data = try Sys.readFile(path), let onDisk = try? RecordCoding.decode(data),
-                onDisk.recordChangeTag == record.recordChangeTag, onDisk.recordID == record.recordID
-            {
-                continue
-            }
-            try RecordFiles.write(record, layout: layout, durable: false)
+            let encoded = RecordCoding.encode(record)
+            // The encoding is deterministic: equal bytes mean the file is already this version.
+            if let data = try Sys.readFile(path), data.count == encoded.count, data == Data(encoded) { continue }
+            try Sys.writeFileAtomically(path, encoded, temp: RecordFiles.tempPath(layout), durable: false)
         }
     }
 

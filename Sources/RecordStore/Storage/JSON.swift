@@ -8,14 +8,18 @@ enum JSON: Sendable, Equatable {
     case number(String)
     case string(String)
     case array([JSON])
-    case object([String: JSON])
+    /// Members in document order (objects here are small: a linear search beats hashing).
+    case object([JSONMember])
 
+    /// The value of the first member named `key`.
     subscript(key: String) -> JSON? {
-        if case .object(let members) = self { members[key] } else { nil }
+        guard case .object(let members) = self else { return nil }
+        for member in members where member.key == key { return member.value }
+        return nil
     }
 
     var string: String? { if case .string(let s) = self { s } else { nil } }
-    var object: [String: JSON]? { if case .object(let o) = self { o } else { nil } }
+    var object: [JSONMember]? { if case .object(let o) = self { o } else { nil } }
     var array: [JSON]? { if case .array(let a) = self { a } else { nil } }
     var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
     var int64: Int64? { if case .number(let n) = self { Int64(n) } else { nil } }
@@ -29,6 +33,12 @@ enum JSON: Sendable, Equatable {
         default: nil
         }
     }
+}
+
+/// One `"key": value` of a JSON object.
+struct JSONMember: Sendable, Equatable {
+    var key: String
+    var value: JSON
 }
 
 /// Why a JSON text could not be parsed, with the byte offset.
@@ -58,7 +68,7 @@ extension JSON {
     static func parse(_ text: String) throws(JSONSyntaxError) -> JSON { try parse(Data(text.utf8)) }
 }
 
-private struct JSONParser {
+struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
@@ -95,7 +105,7 @@ private struct JSONParser {
 
     mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSON {
         index += 1
-        var members: [String: JSON] = [:]
+        var members: [JSONMember] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
         while true {
@@ -105,7 +115,7 @@ private struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
-            members[key] = try parseValue(depth: depth + 1)
+            members.append(JSONMember(key: key, value: try parseValue(depth: depth + 1)))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

@@ -33,18 +33,27 @@ struct JournalEntry: Sendable {
         return w.bytes
     }
 
-    static func decode(_ json: JSON) throws(RecordDecodingError) -> JournalEntry {
-        guard let seq = json["seq"]?.uint64, let deletes = json["deletes"]?.array, let saves = json["saves"]?.array else {
-            throw RecordDecodingError("not a journal entry")
+    static func decode(_ line: Data) throws(RecordDecodingError) -> JournalEntry {
+        do {
+            return try line.withJSONCursor { (c) throws(JSONSyntaxError) -> JournalEntry in
+                var seq: UInt64?
+                var deletes: [RecordID] = []
+                var saves: [Record] = []
+                try c.readObject { (c, key) throws(JSONSyntaxError) in
+                    switch key {
+                    case "seq": seq = try c.readUInt64()
+                    case "deletes": try c.readArray { (c) throws(JSONSyntaxError) in deletes.append(RecordID(recordName: try c.readString())) }
+                    case "saves": try c.readArray { (c) throws(JSONSyntaxError) in saves.append(try RecordCoding.decode(&c).record) }
+                    default: try c.skipValue()
+                    }
+                }
+                try c.expectEnd()
+                guard let seq else { throw c.error("not a journal entry") }
+                return JournalEntry(seq: seq, saves: saves, deletes: deletes)
+            }
+        } catch {
+            throw RecordDecodingError(error.description)
         }
-        var ids: [RecordID] = []
-        for item in deletes {
-            guard let name = item.string else { throw RecordDecodingError("deletes holds a non-string") }
-            ids.append(RecordID(recordName: name))
-        }
-        var records: [Record] = []
-        for item in saves { records.append(try RecordCoding.decode(item)) }
-        return JournalEntry(seq: seq, saves: records, deletes: ids)
     }
 }
 
@@ -119,7 +128,7 @@ struct JournalFile {
         while let newline = bytes[lineStart...].firstIndex(of: 0x0A) {
             let line = Data(bytes[lineStart..<newline])
             do {
-                entries.append(try JournalEntry.decode(try JSON.parse(line)))
+                entries.append(try JournalEntry.decode(line))
             } catch {
                 damage = "journal line at byte \(offset + lineStart): \(error)"
                 break

@@ -109,14 +109,9 @@ enum RecordCoding {
         w.raw("}")
     }
 
-    static func decode(_ data: Data) throws(RecordDecodingError) -> Record {
-        let json: JSON
-        do { json = try JSON.parse(data) } catch { throw RecordDecodingError(error.description) }
-        return try decode(json)
-    }
-
     static func decode(_ json: JSON) throws(RecordDecodingError) -> Record {
-        guard let object = json.object else { throw RecordDecodingError("not a JSON object") }
+        guard case .object = json else { throw RecordDecodingError("not a JSON object") }
+        let object = json
         guard let name = object["recordName"]?.string, !name.isEmpty else {
             throw RecordDecodingError("missing recordName")
         }
@@ -126,9 +121,10 @@ enum RecordCoding {
         var fields: [String: FieldValue] = [:]
         if let fieldsJSON = object["fields"] {
             guard let members = fieldsJSON.object else { throw RecordDecodingError("fields is not an object") }
-            for (key, value) in members {
-                do { fields[key] = try decodeValue(value) } catch {
-                    throw RecordDecodingError("field \(key): \(error.description)")
+            fields.reserveCapacity(members.count)
+            for member in members {
+                do { fields[member.key] = try decodeValue(member.value) } catch {
+                    throw RecordDecodingError("field \(member.key): \(error.description)")
                 }
             }
         }
@@ -145,9 +141,9 @@ enum RecordCoding {
     /// The `sizes` and `seq` members of an index snapshot line.
     static func decodeIndexExtras(_ json: JSON) throws(RecordDecodingError) -> (sizes: [String: Int], seq: UInt64) {
         var sizes: [String: Int] = [:]
-        for (key, value) in json["sizes"]?.object ?? [:] {
-            guard let n = value.int64 else { throw RecordDecodingError("sizes.\(key) is not a number") }
-            sizes[key] = Int(n)
+        for member in json["sizes"]?.object ?? [] {
+            guard let n = member.value.int64 else { throw RecordDecodingError("sizes.\(member.key) is not a number") }
+            sizes[member.key] = Int(n)
         }
         return (sizes, json["seq"]?.uint64 ?? 0)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The index snapshot, `index.jsonl`: a header line, then one line of metadata per record.
 ///
@@ -42,52 +43,76 @@ enum Snapshot {
     }
 
     /// Loads a snapshot; nil when there is none. A damaged snapshot throws.
+    ///
+    /// Lines are parsed in parallel chunks (one per core), then inserted in order.
     static func load(from path: String) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
         guard let data = try Sys.readFile(path) else { return nil }
         func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: why) }
+        guard let firstNewline = data.firstIndex(of: 0x0A) else { throw damaged("truncated header") }
         var index = RecordIndex()
-        var header: Header?
-        let result: Result<Void, RecordStoreError> = data.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var start = 0
-            var lineNumber = 0
-            while start < bytes.count {
-                var end = start
-                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
-                guard end < bytes.count else { return .failure(damaged("truncated last line")) }
-                lineNumber += 1
-                let line = Data(UnsafeBufferPointer(rebasing: bytes[start..<end]))
-                start = end + 1
-                do {
-                    let json = try JSON.parse(line)
-                    if header == nil {
-                        guard json["snapshot"]?.int64 == 1, let seq = json["seq"]?.uint64,
-                            let generation = json["generation"]?.uint64,
-                            let next = json["nextIdentity"]?.uint64, let horizon = json["tombstoneHorizon"]?.uint64
-                        else { return .failure(damaged("bad header")) }
-                        header = Header(seq: seq, generation: generation, nextIdentity: next, tombstoneHorizon: horizon)
-                        for item in json["tombstones"]?.array ?? [] {
-                            let record = try RecordCoding.decode(item)
-                            let extras = try RecordCoding.decodeIndexExtras(item)
-                            index.tombstones.append((extras.seq, RecordMetadata(record: record, sizes: extras.sizes, seq: extras.seq)))
-                        }
-                        continue
-                    }
-                    let record = try RecordCoding.decode(json)
-                    let extras = try RecordCoding.decodeIndexExtras(json)
-                    index.insert(RecordMetadata(record: record, sizes: extras.sizes, seq: extras.seq))
-                } catch {
-                    return .failure(damaged("line \(lineNumber): \(error)"))
-                }
+        let header: Header
+        do {
+            let json = try JSON.parse(data[data.startIndex..<firstNewline])
+            guard json["snapshot"]?.int64 == 1, let seq = json["seq"]?.uint64, let generation = json["generation"]?.uint64,
+                let next = json["nextIdentity"]?.uint64, let horizon = json["tombstoneHorizon"]?.uint64
+            else { throw damaged("bad header") }
+            header = Header(seq: seq, generation: generation, nextIdentity: next, tombstoneHorizon: horizon)
+            for item in json["tombstones"]?.array ?? [] {
+                let metadata = try decodeLine(item)
+                index.tombstones.append((metadata.seq, metadata))
             }
-            return .success(())
+        } catch let error as RecordStoreError {
+            throw error
+        } catch {
+            throw damaged("header: \(error)")
         }
-        try result.get()
-        guard let header else { throw damaged("empty") }
+        guard data.last == 0x0A else { throw damaged("truncated last line") }
+        // Split the body into chunks at line boundaries.
+        let body = data[(firstNewline + 1)...]
+        let chunkCount = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))
+        var bounds: [Range<Int>] = []
+        var start = body.startIndex
+        for i in 1...chunkCount {
+            var end = i == chunkCount ? body.endIndex : max(start, body.startIndex + body.count * i / chunkCount)
+            while end < body.endIndex, body[end - 1] != 0x0A { end += 1 }
+            bounds.append(start..<end)
+            start = end
+        }
+        let results = Mutex<[Int: Result<[RecordMetadata], RecordStoreError>]>([:])
+        let chunkBounds = bounds
+        DispatchQueue.concurrentPerform(iterations: chunkBounds.count) { i in
+            let bounds = chunkBounds
+            var parsed: [RecordMetadata] = []
+            var lineStart = bounds[i].lowerBound
+            var outcome: Result<[RecordMetadata], RecordStoreError>
+            do {
+                while lineStart < bounds[i].upperBound {
+                    let lineEnd = data[lineStart..<bounds[i].upperBound].firstIndex(of: 0x0A)!
+                    let decoded = try RecordCoding.decodeWithExtras(data[lineStart..<lineEnd])
+                    parsed.append(RecordMetadata(record: decoded.record, sizes: decoded.sizes, seq: decoded.seq))
+                    lineStart = lineEnd + 1
+                }
+                outcome = .success(parsed)
+            } catch {
+                outcome = .failure(.damagedRecord(nil, path: path, reason: "line at byte \(lineStart): \(error)"))
+            }
+            results.withLock { $0[i] = outcome }
+        }
+        let chunks = results.withLock { $0 }
+        index.entries.reserveCapacity(data.count / 300)
+        for i in 0..<bounds.count {
+            for metadata in try chunks[i]!.get() { index.insert(metadata) }
+        }
         index.seq = header.seq
         index.nextIdentity = max(index.nextIdentity, header.nextIdentity)
         index.tombstoneHorizon = header.tombstoneHorizon
         return (index, header, data.count)
+    }
+
+    private static func decodeLine(_ json: JSON) throws(RecordDecodingError) -> RecordMetadata {
+        let record = try RecordCoding.decode(json)
+        let extras = try RecordCoding.decodeIndexExtras(json)
+        return RecordMetadata(record: record, sizes: extras.sizes, seq: extras.seq)
     }
 }
 

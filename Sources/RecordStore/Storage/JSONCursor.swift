@@ -1,0 +1,182 @@
+import Foundation
+
+/// A pull reader over JSON bytes: reads values in place without building a tree.
+///
+/// Used for the hot path (record files, journal lines, index snapshot), where building a
+/// ``JSON`` tree per record would cost an allocation per member.
+struct JSONCursor: ~Copyable {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index: Int
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+        index = 0
+    }
+
+    func error(_ message: String) -> JSONSyntaxError { JSONSyntaxError(offset: index, message: message) }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            let b = bytes[index]
+            guard b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 else { return }
+            index += 1
+        }
+    }
+
+    mutating func peek() -> UInt8? {
+        skipWhitespace()
+        return index < bytes.count ? bytes[index] : nil
+    }
+
+    mutating func expect(_ byte: UInt8) throws(JSONSyntaxError) {
+        guard peek() == byte else { throw error("expected '\(Character(Unicode.Scalar(byte)))'") }
+        index += 1
+    }
+
+    /// Calls `body` with each key of an object; `body` must consume the member's value.
+    mutating func readObject(_ body: (inout JSONCursor, String) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        try expect(UInt8(ascii: "{"))
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            let key = try readString()
+            try expect(UInt8(ascii: ":"))
+            try body(&self, key)
+            switch peek() {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                return
+            default: throw error("expected ',' or '}'")
+            }
+        }
+    }
+
+    /// Calls `body` for each element of an array; `body` must consume the element.
+    mutating func readArray(_ body: (inout JSONCursor) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        try expect(UInt8(ascii: "["))
+        if peek() == UInt8(ascii: "]") {
+            index += 1
+            return
+        }
+        while true {
+            try body(&self)
+            switch peek() {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"):
+                index += 1
+                return
+            default: throw error("expected ',' or ']'")
+            }
+        }
+    }
+
+    mutating func readString() throws(JSONSyntaxError) -> String {
+        guard peek() == UInt8(ascii: "\"") else { throw error("expected a string") }
+        let start = index + 1
+        var i = start
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") {
+                guard let s = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self) else {
+                    throw error("invalid UTF-8")
+                }
+                index = i + 1
+                return s
+            }
+            if b == UInt8(ascii: "\\") || b < 0x20 { break }
+            i += 1
+        }
+        // Escapes: hand over to the tree parser for this one string.
+        let value = try parseTreeValue()
+        guard case .string(let s) = value else { throw error("expected a string") }
+        return s
+    }
+
+    /// The text of a number.
+    mutating func readNumberText() throws(JSONSyntaxError) -> Substring {
+        skipWhitespace()
+        let start = index
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
+                index += 1
+            default:
+                return try numberText(from: start)
+            }
+        }
+        return try numberText(from: start)
+    }
+
+    private func numberText(from start: Int) throws(JSONSyntaxError) -> Substring {
+        guard index > start else { throw JSONSyntaxError(offset: start, message: "expected a number") }
+        return Substring(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+    }
+
+    mutating func readInt64() throws(JSONSyntaxError) -> Int64 {
+        let text = try readNumberText()
+        guard let value = Int64(text) else { throw error("expected an integer") }
+        return value
+    }
+
+    mutating func readUInt64() throws(JSONSyntaxError) -> UInt64 {
+        let text = try readNumberText()
+        guard let value = UInt64(text) else { throw error("expected an unsigned integer") }
+        return value
+    }
+
+    /// A double, also from the strings `NaN`, `Infinity`, `-Infinity`.
+    mutating func readDouble() throws(JSONSyntaxError) -> Double {
+        if peek() == UInt8(ascii: "\"") {
+            switch try readString() {
+            case "NaN": return .nan
+            case "Infinity": return .infinity
+            case "-Infinity": return -.infinity
+            default: throw error("expected a number")
+            }
+        }
+        let text = try readNumberText()
+        guard let value = Double(text) else { throw error("expected a number") }
+        return value
+    }
+
+    mutating func readBool() throws(JSONSyntaxError) -> Bool {
+        guard case .bool(let b) = try parseTreeValue() else { throw error("expected true or false") }
+        return b
+    }
+
+    /// Parses one value as a ``JSON`` tree (for rare or irregular parts).
+    mutating func parseTreeValue() throws(JSONSyntaxError) -> JSON {
+        skipWhitespace()
+        let rest = UnsafeBufferPointer(rebasing: bytes[index...])
+        var parser = JSONParser(bytes: rest)
+        let value = try parser.parseValue(depth: 0)
+        index += parser.index
+        return value
+    }
+
+    mutating func skipValue() throws(JSONSyntaxError) { _ = try parseTreeValue() }
+
+    mutating func expectEnd() throws(JSONSyntaxError) {
+        skipWhitespace()
+        guard index == bytes.count else { throw error("trailing characters") }
+    }
+}
+
+extension Data {
+    /// Runs a cursor over these bytes.
+    func withJSONCursor<T>(_ body: (inout JSONCursor) throws(JSONSyntaxError) -> T) throws(JSONSyntaxError) -> T {
+        let result: Result<T, JSONSyntaxError> = withUnsafeBytes { raw in
+            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self))
+            do throws(JSONSyntaxError) {
+                return .success(try body(&cursor))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}
