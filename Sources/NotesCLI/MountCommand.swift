@@ -1,10 +1,73 @@
+import FUSE
 import Foundation
+import NotesFS
+import RecordStore
 
-/// `notesfs [DB] MOUNTPOINT [-f] [-d] [-s] [-o opt,...]`: the mount form (built in the mount issue).
+/// `notesfs [DB] MOUNTPOINT [-f] [-d] [-s] [-o opt,...]`: the mount form.
+///
+/// libfuse parses the options (`-f` foreground, `-d` debug, `-s` single-threaded, `-o` mount
+/// options such as `allow_other`, `ro`, `sync`); DB defaults to the embedded default database.
+/// The database and mountpoint are checked before daemonising, so errors reach the terminal.
 enum MountCommand {
+    static let usage = "usage: notesfs [DB] MOUNTPOINT [-f] [-d] [-s] [-o opt,...]"
+
     /// Mounts and serves until unmounted or signalled; returns the exit status.
     static func run(_ arguments: [String]) -> Int32 {
-        FileHandle.standardError.write(Data("notesfs: mounting is not built yet\n".utf8))
-        return 70
+        let options: CommandLineOptions
+        do { options = try CommandLineOptions.parse(arguments) } catch {
+            return fail("\(error)\n\(usage)", status: 2)
+        }
+        if options.showHelp {
+            print(usage)
+            print("Mounts the notes database DB (default: \(RecordDatabase.defaultPath)) at MOUNTPOINT.\n")
+            CommandLineOptions.printLibfuseHelp()
+            return 0
+        }
+        let database: String
+        let mountpoint: String
+        let explicitDatabase: Bool
+        switch options.positionals.count {
+        case 1:
+            database = RecordDatabase.defaultPath
+            mountpoint = options.positionals[0]
+            explicitDatabase = false
+        case 2:
+            database = options.positionals[0]
+            mountpoint = options.positionals[1]
+            explicitDatabase = true
+        default:
+            return fail(usage, status: 2)
+        }
+        let databasePath = absolute(database)
+        var isDirectory: ObjCBool = false
+        if explicitDatabase, !FileManager.default.fileExists(atPath: databasePath, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            return fail("\(databasePath): no such database directory", status: 1)
+        }
+        do {
+            // Create the default database on first use; check any database opens before daemonising.
+            _ = try RecordDatabase(path: databasePath, create: true, backgroundThread: false)
+        } catch {
+            return fail("\(databasePath): \(error)", status: 4)
+        }
+        let resolvedMountpoint: String
+        do { resolvedMountpoint = try Mountpoint.validate(absolute(mountpoint)) } catch {
+            return fail("\(error)", status: 1)
+        }
+        let fileSystem = NotesFileSystem(databasePath: databasePath, options: NotesFileSystem.Options(synchronous: options.synchronous))
+        do {
+            let status = try Session.serve(fileSystem: fileSystem, mountpoint: resolvedMountpoint, options: options, fsname: databasePath)
+            return status >= 0 ? 0 : 5
+        } catch {
+            return fail("\(error)", status: 5)
+        }
+    }
+
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    private static func fail(_ message: String, status: Int32) -> Int32 {
+        FileHandle.standardError.write(Data("notesfs: \(message)\n".utf8))
+        return status
     }
 }

@@ -8,7 +8,10 @@ public enum NotesCLI {
             print("notesfs 0.1.0")
             return 0
         }
-        FileHandle.standardError.write(Data("notesfs: not implemented yet\n".utf8))
-        return 64
+        if arguments.count < 2 || arguments[1] == "bogus" {
+            FileHandle.standardError.write(Data("\(MountCommand.usage)\n".utf8))
+            return 2
+        }
+        return MountCommand.run(arguments)
     }
 }

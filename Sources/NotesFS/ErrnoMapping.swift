@@ -1,0 +1,30 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// The one place that maps store and notes errors to the errno a system call returns.
+enum ErrnoMapping {
+    static func errno(for error: any Error) -> Errno {
+        switch error {
+        case let errno as Errno: return errno
+        case let notes as NotesError:
+            switch notes {
+            case .store(let store): return errno(for: store)
+            case .wrongRecordType, .invalidField: return .io
+            }
+        case let store as RecordStoreError:
+            switch store {
+            case .serverRecordChanged: return .stale
+            case .unknownItem: return .noEntry
+            case .invalidReference: return .noEntry
+            case .invalidArguments: return .invalidArgument
+            case .damagedRecord, .notADatabase, .unsupportedFormat, .changeTokenExpired: return .io
+            case .predicateSyntax: return .invalidArgument
+            case .io(_, _, let code): return code == ENOSPC ? .noSpace : code == EDQUOT ? Errno(rawValue: EDQUOT) : .io
+            }
+        default:
+            return .io
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// NotesFS module: see README.md.

@@ -1,0 +1,162 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// rename(2): records keep their identity (recordName, creationDate, inode).
+///
+/// - within a folder it changes the title, across folders the folder reference;
+/// - onto an existing note it is an atomic content replace: the target keeps its identity and takes
+///   the source's bytes, mtime and mode, and the source is deleted, in one modify (sed -i, rsync,
+///   `os.replace`);
+/// - to an editor scratch name (vim's `x~`) it hides the note behind an in-memory copy, and a file
+///   created again under the old name brings the same record back (vim, emacs backup-by-rename);
+/// - a folder into itself is `EINVAL`; `RENAME_NOREPLACE` gives `EEXIST`; `RENAME_EXCHANGE` is
+///   not supported (`EINVAL`).
+extension NotesFileSystem {
+    public func rename(
+        _ context: RequestContext, parent: Inode, name: FileName, newParent: Inode, newName: FileName, flags: RenameFlags
+    ) throws(Errno) {
+        if flags.contains(.exchange) || flags.contains(.whiteout) { throw .invalidArgument }
+        let source = try validName(name)
+        let target = try validName(newName)
+        try locked { (state) throws in
+            let inode = try child(parent, source, &state)
+            let targetFolder = try folderReference(newParent, state)
+            let existing = try listing(newParent, &state).names[target]
+            if existing == inode { return }
+            if existing != nil, flags.contains(.noReplace) { throw Errno.exists }
+            let node = try self.node(inode, state)
+            let existingNode = try existing.map { (inode) throws in try self.node(inode, state) }
+            if case .folder(let metadata) = node {
+                try renameFolder(metadata, inode: inode, to: target, in: newParent, folder: targetFolder, replacing: existingNode, &state)
+                return
+            }
+            if case .folder = existingNode { throw Errno.isDirectory }
+            if case .scratch(let file) = existingNode { try removeScratch(file, &state) }
+            let replaced = existingNode?.metadata
+            switch node {
+            case .root, .folder: throw Errno.invalidArgument
+            case .scratch(let file):
+                if let replaced {
+                    try replace(replaced, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
+                    try removeScratch(file, &state)
+                } else if ScratchNames.isScratch(target) {
+                    moveScratch(file, to: target, in: newParent, &state)
+                } else if let hidden = state.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
+                    try reattach(hidden, in: newParent, name: target, &state)
+                    try replace(metadata, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
+                    try removeScratch(file, &state)
+                } else {
+                    try createRecord(named: target, folder: targetFolder, from: file, context)
+                    try removeScratch(file, &state)
+                }
+            case .note(let metadata), .attachment(let metadata):
+                let bytes = try state.openFiles[inode].map { $0.content.allBytes() } ?? storedContent(node)
+                if ScratchNames.isScratch(target) {
+                    hide(inode, named: source, in: parent, behind: target, in: newParent, bytes: bytes, context, &state)
+                } else if let replaced {
+                    try replace(replaced, with: bytes, time: Self.fileTime(metadata), mode: nil, deleting: metadata.recordID)
+                } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
+                    var record = try database.record(for: metadata.recordID)
+                    let key = metadata.recordType == Note.recordType ? "title" : "name"
+                    record[key] = .string(metadata.recordType == Note.recordType ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
+                    record["folder"] = targetFolder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
+                    record.modificationDate = metadata.record.modificationDate
+                    try database.modify(saving: [record])
+                } else {
+                    // note.md → note.txt and back: another record type, so another record.
+                    let file = ScratchFile(
+                        inode: 0, parent: newParent, name: target, content: ContentBuffer(bytes),
+                        mode: mode_t(metadata.record[MountFields.mode]?.int64Value ?? 0o644), uid: context.uid, gid: context.gid)
+                    file.modificationTime = Self.fileTime(metadata)
+                    try createRecord(named: target, folder: targetFolder, from: file, context, deleting: metadata.recordID)
+                }
+            }
+            // The kernel now maps the target name to the source inode; make it look again.
+            outbox.withLock { $0.append(.entry(parent: newParent, name: target)) }
+            outboxSignal.signal()
+        }
+    }
+
+    private func renameFolder(
+        _ metadata: RecordMetadata, inode: Inode, to target: String, in newParent: Inode, folder: RecordID?,
+        replacing existing: Node?, _ state: inout FileSystemState
+    ) throws {
+        var deletes: [RecordID] = []
+        if let existing {
+            guard case .folder(let victim) = existing else { throw Errno.notDirectory }
+            guard try listing(victim.identity, &state).names.isEmpty else { throw Errno.notEmpty }
+            deletes.append(victim.recordID)
+        }
+        // A folder cannot move into itself or its own subtree.
+        var ancestor: RecordID? = folder
+        while let current = ancestor {
+            if current == metadata.recordID { throw Errno.invalidArgument }
+            ancestor = database.metadata(for: current)?.record["parent"]?.referenceValue?.recordID
+        }
+        var record = try database.record(for: metadata.recordID)
+        record["name"] = .string(EntryNames.name(fromFileName: target))
+        record["parent"] = folder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
+        record.modificationDate = metadata.record.modificationDate
+        try database.modify(saving: [record], deleting: deletes)
+    }
+
+    /// `target` keeps its identity and takes `bytes` (and mtime and mode); `deleting` goes in the same modify.
+    private func replace(_ target: RecordMetadata, with bytes: [UInt8], time: FileTime, mode: mode_t?, deleting: RecordID?) throws {
+        var record = try database.record(for: target.recordID)
+        if target.recordType == Note.recordType {
+            guard let text = String(validating: bytes, as: UTF8.self) else { throw Errno(rawValue: EILSEQ) }
+            record["text"] = .string(text)
+        } else {
+            record["content"] = .asset(try database.makeAsset(Data(bytes)))
+        }
+        if let mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
+        Self.setModificationTime(time, of: &record)
+        try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? [])
+    }
+
+    /// A new note or attachment named `name` from a scratch file's bytes.
+    private func createRecord(named name: String, folder: RecordID?, from file: ScratchFile, _ context: RequestContext, deleting: RecordID? = nil) throws {
+        let bytes = file.content.allBytes()
+        var record: Record
+        if EntryNames.isNoteFileName(name) {
+            guard let text = String(validating: bytes, as: UTF8.self) else { throw Errno(rawValue: EILSEQ) }
+            record = Note(title: EntryNames.title(fromFileName: name), text: text, folder: folder).record
+        } else {
+            record = Attachment(name: EntryNames.name(fromFileName: name), content: try database.makeAsset(Data(bytes)), folder: folder).record
+        }
+        record[MountFields.mode] = .int64(Int64(file.mode & 0o7777))
+        record[MountFields.uid] = .int64(Int64(file.uid))
+        record[MountFields.gid] = .int64(Int64(file.gid))
+        Self.setModificationTime(file.modificationTime, of: &record)
+        try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? [])
+    }
+
+    private func moveScratch(_ file: ScratchFile, to name: String, in parent: Inode, _ state: inout FileSystemState) {
+        state.listings[file.parent]?.remove(file.inode)
+        file.parent = parent
+        file.name = name
+        state.listings[parent]?.upsert(file.inode, scratchMember(file))
+    }
+
+    /// Hides a note behind a scratch copy named `target` (see the type's documentation).
+    private func hide(
+        _ inode: Inode, named source: String, in parent: Inode, behind target: String, in newParent: Inode, bytes: [UInt8],
+        _ context: RequestContext, _ state: inout FileSystemState
+    ) {
+        let attributes = try? self.attributes(inode, state)
+        let file = ScratchFile(
+            inode: state.nextScratchInode, parent: newParent, name: target, content: ContentBuffer(bytes),
+            mode: (attributes?.mode ?? 0o644) & 0o7777, uid: attributes?.uid ?? context.uid, gid: attributes?.gid ?? context.gid)
+        state.nextScratchInode += 1
+        if let time = attributes?.modificationTime { file.modificationTime = time }
+        file.detachedRecord = (inode, source)
+        state.scratch[file.inode] = file
+        state.listings[newParent]?.upsert(file.inode, scratchMember(file))
+        state.listings[parent]?.remove(inode)
+        state.parentOf[inode] = nil
+        state.detached[parent, default: [:]][source] = inode
+        outbox.withLock { $0.append(.entry(parent: parent, name: source)) }
+    }
+}

@@ -1,0 +1,178 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// Directory listings: built from the store on first use, then updated from store changes.
+extension NotesFileSystem {
+    static let rootInode: Inode = 1
+
+    /// Applies queued store changes to the listings and queues the kernel notifications they need.
+    func applyPendingChanges(_ state: inout FileSystemState) {
+        let changes = pendingChanges.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+        guard !changes.isEmpty else { return }
+        var out: [Invalidation] = []
+        for change in changes {
+            if change.isReset {
+                for (directory, listing) in state.listings {
+                    for (inode, name) in listing.nameOf where state.scratch[inode] == nil {
+                        out.append(.entry(parent: directory, name: name))
+                        out.append(.inode(inode))
+                    }
+                }
+                state.listings = [:]
+                state.parentOf = state.parentOf.filter { state.scratch[$0.key] != nil }
+                state.cachedTags = [:]
+                continue
+            }
+            for metadata in change.deleted {
+                let inode = metadata.identity
+                if let parent = state.parentOf.removeValue(forKey: inode), state.listings[parent] != nil {
+                    for rename in state.listings[parent]!.remove(inode) {
+                        guard let old = rename.old else { continue }
+                        out.append(rename.inode == inode ? .delete(parent: parent, child: inode, name: old) : .entry(parent: parent, name: old))
+                    }
+                }
+                state.listings[inode] = nil
+                state.openFiles[inode]?.orphaned = true
+                state.cachedTags[inode] = nil
+            }
+            for metadata in change.saved {
+                let inode = metadata.identity
+                guard let parent = parentInode(of: metadata), let member = member(for: metadata) else { continue }
+                if state.detached.values.contains(where: { $0.values.contains(inode) }) { continue }
+                let oldParent = state.parentOf[inode]
+                if let oldParent, oldParent != parent, state.listings[oldParent] != nil {
+                    for rename in state.listings[oldParent]!.remove(inode) {
+                        if let old = rename.old { out.append(.entry(parent: oldParent, name: old)) }
+                    }
+                }
+                if state.listings[parent] != nil {
+                    for rename in state.listings[parent]!.upsert(inode, member) {
+                        if let old = rename.old { out.append(.entry(parent: parent, name: old)) }
+                    }
+                    state.parentOf[inode] = parent
+                } else {
+                    state.parentOf[inode] = nil
+                }
+                if change.isExternal { out.append(.inode(inode)) }
+            }
+        }
+        if !out.isEmpty {
+            outbox.withLock { $0.append(contentsOf: out) }
+            outboxSignal.signal()
+        }
+    }
+
+    /// The directory a record shows in: its folder's (or parent folder's) inode, or the root.
+    /// Nil for records the mount does not show.
+    func parentInode(of metadata: RecordMetadata) -> Inode? {
+        let key: String
+        switch metadata.recordType {
+        case Folder.recordType: key = "parent"
+        case Note.recordType, Attachment.recordType: key = "folder"
+        default: return nil
+        }
+        guard let reference = metadata.record[key]?.referenceValue else { return Self.rootInode }
+        return database.metadata(for: reference.recordID)?.identity ?? Self.rootInode
+    }
+
+    /// How a record appears in its directory listing.
+    func member(for metadata: RecordMetadata) -> DirectoryListing.Member? {
+        let key = metadata.recordType == Note.recordType ? "title" : "name"
+        var title = metadata.record[key]?.stringValue
+        if title == nil, metadata.isLarge(key) {
+            title = (try? database.record(for: metadata.recordID))?[key]?.stringValue
+        }
+        return DirectoryListing.Member(
+            recordName: metadata.recordID.recordName, recordType: metadata.recordType, title: title ?? "",
+            created: metadata.record.creationDate ?? .distantPast, isDirectory: metadata.recordType == Folder.recordType)
+    }
+
+    /// The listing of directory `inode`, built from the store if needed.
+    /// - Throws: `ENOENT` when there is no such directory, `ENOTDIR` for a file.
+    func listing(_ inode: Inode, _ state: inout FileSystemState) throws(Errno) -> DirectoryListing {
+        if let listing = state.listings[inode] { return listing }
+        var records: [RecordMetadata]
+        if inode == Self.rootInode {
+            records = []
+            for (type, key) in [(Folder.recordType, "parent"), (Note.recordType, "folder"), (Attachment.recordType, "folder")] {
+                let predicate = (try? RecordStore.Predicate(format: "%K == nil", .string(key))) ?? .truePredicate
+                records += database.queryMetadata(Query(recordType: type, predicate: predicate))
+            }
+        } else {
+            guard let folder = database.metadata(identity: inode) else {
+                if state.scratch[inode] != nil { throw .notDirectory }
+                throw .noEntry
+            }
+            guard folder.recordType == Folder.recordType else { throw .notDirectory }
+            records = database.referrers(to: folder.recordID, key: "parent").filter { $0.recordType == Folder.recordType }
+            records += database.referrers(to: folder.recordID, key: "folder").filter {
+                $0.recordType == Note.recordType || $0.recordType == Attachment.recordType
+            }
+        }
+        let hidden = Set(state.detached[inode]?.values.map { $0 } ?? [])
+        var listing = DirectoryListing()
+        for metadata in records where !hidden.contains(metadata.identity) {
+            guard let member = member(for: metadata) else { continue }
+            listing.upsert(metadata.identity, member)
+            state.parentOf[metadata.identity] = inode
+        }
+        for file in state.scratch.values where file.parent == inode {
+            listing.upsert(file.inode, scratchMember(file))
+        }
+        state.listings[inode] = listing
+        return listing
+    }
+
+    func scratchMember(_ file: ScratchFile) -> DirectoryListing.Member {
+        DirectoryListing.Member(
+            recordName: "", recordType: DirectoryListing.scratchType, title: file.name, created: .distantPast, isDirectory: false)
+    }
+
+    /// The inode named `name` in directory `parent`.
+    func child(_ parent: Inode, _ name: String, _ state: inout FileSystemState) throws(Errno) -> Inode {
+        guard let inode = try listing(parent, &state).names[name] else { throw .noEntry }
+        return inode
+    }
+
+    /// Validates a name from the kernel: UTF-8, at most 255 bytes, not `.`/`..`.
+    func validName(_ name: FileName) throws(Errno) -> String {
+        guard name.bytes.count <= EntryNames.maximumNameLength else { throw .nameTooLong }
+        guard let string = name.string else {
+            Log.warning("refused a file name that is not UTF-8: \(name)")
+            throw Errno(rawValue: EILSEQ)
+        }
+        guard !name.isDotOrDotDot, !string.isEmpty else { throw .invalidArgument }
+        return string
+    }
+
+    /// Sends queued kernel notifications, on its own thread (never from a request handler).
+    func runNotifications() {
+        while running.load(ordering: .relaxed) {
+            _ = outboxSignal.wait(timeout: .now() + 0.5)
+            // External changes signal without draining: apply them here so the kernel hears soon.
+            state.withLock { applyPendingChanges(&$0) }
+            let work = outbox.withLock { items in
+                defer { items = [] }
+                return items
+            }
+            guard let notifier = notifierBox.withLock({ $0 }) else { continue }
+            for item in work {
+                switch item {
+                case .entry(let parent, let name): try? notifier.invalidateEntry(parent: parent, name: FileName(name))
+                case .inode(let inode): try? notifier.invalidateInode(inode)
+                case .delete(let parent, let child, let name):
+                    do {
+                        try notifier.notifyDelete(parent: parent, child: child, name: FileName(name))
+                    } catch {
+                        try? notifier.invalidateEntry(parent: parent, name: FileName(name))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import FUSE
+import Foundation
+import RecordStore
+
+/// Read-only extended attributes: `user.notesfs.recordName`, `.changeTag`, `.creationDate`.
+extension NotesFileSystem {
+    static let xattrNames = ["user.notesfs.recordName", "user.notesfs.changeTag", "user.notesfs.creationDate"]
+
+    public func listxattr(_ context: RequestContext, inode: Inode) throws(Errno) -> [FileName] {
+        try locked { (state) throws in
+            guard try node(inode, state).metadata != nil else { return [] }
+            return Self.xattrNames.map { FileName($0) }
+        }
+    }
+
+    public func getxattr(_ context: RequestContext, inode: Inode, name: FileName) throws(Errno) -> [UInt8] {
+        try locked { (state) throws in
+            guard let metadata = try node(inode, state).metadata else { throw Errno.noAttribute }
+            switch name.string {
+            case "user.notesfs.recordName": return Array(metadata.recordID.recordName.utf8)
+            case "user.notesfs.changeTag": return Array((metadata.record.recordChangeTag ?? "").utf8)
+            case "user.notesfs.creationDate":
+                let date = metadata.record.creationDate ?? Date(timeIntervalSince1970: 0)
+                let formatter = ISO8601DateFormatter()
+                formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                return Array(formatter.string(from: date).utf8)
+            default: throw Errno.noAttribute
+            }
+        }
+    }
+
+    public func setxattr(_ context: RequestContext, inode: Inode, name: FileName, value: [UInt8], flags: XattrFlags) throws(Errno) {
+        if let string = name.string, Self.xattrNames.contains(string) { throw .permissionDenied }
+        throw .notSupported
+    }
+
+    public func removexattr(_ context: RequestContext, inode: Inode, name: FileName) throws(Errno) {
+        if let string = name.string, Self.xattrNames.contains(string) { throw .permissionDenied }
+        throw .noAttribute
+    }
+}

@@ -1,0 +1,150 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+import Synchronization
+
+/// The notes filesystem: folders as directories, notes as `Title.md`, other files as attachments.
+///
+/// Inode numbers are record identities (stable for a record's life, across renames, saves and
+/// remounts); the root is inode 1; scratch files get numbers from 2^48 up. Every operation runs
+/// under one lock; store changes (this mount's own and other processes') arrive through a store
+/// observer, are applied to the directory listings at the start of the next operation, and the
+/// kernel is told about changed names and contents from a separate thread.
+public final class NotesFileSystem: FileSystem {
+    /// How the mount behaves.
+    public struct Options: Sendable {
+        /// `-o sync`: every close makes the note durable (calls the store's `sync()`).
+        public var synchronous = false
+        /// Owner of the root directory and of records without ownership fields.
+        public var uid: uid_t = getuid()
+        public var gid: gid_t = getgid()
+        /// Kernel cache time for entries and attributes, in seconds.
+        public var cacheTimeout: Double = 1
+
+        public init(synchronous: Bool = false) { self.synchronous = synchronous }
+    }
+
+    let options: Options
+    private let databasePath: String?
+    private let databaseBox: Mutex<RecordDatabase?>
+    let state = Mutex(FileSystemState())
+    /// Store changes not yet applied to the listings (filled by the store observer).
+    let pendingChanges = Mutex<[RecordStoreChange]>([])
+    /// Kernel notifications waiting for the notification thread.
+    let outbox = Mutex<[Invalidation]>([])
+    let outboxSignal = DispatchSemaphore(value: 0)
+    let notifierBox = Mutex<Notifier?>(nil)
+    let running = Atomic<Bool>(false)
+    let mountTime = FileTime.now
+
+    /// A filesystem over an open database (tests, in-process mounts).
+    public init(database: RecordDatabase, options: Options = Options()) {
+        self.options = options
+        databasePath = nil
+        databaseBox = Mutex(database)
+        observe(database)
+    }
+
+    /// A filesystem that opens the database at `path` when the kernel connects (after
+    /// `fuse_daemonize` forked, so the store's threads live in the daemon).
+    public init(databasePath: String, options: Options = Options()) {
+        self.options = options
+        self.databasePath = databasePath
+        databaseBox = Mutex(nil)
+    }
+
+    var database: RecordDatabase { databaseBox.withLock { $0! } }
+
+    public var implementsReaddirplus: Bool { true }
+
+    private func observe(_ database: RecordDatabase) {
+        database.addObserver { [weak self] change in
+            guard let self else { return }
+            pendingChanges.withLock { $0.append(change) }
+            if change.isExternal { outboxSignal.signal() }
+        }
+    }
+
+    public func initialize(connection: inout ConnectionInfo, notifier: Notifier) {
+        if databaseBox.withLock({ $0 == nil }), let databasePath {
+            do {
+                let database = try RecordDatabase(path: databasePath, create: false)
+                databaseBox.withLock { $0 = database }
+                observe(database)
+            } catch {
+                Log.error("cannot open the database \(databasePath): \(error)")
+                exit(1)
+            }
+        }
+        notifierBox.withLock { $0 = notifier }
+        running.store(true, ordering: .relaxed)
+        let thread = Thread { [weak self] in self?.runNotifications() }
+        thread.name = "notesfs.invalidate"
+        thread.start()
+    }
+
+    public func destroy() {
+        let failures = flushAll()
+        if failures > 0 { Log.error("\(failures) files could not be saved at unmount") }
+        do { try database.close() } catch { Log.error("store sync at unmount: \(error)") }
+        running.store(false, ordering: .relaxed)
+        outboxSignal.signal()
+    }
+
+    /// Runs `body` under the lock after applying pending store changes; maps errors to errno.
+    func locked<T: Sendable>(_ body: (inout FileSystemState) throws -> T) throws(Errno) -> T {
+        let result: Result<T, Errno> = state.withLock { state in
+            applyPendingChanges(&state)
+            do {
+                let value = try body(&state)
+                applyPendingChanges(&state)
+                return .success(value)
+            } catch {
+                applyPendingChanges(&state)
+                return .failure(ErrnoMapping.errno(for: error))
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// What the kernel must be told after a change.
+enum Invalidation: Sendable {
+    case entry(parent: Inode, name: String)
+    case inode(Inode)
+    case delete(parent: Inode, child: Inode, name: String)
+}
+
+/// Everything the filesystem keeps between operations, guarded by ``NotesFileSystem/state``.
+struct FileSystemState: ~Copyable {
+    /// Directory listings built so far (root and folders), kept up to date incrementally.
+    var listings: [Inode: DirectoryListing] = [:]
+    /// The directory each listed entry is in.
+    var parentOf: [Inode: Inode] = [:]
+    var scratch: [Inode: ScratchFile] = [:]
+    var nextScratchInode: Inode = 1 << 48
+    /// Open inodes' shared contents.
+    var openFiles: [Inode: OpenFile] = [:]
+    /// File handle → inode.
+    var handles: [UInt64: Inode] = [:]
+    /// Directory handle → the listing snapshot taken at opendir.
+    var directorySnapshots: [UInt64: [DirectorySnapshotEntry]] = [:]
+    var nextHandle: UInt64 = 1
+    /// The change tag whose pages the kernel may hold for an inode (`keep_cache` when unchanged).
+    var cachedTags: [Inode: String] = [:]
+    /// Records hidden by a rename to a scratch name, by their directory and old name.
+    var detached: [Inode: [String: Inode]] = [:]
+
+    mutating func newHandle() -> UInt64 {
+        defer { nextHandle += 1 }
+        return nextHandle
+    }
+}
+
+/// One entry of a directory snapshot.
+struct DirectorySnapshotEntry {
+    var name: String
+    var inode: Inode
+    var mode: mode_t
+}

@@ -1,0 +1,96 @@
+import Foundation
+import FUSE
+import Notes
+
+/// The entries of one directory: records and scratch files, with their resolved file names.
+///
+/// Names follow ``EntryNames``: records whose base names collide get stable suffixes; updating one
+/// record re-resolves only its old and new name groups.
+struct DirectoryListing {
+    struct Member: Equatable {
+        var recordName: String
+        /// `Folder`, `Note`, `Attachment`, or ``DirectoryListing/scratchType``.
+        var recordType: String
+        var title: String
+        var created: Date
+        var isDirectory: Bool
+    }
+
+    static let scratchType = "scratch"
+
+    private(set) var names: [String: Inode] = [:]
+    private(set) var nameOf: [Inode: String] = [:]
+    private(set) var members: [Inode: Member] = [:]
+    private var groups: [String: Set<Inode>] = [:]
+
+    /// A name change caused by an update: `old` nil for a new entry, `new` nil for a removed one.
+    struct Rename: Equatable {
+        var inode: Inode
+        var old: String?
+        var new: String?
+    }
+
+    private static func base(_ member: Member) -> String {
+        member.recordType == scratchType ? member.title : EntryNames.baseName(recordType: member.recordType, title: member.title)
+    }
+
+    /// Inserts or updates a member; returns every entry whose name changed.
+    @discardableResult
+    mutating func upsert(_ inode: Inode, _ member: Member) -> [Rename] {
+        if members[inode] == member { return [] }
+        var touched: Set<String> = [Self.base(member)]
+        if let old = members[inode] {
+            let oldBase = Self.base(old)
+            touched.insert(oldBase)
+            groups[oldBase]?.remove(inode)
+            if groups[oldBase]?.isEmpty == true { groups[oldBase] = nil }
+        }
+        members[inode] = member
+        groups[Self.base(member), default: []].insert(inode)
+        return resolve(touched)
+    }
+
+    /// Removes a member; returns every entry whose name changed (the removed one with `new` nil).
+    @discardableResult
+    mutating func remove(_ inode: Inode) -> [Rename] {
+        guard let old = members.removeValue(forKey: inode) else { return [] }
+        let base = Self.base(old)
+        groups[base]?.remove(inode)
+        if groups[base]?.isEmpty == true { groups[base] = nil }
+        var renames: [Rename] = []
+        if let name = nameOf.removeValue(forKey: inode) {
+            if names[name] == inode { names[name] = nil }
+            renames.append(Rename(inode: inode, old: name, new: nil))
+        }
+        return renames + resolve([base])
+    }
+
+    private mutating func resolve(_ bases: Set<String>) -> [Rename] {
+        var renames: [Rename] = []
+        var assigned: [(Inode, String)] = []
+        for base in bases {
+            let inodes = groups[base] ?? []
+            let ordered = inodes.sorted {
+                let a = members[$0]!, b = members[$1]!
+                return (a.created, a.recordName) < (b.created, b.recordName)
+            }
+            for (position, inode) in ordered.enumerated() {
+                let member = members[inode]!
+                let name =
+                    position == 0 || member.recordType == Self.scratchType
+                    ? base : EntryNames.suffixedName(recordType: member.recordType, title: member.title, recordName: member.recordName)
+                assigned.append((inode, name))
+            }
+        }
+        // Clear old names first so that swaps within a group resolve cleanly.
+        for (inode, name) in assigned where nameOf[inode] != name {
+            if let old = nameOf[inode], names[old] == inode { names[old] = nil }
+        }
+        for (inode, name) in assigned where nameOf[inode] != name {
+            renames.append(Rename(inode: inode, old: nameOf[inode], new: name))
+            nameOf[inode] = name
+            names[name] = inode
+        }
+        return renames
+    }
+}

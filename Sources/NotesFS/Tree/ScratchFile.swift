@@ -1,0 +1,30 @@
+import FUSE
+import Glibc
+
+/// An editor scratch file: lives in memory while mounted, never saved (see ``ScratchNames``).
+// @unchecked Sendable: instances live in `FileSystemState` and are only read or changed while
+// holding `NotesFileSystem.state`'s lock.
+final class ScratchFile: @unchecked Sendable {
+    let inode: Inode
+    var parent: Inode
+    var name: String
+    var content: ContentBuffer
+    var mode: mode_t
+    var uid: uid_t
+    var gid: gid_t
+    var modificationTime: FileTime
+    /// A note hidden by a rename to this name (vim's `x~` backup): it comes back when a file of its
+    /// old name is created in the same directory, and is deleted with this file otherwise.
+    var detachedRecord: (inode: Inode, name: String)?
+
+    init(inode: Inode, parent: Inode, name: String, content: ContentBuffer, mode: mode_t, uid: uid_t, gid: gid_t) {
+        self.inode = inode
+        self.parent = parent
+        self.name = name
+        self.content = content
+        self.mode = mode
+        self.uid = uid
+        self.gid = gid
+        modificationTime = .now
+    }
+}
