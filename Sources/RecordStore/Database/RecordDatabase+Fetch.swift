@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
 extension RecordDatabase {
     /// Fetches one full record.
     ///
@@ -8,10 +12,25 @@ extension RecordDatabase {
     public func record(for id: RecordID) throws(RecordStoreError) -> Record {
         guard state.withLock({ $0.index.entries[id.recordName] != nil }) else { throw .unknownItem(id) }
         do {
-            return try RecordFiles.read(id, layout: layout)
+            return try readRecordFile(id)
         } catch {
             if case .damagedRecord = error { log(error.description) }
             throw error
+        }
+    }
+
+    /// Reads a record file; one that looks damaged is read again under a shared commit lock, since
+    /// a commit in another process may have been overwriting it (see ``redo(_:layout:verify:)``).
+    func readRecordFile(_ id: RecordID) throws(RecordStoreError) -> Record {
+        do {
+            return try RecordFiles.read(id, layout: layout)
+        } catch {
+            guard case .damagedRecord = error else { throw error }
+            let fd = try Sys.open(layout.lockFile, O_RDONLY)
+            defer { Sys.close(fd) }
+            try Sys.lock(fd, shared: true, path: layout.lockFile)
+            defer { Sys.unlock(fd) }
+            return try RecordFiles.read(id, layout: layout)
         }
     }
 

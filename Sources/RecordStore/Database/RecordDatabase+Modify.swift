@@ -64,7 +64,7 @@ extension RecordDatabase {
             defer { Sys.unlock(state.lockFD) }
             var changes = try catchUp(&state)
             if let entry = state.unverifiedForeignEntry {
-                try Self.redo(entry, layout: layout)
+                try Self.redo(entry, layout: layout, verify: true)
                 state.unverifiedForeignEntry = nil
             }
             try state.journal.truncateTail()
@@ -74,7 +74,7 @@ extension RecordDatabase {
             try state.journal.append(entry.encodedLine())
             state.dirty = true
             do {
-                try Self.redo(entry, layout: layout)
+                try Self.redo(entry, layout: layout, verify: false)
             } catch {
                 // Committed in the journal; the files are redone by the next commit or open.
                 state.unverifiedForeignEntry = entry

@@ -29,7 +29,7 @@ extension RecordDatabase {
         for metadata in candidates where metadata.recordType == query.recordType {
             var full: Record?
             if neededKeys.contains(where: metadata.isLarge) {
-                do { full = try RecordFiles.read(metadata.recordID, layout: layout) } catch {
+                do { full = try readRecordFile(metadata.recordID) } catch {
                     log(error.description)
                     continue
                 }
@@ -62,7 +62,7 @@ extension RecordDatabase {
                     records.append(metadata.record)
                     continue
                 }
-                do { records.append(try RecordFiles.read(metadata.recordID, layout: layout)) } catch {
+                do { records.append(try readRecordFile(metadata.recordID)) } catch {
                     log(error.description)
                 }
             }

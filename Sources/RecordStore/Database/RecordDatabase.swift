@@ -138,7 +138,7 @@ public final class RecordDatabase: Sendable {
         try journal.truncateTail()
         for entry in entries where entry.seq > index.seq {
             index.apply(entry)
-            try redo(entry, layout: layout)
+            try redo(entry, layout: layout, verify: true)
         }
         return (index, journal, snapshotBytes)
     }
@@ -154,15 +154,24 @@ public final class RecordDatabase: Sendable {
         return index
     }
 
-    /// Makes the record files match one journal entry (idempotent).
-    static func redo(_ entry: JournalEntry, layout: DatabaseLayout) throws(RecordStoreError) {
+    /// Makes the record files match one journal entry (idempotent). With `verify`, files that
+    /// already hold the entry's bytes are left alone (recovery); without, every file is written
+    /// (a commit).
+    ///
+    /// Record files are overwritten in place, not by temp file + rename: the journal line is
+    /// written first and every line since the last checkpoint is redone at open, so a torn
+    /// record file (crash or power loss mid-write) is always repaired from the journal; and the
+    /// checkpoint fsyncs the files (syncfs) before it drops those lines. Readers that meet a
+    /// half-written file re-read it under the commit lock (``readRecordFile(_:)``).
+    /// Temp + rename per save would create and delete an inode per commit, which ext4 makes slow.
+    static func redo(_ entry: JournalEntry, layout: DatabaseLayout, verify: Bool) throws(RecordStoreError) {
         for id in entry.deletes { try Sys.unlink(layout.recordPath(id.recordName)) }
         for record in entry.saves {
             let path = layout.recordPath(record.recordID.recordName)
             let encoded = RecordCoding.encode(record)
             // The encoding is deterministic: equal bytes mean the file is already this version.
-            if let data = try Sys.readFile(path), data.count == encoded.count, data == Data(encoded) { continue }
-            try Sys.writeFileAtomically(path, encoded, temp: RecordFiles.tempPath(layout), durable: false)
+            if verify, let data = try Sys.readFile(path), data.count == encoded.count, data == Data(encoded) { continue }
+            try Sys.overwriteFile(path, encoded)
         }
     }
 

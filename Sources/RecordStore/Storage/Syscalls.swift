@@ -125,6 +125,19 @@ enum Sys {
         if durable { try fsyncPath((path as NSString).deletingLastPathComponent, directory: true) }
     }
 
+    /// Writes `bytes` over the file at `path` in place (creating it), then cuts it to their length.
+    static func overwriteFile(_ path: String, _ bytes: [UInt8]) throws(RecordStoreError) {
+        let fd = try open(path, O_WRONLY | O_CREAT)
+        defer { close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in retrying { Glibc.pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(done)) } }
+            if n < 0 { throw fail("write", path) }
+            done += n
+        }
+        try ftruncate(fd, bytes.count, path: path)
+    }
+
     static func ftruncate(_ fd: Int32, _ size: Int, path: String) throws(RecordStoreError) {
         if retrying({ Glibc.ftruncate(fd, off_t(size)) }) < 0 { throw fail("ftruncate", path) }
     }
@@ -134,8 +147,8 @@ enum Sys {
         dlsym(nil, "flock")!, to: (@convention(c) (Int32, Int32) -> Int32).self)
 
     /// `flock(2)`: `LOCK_EX` waits for the lock.
-    static func lock(_ fd: Int32, path: String) throws(RecordStoreError) {
-        if retrying({ flockCall(fd, LOCK_EX) }) < 0 { throw fail("flock", path) }
+    static func lock(_ fd: Int32, shared: Bool = false, path: String) throws(RecordStoreError) {
+        if retrying({ flockCall(fd, shared ? LOCK_SH : LOCK_EX) }) < 0 { throw fail("flock", path) }
     }
 
     static func unlock(_ fd: Int32) { _ = flockCall(fd, LOCK_UN) }

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Benchmarks: prints figures side by side with baselines run in the same invocation. Asserts nothing.
+#
+#   scripts/bench.sh store [--million]   record store at 100,000 notes (and 1,000,000 with --million)
+#   scripts/bench.sh fs [ROUNDS]         filesystem phases: tmpfs vs passthrough_ll vs notesfs
+#   scripts/bench.sh cli                 notesfs import of 10,000 notes vs cp -r
+#   scripts/bench.sh all
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+what=${1:-all}
+work=$(mktemp -d /var/tmp/notesfs-bench.XXXXXX)
+mounts=()
+cleanup() {
+    for m in "${mounts[@]}"; do fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+build() { swift build -c release --product "$1" >&2; }
+
+peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+
+bench_store() {
+    build store-bench
+    local bin=.build/release/store-bench db="$work/store-100k"
+    echo "== record store: 100,000 notes of 1-4 KB in 100 folders (release build, $db)"
+    $bin generate "$db" 100000 100
+    sync
+    $bin open "$db"
+    $bin open "$db"
+    $bin ops "$db"
+    if [[ "${1:-}" == "--million" ]]; then
+        echo "== record store: 1,000,000 notes"
+        $bin generate "$work/store-1m" 1000000 1000
+        sync
+        $bin open "$work/store-1m"
+        rm -rf "$work/store-1m"
+    fi
+}
+
+wait_mounted() {
+    local m=$1
+    for _ in $(seq 200); do
+        if [ "$(stat -c %d "$m")" != "$(stat -c %d "$m/..")" ]; then return 0; fi
+        sleep 0.05
+    done
+    echo "mount at $m did not appear" >&2
+    return 1
+}
+
+passthrough_ll() {
+    local bin="$work/passthrough_ll"
+    if [ ! -x "$bin" ]; then
+        gcc -O2 -o "$bin" /usr/share/doc/libfuse3-dev/examples/passthrough_ll.c $(pkg-config --cflags --libs fuse3)
+    fi
+    echo "$bin"
+}
+
+bench_fs() {
+    local rounds=${1:-3} notes=10000 folders=20
+    build notesfs
+    local pt
+    pt=$(passthrough_ll)
+    local shm=/dev/shm/notesfs-bench-$$
+    echo "== filesystem phases: $notes notes of 1-4 KB in $folders folders, $rounds alternating rounds (seconds, median)"
+    local results="$work/fs-results.txt"
+    : >"$results"
+    for round in $(seq "$rounds"); do
+        # tmpfs
+        rm -rf "$shm" && mkdir -p "$shm/t"
+        python3 Benchmarks/fs/phases.py "$shm/t" $notes $folders | sed "s/^/tmpfs /" >>"$results"
+        # passthrough_ll over tmpfs
+        rm -rf "$shm" && mkdir -p "$shm/src" "$work/pt"
+        "$pt" -o source="$shm/src" "$work/pt" && mounts+=("$work/pt") && wait_mounted "$work/pt"
+        python3 Benchmarks/fs/phases.py "$work/pt" $notes $folders | sed "s/^/passthrough_ll /" >>"$results"
+        fusermount3 -u "$work/pt"
+        # notesfs (database on disk, as users run it)
+        rm -rf "$work/db" && mkdir -p "$work/db" "$work/nfs"
+        .build/release/notesfs "$work/db" "$work/nfs" && mounts+=("$work/nfs") && wait_mounted "$work/nfs"
+        python3 Benchmarks/fs/phases.py "$work/nfs" $notes $folders | sed "s/^/notesfs /" >>"$results"
+        fusermount3 -u "$work/nfs"
+        rm -rf "$shm"
+        echo "round $round done" >&2
+    done
+    python3 - "$results" <<'PY'
+import sys, statistics, collections
+rows = collections.defaultdict(list)
+order = []
+for line in open(sys.argv[1]):
+    fs, phase, secs = line.split()
+    if phase not in order: order.append(phase)
+    rows[(fs, phase)].append(float(secs))
+med = {k: statistics.median(v) for k, v in rows.items()}
+print(f"{'phase':<13}{'tmpfs':>10}{'passthrough_ll':>16}{'notesfs':>10}{'notesfs/pt':>12}{'pt/tmpfs':>10}")
+for p in order:
+    t, pt, n = med[("tmpfs", p)], med[("passthrough_ll", p)], med[("notesfs", p)]
+    print(f"{p:<13}{t:>10.3f}{pt:>16.3f}{n:>10.3f}{n/pt:>12.2f}{pt/t:>10.1f}")
+PY
+    echo "== notesfs at 100,000 notes: mount + first ls -lR, daemon peak RSS"
+    build store-bench
+    .build/release/store-bench generate "$work/db100k" 100000 100 >/dev/null
+    sync
+    mkdir -p "$work/big"
+    local start end pid
+    start=$(date +%s.%N)
+    .build/release/notesfs "$work/db100k" "$work/big" -f &
+    pid=$!
+    mounts+=("$work/big")
+    wait_mounted "$work/big"
+    ls -lR "$work/big" >/dev/null
+    end=$(date +%s.%N)
+    printf "mount + first ls -lR (100,000 notes)        %.2f s\n" "$(echo "$end - $start" | bc)"
+    start=$(date +%s.%N)
+    ls -lR "$work/big" >/dev/null
+    end=$(date +%s.%N)
+    printf "second ls -lR                               %.2f s\n" "$(echo "$end - $start" | bc)"
+    start=$(date +%s.%N)
+    grep -r Zanzibar "$work/big" | wc -l >/dev/null
+    end=$(date +%s.%N)
+    printf "grep -r over 100,000 notes                  %.2f s\n" "$(echo "$end - $start" | bc)"
+    echo "daemon peak RSS                             $(peak_rss_mb $pid) MB"
+    fusermount3 -u "$work/big"
+    wait $pid || true
+}
+
+bench_cli() {
+    if [ -x scripts/bench-cli.sh ]; then scripts/bench-cli.sh; else echo "cli benchmark: scripts/bench-cli.sh missing"; fi
+}
+
+case "$what" in
+store) bench_store "${2:-}" ;;
+fs) bench_fs "${2:-3}" ;;
+cli) bench_cli ;;
+all) bench_store; bench_fs 3; bench_cli ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | cli | all" >&2; exit 2 ;;
+esac
