@@ -1,0 +1,121 @@
+import Foundation
+
+/// How records show as file names inside one folder: the rules the mount and the CLI share.
+///
+/// DESIGN.md §4. Depends only on the Swift standard library and `Date`, so the mount can use the
+/// same file (it belongs in `Notes`; see the CLI issue's report).
+///
+/// 1. A note shows as `Title.md`; a folder and an attachment show as their name.
+/// 2. In a name, `/` shows as `∕` (U+2215 DIVISION SLASH) and NUL as `␀` (U+2400); an empty title or
+///    name shows as `Untitled`; a folder or attachment named `.` or `..` shows as `․` or `‥`
+///    (U+2024, U+2025), since those names are taken by the directory itself.
+/// 3. Names are compared byte for byte (as the kernel does): `é` and `e` + U+0301 differ.
+/// 4. When several records of one folder would show the same name, the earliest created
+///    (`creationDate`, then `recordName`) keeps it; each other gets ` (xxxxxx)` before a trailing
+///    `.md` (at the end when there is none), made of the first 6 characters of its `recordName`
+///    lowercased with everything but ASCII letters and digits dropped. If that is still taken, the
+///    suffix grows (8, 12, then every such character, then a counter).
+public enum EntryNames {
+    /// What a directory entry is.
+    public enum Kind: Sendable, Hashable {
+        case folder, note, attachment
+    }
+
+    /// A record to be named: its kind, stored name (folder `name`, note `title`, attachment `name`)
+    /// and what decides who keeps a contested name.
+    public struct Candidate: Sendable, Hashable {
+        public var recordName: String
+        public var kind: Kind
+        public var name: String
+        public var creationDate: Date?
+
+        public init(recordName: String, kind: Kind, name: String, creationDate: Date?) {
+            self.recordName = recordName
+            self.kind = kind
+            self.name = name
+            self.creationDate = creationDate
+        }
+    }
+
+    public static let untitled = "Untitled"
+    public static let noteExtension = ".md"
+
+    /// The file name of one record before de-duplication (rules 1 and 2).
+    public static func baseName(_ name: String, kind: Kind) -> String {
+        var shown = name.replacingOccurrences(of: "/", with: "\u{2215}").replacingOccurrences(of: "\u{0}", with: "\u{2400}")
+        if shown.isEmpty { shown = untitled }
+        switch kind {
+        case .note: return shown + noteExtension
+        case .folder, .attachment:
+            if shown == "." { return "\u{2024}" }
+            if shown == ".." { return "\u{2025}" }
+            return shown
+        }
+    }
+
+    /// The stored title for a note file name: without `.md`, `∕` back to `/` (the inverse of
+    /// ``baseName(_:kind:)`` for the names it produces, `Untitled.md` aside).
+    public static func title(fromFileName fileName: String) -> String {
+        var title = fileName
+        if title.hasSuffix(noteExtension) { title.removeLast(noteExtension.count) }
+        return title.replacingOccurrences(of: "\u{2215}", with: "/").replacingOccurrences(of: "\u{2400}", with: "\u{0}")
+    }
+
+    /// The stored name for a folder or attachment file name (`∕` back to `/`).
+    public static func name(fromFileName fileName: String) -> String {
+        fileName.replacingOccurrences(of: "\u{2215}", with: "/").replacingOccurrences(of: "\u{2400}", with: "\u{0}")
+    }
+
+    /// The suffix characters of a record name: lowercased ASCII letters and digits, in order.
+    public static func suffixCharacters(_ recordName: String) -> String {
+        String(recordName.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(Character.init))
+    }
+
+    /// Inserts ` (suffix)` before a trailing `.md`, or at the end.
+    public static func suffixed(_ base: String, _ suffix: String) -> String {
+        if base.hasSuffix(noteExtension), base.count > noteExtension.count {
+            return String(base.dropLast(noteExtension.count)) + " (\(suffix))" + noteExtension
+        }
+        return base + " (\(suffix))"
+    }
+
+    /// The file names of all entries of one folder, unique byte for byte, in the order given.
+    public static func assign(_ candidates: [Candidate]) -> [String] {
+        let bases = candidates.map { baseName($0.name, kind: $0.kind) }
+        let order = candidates.indices.sorted { a, b in
+            let da = candidates[a].creationDate ?? .distantFuture
+            let db = candidates[b].creationDate ?? .distantFuture
+            if da != db { return da < db }
+            return candidates[a].recordName.utf8.lexicographicallyPrecedes(candidates[b].recordName.utf8)
+        }
+        var names = bases
+        var taken = Set<[UInt8]>()
+        var losers: [Int] = []
+        for index in order {
+            if taken.insert(Array(bases[index].utf8)).inserted { continue }
+            losers.append(index)
+        }
+        // Names of winners are fixed first, so a suffixed name never takes a winner's name.
+        for index in losers {
+            let characters = suffixCharacters(candidates[index].recordName)
+            var lengths = [6, 8, 12].filter { $0 < characters.count } + [characters.count]
+            lengths = lengths.filter { $0 > 0 }
+            var chosen: String?
+            for length in lengths {
+                let name = suffixed(bases[index], String(characters.prefix(length)))
+                if taken.insert(Array(name.utf8)).inserted {
+                    chosen = name
+                    break
+                }
+            }
+            var counter = 2
+            while chosen == nil {
+                let name = suffixed(bases[index], (characters.isEmpty ? "" : characters + "-") + String(counter))
+                if taken.insert(Array(name.utf8)).inserted { chosen = name }
+                counter += 1
+            }
+            names[index] = chosen!
+        }
+        return names
+    }
+}
