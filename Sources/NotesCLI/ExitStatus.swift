@@ -55,7 +55,7 @@ struct CLIError: Error, Sendable {
     }
 
     static func usage(_ message: String, command: String? = nil) -> CLIError {
-        CLIError(.usage, command, message + "\n" + "Try 'notesfs \(command.map { $0 + " " } ?? "")--help'.")
+        CLIError(.usage, command, message + " (see 'notesfs \(command.map { $0 + " " } ?? "")--help')")
     }
 
     /// Maps a store error about `subject` to its exit status and a one-line cause.

@@ -31,6 +31,9 @@ enum Formatting {
         return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(8))
     }
 
+    /// `1 note`, `2 notes`.
+    static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
     static func kindName(_ kind: EntryNames.Kind) -> String {
         switch kind {
         case .folder: "folder"

@@ -53,7 +53,7 @@ public enum NotesCLI {
                 output.line(Help.general)
                 return .success
             }
-            throw CLIError(.usage, nil, "a command or a mount point is needed\n" + Help.usageLines + "\nTry 'notesfs --help'.")
+            throw CLIError.usage("a command or a mount point is needed")
         }
         var word = arguments[index]
         var remaining = Array(arguments[(index + 1)...])

@@ -72,7 +72,7 @@ struct TreeImport {
         var batchItems = 0
         func flush() throws(CLIError) {
             guard !batch.isEmpty else { return }
-            do { try database.modify(saving: batch, savePolicy: .allKeys) } catch { throw CLIError.store(error, subject: database.path) }
+            do { try database.modify(saving: batch) } catch { throw CLIError.store(error, subject: database.path) }
             batch.removeAll(keepingCapacity: true)
             progress.advance(by: batchItems)
             batchItems = 0

@@ -25,6 +25,7 @@ import Testing
             let result = try notesfs(arguments, db: arguments.isEmpty ? nil : db)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix("notesfs: "), "\(arguments)")
+            #expect(result.stderr.filter { $0 == "\n" }.count == 1, "one line: \(result.stderr)")
             #expect(result.stdout.isEmpty)
         }
     }

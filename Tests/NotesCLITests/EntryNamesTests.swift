@@ -48,9 +48,4 @@ import Testing
         #expect(names[0].utf8.elementsEqual("caf\u{E9}.md".utf8))
         #expect(names[1].utf8.elementsEqual("cafe\u{301}.md".utf8))
     }
-
-    @Test func progressBarText() {
-        let text = ProgressBar.render(label: "import", count: 50, total: 100, elapsed: 5, width: 10)
-        #expect(text == "import [#####.....] 50/100  10/s  ETA 0:05")
-    }
 }

@@ -36,11 +36,11 @@ enum ExportCommand {
                 ]))
         } else {
             context.output.info(
-                "exported \(summary.notes) notes, \(summary.attachments) attachments, \(summary.folders) folders in "
+                "exported \(Formatting.count(summary.notes, "note")), \(Formatting.count(summary.attachments, "attachment")), \(Formatting.count(summary.folders, "folder")) in "
                     + String(format: "%.2f", progress.elapsed) + " s")
         }
         if let first = summary.failures.first {
-            throw CLIError(first.status, target, "\(summary.failures.count) record\(summary.failures.count == 1 ? "" : "s") not exported")
+            throw CLIError(first.status, target, Formatting.count(summary.failures.count, "record") + " not exported")
         }
     }
 }

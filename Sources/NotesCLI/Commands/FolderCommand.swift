@@ -100,7 +100,8 @@ enum FolderCommand {
         } else {
             context.output.lines(removed.map(\.displayPath))
             let counts = [EntryNames.Kind.folder, .note, .attachment].map { kind in removed.filter { $0.kind == kind }.count }
-            let summary = "\(counts[0]) folder\(counts[0] == 1 ? "" : "s"), \(counts[1]) note\(counts[1] == 1 ? "" : "s"), \(counts[2]) attachment\(counts[2] == 1 ? "" : "s")"
+            let summary = [Formatting.count(counts[0], "folder"), Formatting.count(counts[1], "note"), Formatting.count(counts[2], "attachment")]
+                .joined(separator: ", ")
             context.output.info((dryRun ? "would remove " : "removed ") + summary)
         }
     }

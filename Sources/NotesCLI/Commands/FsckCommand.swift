@@ -45,11 +45,11 @@ enum FsckCommand {
             out += report.droppedRecords.map { "dropped from the index: record \($0.recordName)" }
             context.output.lines(out)
             context.output.info(
-                "\(report.recordsChecked) record files checked, \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found"
+                Formatting.count(report.recordsChecked, "record file") + " checked, " + Formatting.count(report.problems.count, "problem") + " found"
                     + (repair ? ", \(remaining.count) remaining after repair" : ""))
         }
         if !remaining.isEmpty {
-            throw CLIError(.damaged, database.path, "\(remaining.count) problem\(remaining.count == 1 ? "" : "s")" + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
+            throw CLIError(.damaged, database.path, Formatting.count(remaining.count, "problem") + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
         }
     }
 

@@ -37,11 +37,11 @@ enum ImportCommand {
                 ]))
         } else {
             context.output.info(
-                "imported \(summary.notes) notes, \(summary.attachments) attachments, \(summary.folders) folders in "
+                "imported \(Formatting.count(summary.notes, "note")), \(Formatting.count(summary.attachments, "attachment")), \(Formatting.count(summary.folders, "folder")) in "
                     + String(format: "%.2f", progress.elapsed) + " s" + (summary.skipped > 0 ? " (\(summary.skipped) skipped)" : ""))
         }
         if let first = summary.failures.first {
-            throw CLIError(first.status, source, "\(summary.failures.count) file\(summary.failures.count == 1 ? "" : "s") not imported")
+            throw CLIError(first.status, source, Formatting.count(summary.failures.count, "file") + " not imported")
         }
     }
 }
