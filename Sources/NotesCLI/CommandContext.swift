@@ -8,6 +8,8 @@ struct CommandContext {
     let arguments: Arguments
     let output: Output
     let databasePath: String
+    /// The command's synopsis (`note mv SRC DST`), to name a missing argument.
+    var synopsis: String = ""
 
     /// Opens the database (without a background thread: the CLI is short-lived and syncs at the end).
     ///
@@ -24,7 +26,16 @@ struct CommandContext {
     }
 
     func positionals(min: Int, max: Int) throws(CLIError) -> [String] {
-        try arguments.positionals(min: min, max: max, command: command)
+        if arguments.positionals.count < min, arguments.positionals.count < requiredNames.count {
+            throw CLIError.usage("missing \(requiredNames[arguments.positionals.count])", command: command)
+        }
+        return try arguments.positionals(min: min, max: max, command: command)
+    }
+
+    /// The required positional arguments named in the synopsis (`SRC`, `DST`).
+    var requiredNames: [String] {
+        let words = synopsis.split(separator: " ").dropFirst(command.split(separator: " ").count)
+        return words.filter { word in (word.first.map { $0.isUppercase } ?? false) && !word.hasSuffix("]") }.map(String.init)
     }
 }
 

@@ -43,7 +43,7 @@ enum Help {
     ///
     /// - Throws: a usage ``CLIError`` for an unknown topic.
     static func text(for topic: String) throws(CLIError) -> String {
-        if topic.isEmpty { return general }
+        if topic.isEmpty || topic == "help" { return general }
         if let spec = CommandTable.spec(named: topic) {
             var text = "usage: notesfs " + spec.synopsis + "\n\n" + spec.summary + ".\n"
             if !spec.help.isEmpty { text += "\n" + spec.help + "\n" }

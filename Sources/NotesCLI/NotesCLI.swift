@@ -90,7 +90,8 @@ public enum NotesCLI {
         merged.values.merge(leading.values) { mine, _ in mine }
         apply(merged, to: &output)
         let context = CommandContext(
-            command: word, arguments: merged, output: output, databasePath: merged.value("--db") ?? RecordDatabase.defaultPath)
+            command: word, arguments: merged, output: output, databasePath: merged.value("--db") ?? RecordDatabase.defaultPath,
+            synopsis: spec.synopsis)
         try spec.run(context)
         return .success
     }
