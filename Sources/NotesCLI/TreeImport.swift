@@ -38,7 +38,7 @@ struct TreeImport {
             for raw in try FileSystem.names(in: directory) {
                 guard let name = String(validating: raw, as: UTF8.self) else {
                     let shown = String(decoding: raw, as: UTF8.self)
-                    summary.failures.append(CLIError(.usage, directory + "/" + shown, "file name is not UTF-8; not imported"))
+                    summary.failures.append(CLIError(.io, directory + "/" + shown, "file name is not UTF-8; not imported"))
                     continue
                 }
                 names.append(name)

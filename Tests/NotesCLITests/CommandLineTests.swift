@@ -32,7 +32,8 @@ import Testing
 
     @Test func theMountFormGoesToTheMountCommand() throws {
         // Not a subcommand: the mount form (built separately) gets the arguments.
-        let result = try notesfs(["/nonexistent-db", "/nonexistent-mountpoint", "-f"], db: nil)
+        let dir = makeTemporaryDirectory("mountform")
+        let result = try notesfs([dir + "/no-db", dir + "/no-mountpoint", "-f"], db: nil)
         #expect(result.status != 0)
         #expect(!result.stderr.contains("unknown command"))
     }

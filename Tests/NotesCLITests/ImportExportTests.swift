@@ -152,6 +152,24 @@ func roundTrip(_ source: String, label: String) throws {
         #expect(try notesfs(["import", source, "--into", "Nope"], db: db).status == 1)
     }
 
+    @Test func namesThatAreNotUTF8AreReportedAndTheRestImported() throws {
+        let source = makeTemporaryDirectory("badname") + "/src"
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        try Data("fine".utf8).write(to: URL(fileURLWithPath: source + "/ok.md"))
+        let bad = Array(source.utf8) + [0x2F, 0x66, 0xFF, 0x2E, 0x6D, 0x64, 0]
+        let fd = bad.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { open($0, O_CREAT | O_WRONLY, 0o644) }
+        }
+        #expect(fd >= 0)
+        close(fd)
+        let db = makeDatabasePath("badname")
+        let result = try notesfs(["import", source], db: db)
+        #expect(result.status == 5)
+        #expect(result.stderr.contains("/f\u{FFFD}.md: file name is not UTF-8; not imported\n"))
+        #expect(result.stderr.hasSuffix("notesfs: \(source): 1 file not imported\n"))
+        #expect(try notesfs(["note", "cat", "ok"], db: db).out == "fine")
+    }
+
     @Test func markdownCorpusOnThisMachineRoundTrips() throws {
         let source = makeTemporaryDirectory("corpus") + "/src"
         var copied = 0
