@@ -132,19 +132,14 @@ enum NoteCommand {
         try FileSystem.write(original, to: file)
         let discard = { try? FileManager.default.removeItem(atPath: directory) }
 
-        let environment = ProcessInfo.processInfo.environment
-        let editor = [environment["VISUAL"], environment["EDITOR"]].compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", editor + " \"$@\"", editor, file]
-        do { try process.run() } catch {
+        let status: Int32
+        do { status = try Editor.edit(file) } catch {
             discard()
-            throw CLIError(.io, editor, "cannot run the editor: \(error)")
+            throw error
         }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard status == 0 else {
             discard()
-            throw CLIError(.io, editor, "the editor failed (status \(process.terminationStatus)); the note is unchanged")
+            throw CLIError(.io, Editor.command, "the editor failed (status \(status)); the note is unchanged")
         }
         let edited = try FileSystem.read(file)
         if edited == original {
