@@ -1,4 +1,5 @@
 import Foundation
+import RecordStore
 import Testing
 
 @Suite struct ListAndQueryTests {
@@ -17,6 +18,22 @@ import Testing
         let single = try notesfs(["ls", "Work/Plan"], db: db)
         #expect(single.out == "Work/Plan.md\n")
         #expect(try notesfs(["ls", "Nope"], db: db).status == 1)
+
+        // Two notes with one title (saved through the store, as the mount or a sync could):
+        // the earlier keeps the name, the later gets a suffix from its record name.
+        do {
+            let store = try RecordDatabase(path: db, backgroundThread: false)
+            for (name, text) in [("first-note", "one"), ("SECOND-note-0001", "two")] {
+                var note = Record(recordType: "Note", recordID: RecordID(recordName: name))
+                note["title"] = "Dup"
+                note["text"] = .string(text)
+                try store.modify(saving: [note])
+            }
+            try store.close()
+        }
+        #expect(try notesfs(["ls"], db: db).out == "Dup (second).md\nDup.md\nWork/\n")
+        #expect(try notesfs(["note", "cat", "Dup"], db: db).out == "one")
+        #expect(try notesfs(["note", "cat", "Dup (second).md"], db: db).out == "two")
     }
 
     @Test func queryFindsSortsAndLimits() throws {
