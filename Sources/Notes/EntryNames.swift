@@ -1,108 +1,155 @@
 import Foundation
-import RecordStore
 
-/// How records are named as files, the one rule shared by the mount and the CLI.
+/// How records show as file names inside one folder: the rules the mount and the CLI share.
 ///
-/// - A note is `Title.md`; a folder is its name; an attachment is its name.
-/// - `/` in a title or name shows as `∕` (U+2215), NUL as `␀` (U+2400); an empty title or name as
-///   `Untitled`; `.` and `..` as `Untitled.` / `Untitled..`.
-/// - When several records in one folder would show the same name, the earliest created (then the
-///   smallest record name) keeps it; each other gets ` (xxxxxx)` before the extension (`.md` for
-///   notes, the last `.ext` for attachments, at the end for folders), `xxxxxx` being the first six
-///   letters and digits of its record name, lowercased.
-/// - A name longer than 255 bytes is cut (on a character boundary) to fit.
+/// DESIGN.md §4. Depends only on the Swift standard library and `Date`, so the mount can use the
+/// same file (it belongs in `Notes`; see the CLI issue's report).
+///
+/// 1. A note shows as `Title.md`; a folder and an attachment show as their name.
+/// 2. In a name, `/` shows as `∕` (U+2215 DIVISION SLASH) and NUL as `␀` (U+2400); an empty title or
+///    name shows as `Untitled`; a folder or attachment named `.` or `..` shows as `․` or `‥`
+///    (U+2024, U+2025), since those names are taken by the directory itself.
+/// 3. Names are compared byte for byte (as the kernel does): `é` and `e` + U+0301 differ.
+/// 4. When several records of one folder would show the same name, the earliest created
+///    (`creationDate`, then `recordName`) keeps it; each other gets ` (xxxxxx)` before a trailing
+///    `.md` (at the end when there is none), made of the first 6 characters of its `recordName`
+///    lowercased with everything but ASCII letters and digits dropped. If that is still taken, the
+///    suffix grows (8, 12, then every such character, then a counter).
 public enum EntryNames {
+    /// What a directory entry is.
+    public enum Kind: Sendable, Hashable {
+        case folder, note, attachment
+    }
+
+    /// A record to be named: its kind, stored name (folder `name`, note `title`, attachment `name`)
+    /// and what decides who keeps a contested name.
+    public struct Candidate: Sendable, Hashable {
+        public var recordName: String
+        public var kind: Kind
+        public var name: String
+        public var creationDate: Date?
+
+        public init(recordName: String, kind: Kind, name: String, creationDate: Date?) {
+            self.recordName = recordName
+            self.kind = kind
+            self.name = name
+            self.creationDate = creationDate
+        }
+    }
+
+    public static let untitled = "Untitled"
     public static let noteExtension = ".md"
+
+    /// The file name of one record before de-duplication (rules 1 and 2).
+    public static func baseName(_ name: String, kind: Kind) -> String {
+        var shown = name.replacingOccurrences(of: "/", with: "\u{2215}").replacingOccurrences(of: "\u{0}", with: "\u{2400}")
+        if shown.isEmpty { shown = untitled }
+        switch kind {
+        case .note: return fit(shown, reserving: noteExtension.utf8.count) + noteExtension
+        case .folder, .attachment:
+            if shown == "." { return "\u{2024}" }
+            if shown == ".." { return "\u{2025}" }
+            return fit(shown, reserving: 0)
+        }
+    }
+
+    /// File names are at most this many bytes (NAME_MAX).
     public static let maximumNameLength = 255
 
-    /// The file name of a record before collisions are resolved.
-    public static func baseName(recordType: String, title: String) -> String {
-        let shown = displayText(title)
-        return recordType == Note.recordType ? fit(shown, suffix: "", extension: noteExtension) : fit(shown, suffix: "", extension: "")
-    }
-
-    /// The name with a collision suffix for `recordName`.
-    public static func suffixedName(recordType: String, title: String, recordName: String) -> String {
-        let shown = displayText(title)
-        let tag = " (" + suffix(for: recordName) + ")"
+    /// The kind of entry a record type shows as; nil for types the mount does not show.
+    public static func kind(ofRecordType recordType: String) -> Kind? {
         switch recordType {
-        case Note.recordType:
-            return fit(shown, suffix: tag, extension: noteExtension)
-        case Folder.recordType:
-            return fit(shown, suffix: tag, extension: "")
-        default:
-            if let dot = shown.lastIndex(of: "."), dot != shown.startIndex {
-                return fit(String(shown[..<dot]), suffix: tag, extension: String(shown[dot...]))
-            }
-            return fit(shown, suffix: tag, extension: "")
+        case "Folder": .folder
+        case "Note": .note
+        case "Attachment": .attachment
+        default: nil
         }
     }
 
-    /// The six-character collision suffix of a record name.
-    public static func suffix(for recordName: String) -> String {
-        let letters = recordName.lowercased().unicodeScalars.filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) }
-        let text = String(String.UnicodeScalarView(letters.prefix(6)))
-        return text.isEmpty ? "x" : text
-    }
-
-    /// Title/name as shown in a file name (without extension or suffix).
-    public static func displayText(_ title: String) -> String {
-        var shown = title.replacingOccurrences(of: "/", with: "\u{2215}").replacingOccurrences(of: "\u{0}", with: "\u{2400}")
-        if shown.isEmpty { shown = "Untitled" }
-        if shown == "." || shown == ".." { shown = "Untitled" + shown }
-        return shown
-    }
-
-    /// The title a file name stands for (the reverse of ``displayText(_:)``), without `.md`.
-    public static func title(fromFileName name: String) -> String {
-        var text = name
-        if text.hasSuffix(noteExtension) { text.removeLast(noteExtension.count) }
-        return text.replacingOccurrences(of: "\u{2215}", with: "/")
-    }
-
-    /// A folder or attachment name from a file name.
-    public static func name(fromFileName name: String) -> String {
-        name.replacingOccurrences(of: "\u{2215}", with: "/")
-    }
-
-    /// Whether a file name is a note's (`*.md`).
+    /// Whether a file name names a note (`*.md`, with something before the extension).
     public static func isNoteFileName(_ name: String) -> Bool {
-        name.hasSuffix(noteExtension) && name.count > noteExtension.count
+        name.hasSuffix(noteExtension) && name.utf8.count > noteExtension.utf8.count
     }
 
-    /// `stem + suffix + ext`, cutting `stem` so that the whole fits in 255 bytes.
-    static func fit(_ stem: String, suffix: String, extension ext: String) -> String {
-        let budget = maximumNameLength - suffix.utf8.count - ext.utf8.count
-        var cut = stem
-        if cut.utf8.count > budget {
-            var bytes = 0
-            var end = cut.startIndex
-            for index in cut.indices {
-                let size = cut[index].utf8.count
-                if bytes + size > budget { break }
-                bytes += size
-                end = cut.index(after: index)
-            }
-            cut = String(cut[..<end])
+    /// Cuts `text` on a character boundary so that it and `reserved` more bytes fit in a file name.
+    static func fit(_ text: String, reserving reserved: Int) -> String {
+        let budget = maximumNameLength - reserved
+        guard text.utf8.count > budget else { return text }
+        var bytes = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let size = text[index].utf8.count
+            if bytes + size > budget { break }
+            bytes += size
+            end = text.index(after: index)
         }
-        return cut + suffix + ext
+        return String(text[..<end])
     }
 
-    /// Resolves the names of records that share one directory: returns each record's file name.
-    ///
-    /// `members` are (recordName, recordType, title, creationDate).
-    public static func resolve(_ members: [(recordName: String, recordType: String, title: String, created: Date)]) -> [String: String] {
-        var groups: [String: [(recordName: String, recordType: String, title: String, created: Date)]] = [:]
-        for member in members {
-            groups[baseName(recordType: member.recordType, title: member.title), default: []].append(member)
+    /// The stored title for a note file name: without `.md`, `∕` back to `/` (the inverse of
+    /// ``baseName(_:kind:)`` for the names it produces, `Untitled.md` aside).
+    public static func title(fromFileName fileName: String) -> String {
+        var title = fileName
+        if title.hasSuffix(noteExtension) { title.removeLast(noteExtension.count) }
+        return title.replacingOccurrences(of: "\u{2215}", with: "/").replacingOccurrences(of: "\u{2400}", with: "\u{0}")
+    }
+
+    /// The stored name for a folder or attachment file name (`∕` back to `/`).
+    public static func name(fromFileName fileName: String) -> String {
+        fileName.replacingOccurrences(of: "\u{2215}", with: "/").replacingOccurrences(of: "\u{2400}", with: "\u{0}")
+    }
+
+    /// The suffix characters of a record name: lowercased ASCII letters and digits, in order.
+    public static func suffixCharacters(_ recordName: String) -> String {
+        String(recordName.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(Character.init))
+    }
+
+    /// Inserts ` (suffix)` before a trailing `.md`, or at the end.
+    public static func suffixed(_ base: String, _ suffix: String) -> String {
+        let tag = " (\(suffix))"
+        if base.hasSuffix(noteExtension), base.count > noteExtension.count {
+            let stem = String(base.dropLast(noteExtension.count))
+            return fit(stem, reserving: tag.utf8.count + noteExtension.utf8.count) + tag + noteExtension
         }
-        var names: [String: String] = [:]
-        for (base, group) in groups {
-            let ordered = group.sorted { ($0.created, $0.recordName) < ($1.created, $1.recordName) }
-            names[ordered[0].recordName] = base
-            for member in ordered.dropFirst() {
-                names[member.recordName] = suffixedName(recordType: member.recordType, title: member.title, recordName: member.recordName)
+        return fit(base, reserving: tag.utf8.count) + tag
+    }
+
+    /// The file names of all entries of one folder, unique byte for byte, in the order given.
+    public static func assign(_ candidates: [Candidate]) -> [String] {
+        let bases = candidates.map { baseName($0.name, kind: $0.kind) }
+        let order = candidates.indices.sorted { a, b in
+            let da = candidates[a].creationDate ?? .distantFuture
+            let db = candidates[b].creationDate ?? .distantFuture
+            if da != db { return da < db }
+            return candidates[a].recordName.utf8.lexicographicallyPrecedes(candidates[b].recordName.utf8)
+        }
+        var names = bases
+        var taken = Set<[UInt8]>()
+        var losers: [Int] = []
+        for index in order {
+            if taken.insert(Array(bases[index].utf8)).inserted { continue }
+            losers.append(index)
+        }
+        // Names of winners are fixed first, so a suffixed name never takes a winner's name.
+        for index in losers {
+            let characters = suffixCharacters(candidates[index].recordName)
+            var lengths = [6, 8, 12].filter { $0 < characters.count } + [characters.count]
+            lengths = lengths.filter { $0 > 0 }
+            var chosen: String?
+            for length in lengths {
+                let name = suffixed(bases[index], String(characters.prefix(length)))
+                if taken.insert(Array(name.utf8)).inserted {
+                    chosen = name
+                    break
+                }
             }
+            var counter = 2
+            while chosen == nil {
+                let name = suffixed(bases[index], (characters.isEmpty ? "" : characters + "-") + String(counter))
+                if taken.insert(Array(name.utf8)).inserted { chosen = name }
+                counter += 1
+            }
+            names[index] = chosen!
         }
         return names
     }

@@ -31,7 +31,8 @@ struct DirectoryListing {
     }
 
     private static func base(_ member: Member) -> String {
-        member.recordType == scratchType ? member.title : EntryNames.baseName(recordType: member.recordType, title: member.title)
+        guard let kind = EntryNames.kind(ofRecordType: member.recordType) else { return member.title }
+        return EntryNames.baseName(member.title, kind: kind)
     }
 
     /// Inserts or updates a member; returns every entry whose name changed.
@@ -69,18 +70,18 @@ struct DirectoryListing {
         var renames: [Rename] = []
         var assigned: [(Inode, String)] = []
         for base in bases {
-            let inodes = groups[base] ?? []
-            let ordered = inodes.sorted {
-                let a = members[$0]!, b = members[$1]!
-                return (a.created, a.recordName) < (b.created, b.recordName)
-            }
-            for (position, inode) in ordered.enumerated() {
+            // The shared rule (EntryNames.assign) over the records that want this name; a scratch
+            // file keeps its name (creating one over an existing name is refused).
+            let inodes = Array(groups[base] ?? [])
+            let records = inodes.filter { members[$0]!.recordType != Self.scratchType }
+            for inode in inodes where members[inode]!.recordType == Self.scratchType { assigned.append((inode, base)) }
+            let candidates = records.map { inode -> EntryNames.Candidate in
                 let member = members[inode]!
-                let name =
-                    position == 0 || member.recordType == Self.scratchType
-                    ? base : EntryNames.suffixedName(recordType: member.recordType, title: member.title, recordName: member.recordName)
-                assigned.append((inode, name))
+                return EntryNames.Candidate(
+                    recordName: member.recordName, kind: EntryNames.kind(ofRecordType: member.recordType) ?? .attachment,
+                    name: member.title, creationDate: member.created)
             }
+            for (inode, name) in zip(records, EntryNames.assign(candidates)) { assigned.append((inode, name)) }
         }
         // Clear old names first so that swaps within a group resolve cleanly.
         for (inode, name) in assigned where nameOf[inode] != name {

@@ -1,0 +1,174 @@
+import Foundation
+import Notes
+import RecordStore
+
+/// One entry of a folder as the mount shows it: a folder, a note or an attachment, with its file name.
+struct Entry: Sendable {
+    var kind: EntryNames.Kind
+    var metadata: RecordMetadata
+    /// The stored name (folder `name`, note `title`, attachment `name`).
+    var name: String
+    /// The name shown in the folder (``EntryNames``).
+    var fileName: String
+    /// The containing folder; nil at the root.
+    var parent: RecordID?
+    /// The path from the root, without a trailing `/`.
+    var path: String
+
+    var recordID: RecordID { metadata.recordID }
+    var modificationDate: Date? { metadata.record.modificationDate }
+    /// Bytes of the note text or attachment content; nil for a folder.
+    var size: Int? {
+        switch kind {
+        case .folder: nil
+        case .note: metadata.byteCount(of: "text") ?? 0
+        case .attachment: metadata.record["content"]?.assetValue.map { Int($0.size) } ?? 0
+        }
+    }
+    /// The path as listed: folders end in `/`.
+    var displayPath: String { kind == .folder ? path + "/" : path }
+}
+
+/// The folder tree of a database, named as the mount names it, for resolving and printing paths.
+///
+/// Reads metadata only (the store's in-memory index); caches each folder's listing.
+final class Catalog {
+    let database: RecordDatabase
+    private var listings: [RecordID?: [Entry]] = [:]
+    private var folderPaths: [RecordID: String] = [:]
+
+    init(database: RecordDatabase) { self.database = database }
+
+    static func kind(of recordType: String) -> EntryNames.Kind? {
+        switch recordType {
+        case Folder.recordType: .folder
+        case Note.recordType: .note
+        case Attachment.recordType: .attachment
+        default: nil
+        }
+    }
+
+    static func nameKey(_ kind: EntryNames.Kind) -> String { kind == .note ? "title" : "name" }
+    static func parentKey(_ kind: EntryNames.Kind) -> String { kind == .folder ? "parent" : "folder" }
+
+    /// The entries of a folder (nil: the root), sorted by file name byte order.
+    func children(of folder: RecordID?) throws(CLIError) -> [Entry] {
+        if let cached = listings[folder] { return cached }
+        var metadata: [(EntryNames.Kind, RecordMetadata)] = []
+        for kind in [EntryNames.Kind.folder, .note, .attachment] {
+            let type = kind == .folder ? Folder.recordType : kind == .note ? Note.recordType : Attachment.recordType
+            let key = Self.parentKey(kind)
+            if let folder {
+                metadata += database.referrers(to: folder, key: key).filter { $0.recordType == type }.map { (kind, $0) }
+            } else {
+                let predicate: RecordStore.Predicate
+                do { predicate = try RecordStore.Predicate(format: "%K == nil", .string(key)) } catch {
+                    throw CLIError.store(error, subject: nil)
+                }
+                metadata += database.queryMetadata(Query(recordType: type, predicate: predicate)).map { (kind, $0) }
+            }
+        }
+        var names: [String] = []
+        for (kind, item) in metadata { names.append(try storedName(item, kind: kind)) }
+        let candidates = zip(metadata, names).map { pair in
+            EntryNames.Candidate(recordName: pair.0.1.recordID.recordName, kind: pair.0.0, name: pair.1, creationDate: pair.0.1.record.creationDate)
+        }
+        let fileNames = EntryNames.assign(candidates)
+        let prefix = try folder.map { (id) throws(CLIError) in try self.folderPath(id) }
+        var entries: [Entry] = []
+        for index in metadata.indices {
+            let path = prefix.map { $0 + "/" + fileNames[index] } ?? fileNames[index]
+            entries.append(
+                Entry(kind: metadata[index].0, metadata: metadata[index].1, name: names[index], fileName: fileNames[index], parent: folder, path: path))
+        }
+        entries.sort { $0.fileName.utf8.lexicographicallyPrecedes($1.fileName.utf8) }
+        listings[folder] = entries
+        return entries
+    }
+
+    /// Forgets cached listings (after this process changed the database).
+    func invalidate() {
+        listings = [:]
+        folderPaths = [:]
+    }
+
+    /// The stored name of a record, read from its file when too long to be held in memory.
+    private func storedName(_ metadata: RecordMetadata, kind: EntryNames.Kind) throws(CLIError) -> String {
+        let key = Self.nameKey(kind)
+        if metadata.isLarge(key) {
+            do { return try database.record(for: metadata.recordID)[key]?.stringValue ?? "" } catch {
+                throw CLIError.store(error, subject: metadata.recordID.recordName)
+            }
+        }
+        return metadata.record[key]?.stringValue ?? ""
+    }
+
+    /// The path of a folder from the root.
+    func folderPath(_ id: RecordID) throws(CLIError) -> String {
+        if let cached = folderPaths[id] { return cached }
+        guard let metadata = database.metadata(for: id) else { throw CLIError(.notFound, id.recordName, "no such folder") }
+        let parent = metadata.record["parent"]?.referenceValue?.recordID
+        var seen: Set<RecordID> = [id]
+        var ancestor = parent
+        while let current = ancestor {
+            guard seen.insert(current).inserted else { throw CLIError(.damaged, id.recordName, "folder is inside itself") }
+            ancestor = database.metadata(for: current)?.record["parent"]?.referenceValue?.recordID
+        }
+        guard let entry = try children(of: parent).first(where: { $0.recordID == id }) else {
+            throw CLIError(.notFound, id.recordName, "no such folder")
+        }
+        folderPaths[id] = entry.path
+        return entry.path
+    }
+
+    /// The entry of any record (nil when it is not a folder, note or attachment, or is gone).
+    func entry(for id: RecordID) -> Entry? {
+        guard let metadata = database.metadata(for: id), let kind = Self.kind(of: metadata.recordType) else { return nil }
+        let parent = metadata.record[Self.parentKey(kind)]?.referenceValue?.recordID
+        return (try? children(of: parent))?.first { $0.recordID == id }
+    }
+
+    static func components(_ path: String) -> [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init).filter { $0 != "." }
+    }
+
+    /// The entry a path names; nil for the root (an empty path or `/`).
+    ///
+    /// The last component matches a file name, or a note's file name without `.md`.
+    /// - Throws: a not-found ``CLIError`` naming the path.
+    func resolve(_ path: String) throws(CLIError) -> Entry? {
+        let components = Self.components(path)
+        var current: Entry?
+        for (position, component) in components.enumerated() {
+            if let current, current.kind != .folder { throw CLIError(.notFound, path, "\(current.path) is not a folder") }
+            let entries = try children(of: current?.recordID)
+            let isLast = position == components.count - 1
+            let bytes = Array(component.utf8)
+            if let found = entries.first(where: { Array($0.fileName.utf8) == bytes && (isLast || $0.kind == .folder) }) {
+                current = found
+            } else if isLast, let found = entries.first(where: { $0.kind == .note && Array($0.fileName.utf8) == bytes + Array(".md".utf8) }) {
+                current = found
+            } else {
+                throw CLIError(.notFound, path, "no such folder, note or attachment")
+            }
+        }
+        return current
+    }
+
+    /// Resolves a path that must name a folder (or the root: nil).
+    func resolveFolder(_ path: String) throws(CLIError) -> Entry? {
+        let entry = try resolve(path)
+        if let entry, entry.kind != .folder { throw CLIError(.notFound, path, "not a folder") }
+        return entry
+    }
+
+    /// Splits a path for creating something: the existing folder it goes in and the new file name.
+    ///
+    /// - Throws: a usage ``CLIError`` for an empty path, not-found when the folder is missing.
+    func resolveNew(_ path: String) throws(CLIError) -> (folder: Entry?, fileName: String) {
+        var components = Self.components(path)
+        guard let last = components.popLast() else { throw CLIError(.usage, path, "a name is needed") }
+        let folder = try resolveFolder(components.joined(separator: "/"))
+        return (folder, last)
+    }
+}

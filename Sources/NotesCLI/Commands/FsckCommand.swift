@@ -1,0 +1,91 @@
+import Foundation
+import RecordStore
+
+/// `notesfs fsck [--repair]`: checks every file of the database.
+enum FsckCommand {
+    static let spec = CommandSpec(
+        name: "fsck", synopsis: "fsck [--repair]", summary: "check the database (and repair it)",
+        help: """
+            Reads every record file, checks the index, references and assets, and prints each
+            problem with the file or note it is about. Exits 0 when the database is clean, 4
+            when problems remain.
+              --repair   move damaged and foreign record files into <db>/damaged/ (nothing is
+                         deleted) and drop their records from the index, then check again
+            """,
+        options: [OptionSpec("--repair")], run: run)
+
+    static func run(_ context: CommandContext) throws(CLIError) {
+        _ = try context.positionals(min: 0, max: 0)
+        let repair = context.arguments.has("--repair")
+        let database = try context.openDatabase()
+        let catalog = Catalog(database: database)
+        let report: CheckReport
+        do { report = try database.check(repair: repair) } catch { throw CLIError.store(error, subject: database.path) }
+        // Paths of records are computed before a repair changed the index.
+        let lines = report.problems.map { line(for: $0, catalog: catalog) }
+        var remaining = report.problems
+        if repair {
+            do { remaining = try database.check().problems } catch { throw CLIError.store(error, subject: database.path) }
+            try context.finish(database)
+        }
+        if context.output.json {
+            var members: [(String, JSONValue)] = [
+                ("recordsChecked", .int(Int64(report.recordsChecked))),
+                ("problems", .array(zip(report.problems, lines).map { json($0.0, line: $0.1) })),
+            ]
+            if repair {
+                members.append(("movedAside", .array(report.movedAside.map(JSONValue.string))))
+                members.append(("droppedRecords", .array(report.droppedRecords.map { .string($0.recordName) })))
+                members.append(("remainingProblems", .int(Int64(remaining.count))))
+            }
+            context.output.json(.object(members))
+        } else {
+            var out = lines
+            out += report.movedAside.map { "moved aside: \($0)" }
+            out += report.droppedRecords.map { "dropped from the index: record \($0.recordName)" }
+            context.output.lines(out)
+            context.output.info(
+                Formatting.count(report.recordsChecked, "record file") + " checked, " + Formatting.count(report.problems.count, "problem") + " found"
+                    + (repair ? ", \(remaining.count) remaining after repair" : ""))
+        }
+        if !remaining.isEmpty {
+            throw CLIError(.damaged, database.path, Formatting.count(remaining.count, "problem") + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
+        }
+    }
+
+    static func kind(_ problem: CheckProblem) -> String {
+        switch problem {
+        case .damagedRecordFile: "damagedRecordFile"
+        case .missingRecordFile: "missingRecordFile"
+        case .danglingReference: "danglingReference"
+        case .missingAsset: "missingAsset"
+        case .orphanedAsset: "orphanedAsset"
+        case .foreignFile: "foreignFile"
+        }
+    }
+
+    /// `<path>: <problem>`; a record's problem also names the note or folder it is.
+    static func line(for problem: CheckProblem, catalog: Catalog) -> String {
+        var record: RecordID?
+        switch problem {
+        case .missingRecordFile(let id, _), .missingAsset(let id, _, _): record = id
+        case .danglingReference(let from, _, _): record = from
+        default: break
+        }
+        let notePath = record.flatMap { catalog.entry(for: $0)?.displayPath }
+        switch (problem.path, notePath) {
+        case (let path?, let note?): return "\(path) (\(note)): \(problem.description)"
+        case (let path?, nil): return "\(path): \(problem.description)"
+        case (nil, let note?): return "\(note): \(problem.description)"
+        case (nil, nil): return "record \(record?.recordName ?? "?"): \(problem.description)"
+        }
+    }
+
+    static func json(_ problem: CheckProblem, line: String) -> JSONValue {
+        var members: [(String, JSONValue)] = [("kind", .string(kind(problem)))]
+        if let path = problem.path { members.append(("path", .string(path))) }
+        members.append(("description", .string(problem.description)))
+        members.append(("line", .string(line)))
+        return .object(members)
+    }
+}

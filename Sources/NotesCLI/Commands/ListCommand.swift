@@ -1,0 +1,38 @@
+import Foundation
+
+/// `notesfs ls [PATH] [-l]`: a folder as the mount shows it.
+enum ListCommand {
+    static let spec = CommandSpec(
+        name: "ls", synopsis: "ls [PATH] [-l]", summary: "list a folder as the mount shows it (default: the root)",
+        help: """
+            Folders end in /, notes show as Title.md, attachments by name.
+              -l, --long   also the size in bytes and the modification date (UTC)
+            """,
+        options: [OptionSpec("--long", "-l")], run: run)
+
+    static func run(_ context: CommandContext) throws(CLIError) {
+        let path = try context.positionals(min: 0, max: 1).first ?? ""
+        let database = try context.openDatabase()
+        let catalog = Catalog(database: database)
+        let target = try catalog.resolve(path)
+        let entries: [Entry]
+        if let target, target.kind != .folder { entries = [target] } else { entries = try catalog.children(of: target?.recordID) }
+        if context.output.json {
+            context.output.json(.array(entries.map(Formatting.json)))
+            return
+        }
+        let single = target.map { $0.kind != .folder } ?? false
+        let names = entries.map { single ? $0.displayPath : ($0.kind == .folder ? $0.fileName + "/" : $0.fileName) }
+        guard context.arguments.has("--long") else {
+            context.output.lines(names)
+            return
+        }
+        let sizes = entries.map { $0.size.map(String.init) ?? "-" }
+        let width = sizes.map(\.count).max() ?? 1
+        context.output.lines(
+            entries.indices.map { index in
+                String(repeating: " ", count: width - sizes[index].count) + sizes[index] + "  " + Formatting.short(entries[index].modificationDate) + "  "
+                    + names[index]
+            })
+    }
+}

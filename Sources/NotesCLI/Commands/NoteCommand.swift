@@ -1,0 +1,229 @@
+import Foundation
+import Notes
+import RecordStore
+
+/// `notesfs note new|cat|edit|rm|mv`.
+enum NoteCommand {
+    static let specs: [CommandSpec] = [
+        CommandSpec(
+            name: "note new", synopsis: "note new PATH [--text T] [--force]", summary: "create a note (text from --text or stdin)",
+            help: """
+                The last component of PATH is the title (a trailing .md is dropped); the folders
+                before it must exist. Without --text, the text is read from stdin unless it is a
+                terminal. The text must be UTF-8.
+                  --text T      the note's text
+                  -f, --force   replace the text of an existing note with this title (keeps its identity)
+                """,
+            options: [OptionSpec("--text", value: true), OptionSpec("--force", "-f")], writes: true, run: new),
+        CommandSpec(
+            name: "note cat", synopsis: "note cat PATH|RECORDNAME", summary: "print a note's text (or an attachment's bytes)",
+            help: "Prints the stored bytes exactly, without adding a newline.", run: cat),
+        CommandSpec(
+            name: "note edit", synopsis: "note edit PATH", summary: "edit a note in $VISUAL or $EDITOR (default vi)",
+            help: """
+                Copies the text to a temporary file, runs the editor on it through /bin/sh -c, and
+                saves the result only if the note did not change meanwhile (another notesfs
+                command, the mount). On such a conflict nothing is overwritten: the edited text stays
+                in the temporary file, whose path is printed, and the exit status is 3.
+                """,
+            writes: true, run: edit),
+        CommandSpec(
+            name: "note rm", synopsis: "note rm PATH", summary: "delete a note or an attachment", writes: true, run: remove),
+        CommandSpec(
+            name: "note mv", synopsis: "note mv SRC DST", summary: "move or rename a note or an attachment",
+            help: """
+                The record keeps its identity (record name, creation date). DST is an existing
+                folder (the note keeps its title; use / for the root), or a new path whose last
+                component is the new title. An existing note at DST is not replaced.
+                """,
+            writes: true, run: move),
+    ]
+
+    // MARK: new
+
+    static func new(_ context: CommandContext) throws(CLIError) {
+        let path = try context.positionals(min: 1, max: 1)[0]
+        let text = try noteText(context, path: path)
+        let database = try context.openDatabase(create: true)
+        let catalog = Catalog(database: database)
+        let (folder, fileName) = try catalog.resolveNew(path)
+        let title = EntryNames.title(fromFileName: fileName)
+        let shown = Array(EntryNames.baseName(title, kind: .note).utf8)
+        let existing = try catalog.children(of: folder?.recordID).first { Array($0.fileName.utf8) == shown }
+        var record: Record
+        if let existing {
+            guard existing.kind == .note, context.arguments.has("--force") else {
+                throw CLIError(.conflict, existing.displayPath, "already exists" + (existing.kind == .note ? " (use --force to replace its text)" : ""))
+            }
+            var note = try fetchNote(existing, database: database)
+            note.text = text
+            record = note.record
+        } else {
+            record = Note(title: title, text: text, folder: folder?.recordID).record
+        }
+        do { record = try database.modify(saving: [record]).savedRecords[0] } catch {
+            throw CLIError.store(error, subject: path)
+        }
+        try context.finish(database)
+        catalog.invalidate()
+        if context.output.json, let entry = catalog.entry(for: record.recordID) {
+            context.output.json(Formatting.json(entry))
+        } else {
+            context.output.detail("saved note \(catalog.entry(for: record.recordID)?.path ?? path) (\(record.recordID.recordName))")
+        }
+    }
+
+    /// The text for `note new`: `--text`, else stdin when it is not a terminal, else empty.
+    private static func noteText(_ context: CommandContext, path: String) throws(CLIError) -> String {
+        if let text = context.arguments.value("--text") { return text }
+        guard !FileSystem.stdinIsTerminal else { return "" }
+        let data: Data
+        do { data = try FileHandle.standardInput.readToEnd() ?? Data() } catch { throw CLIError(.io, "stdin", "\(error)") }
+        guard let text = String(validating: data, as: UTF8.self) else { throw CLIError(.usage, path, "the text on stdin is not UTF-8") }
+        return text
+    }
+
+    private static func fetchNote(_ entry: Entry, database: RecordDatabase) throws(CLIError) -> Note {
+        do { return try Note(record: database.record(for: entry.recordID)) } catch let error as NotesError {
+            throw CLIError.notes(error, subject: entry.path)
+        } catch let error as RecordStoreError {
+            throw CLIError.store(error, subject: entry.path)
+        } catch {
+            throw CLIError(.io, entry.path, "\(error)")
+        }
+    }
+
+    // MARK: cat
+
+    static func cat(_ context: CommandContext) throws(CLIError) {
+        let argument = try context.positionals(min: 1, max: 1)[0]
+        let database = try context.openDatabase()
+        let catalog = Catalog(database: database)
+        var entry: Entry?
+        do { entry = try catalog.resolve(argument) } catch where error.status == .notFound {
+            entry = catalog.entry(for: RecordID(recordName: argument))
+            if entry == nil { throw error }
+        }
+        guard let entry, entry.kind != .folder else { throw CLIError(.notFound, argument, "is a folder, not a note") }
+        if entry.kind == .note {
+            context.output.raw(Data(try fetchNote(entry, database: database).text.utf8))
+        } else {
+            do {
+                let record = try database.record(for: entry.recordID)
+                guard let asset = record["content"]?.assetValue else { return }
+                context.output.raw(try database.assetData(asset))
+            } catch {
+                throw CLIError.store(error, subject: entry.path)
+            }
+        }
+    }
+
+    // MARK: edit
+
+    static func edit(_ context: CommandContext) throws(CLIError) {
+        let path = try context.positionals(min: 1, max: 1)[0]
+        let database = try context.openDatabase()
+        let catalog = Catalog(database: database)
+        guard let entry = try catalog.resolve(path), entry.kind == .note else { throw CLIError(.notFound, path, "not a note") }
+        var note = try fetchNote(entry, database: database)
+        let original = Data(note.text.utf8)
+        let directory = try FileSystem.makeTemporaryDirectory("edit")
+        let file = directory + "/" + entry.fileName
+        try FileSystem.write(original, to: file)
+        let discard = { try? FileManager.default.removeItem(atPath: directory) }
+
+        let status: Int32
+        do { status = try Editor.edit(file) } catch {
+            discard()
+            throw error
+        }
+        guard status == 0 else {
+            discard()
+            throw CLIError(.io, Editor.command, "the editor failed (status \(status)); the note is unchanged")
+        }
+        let edited = try FileSystem.read(file)
+        if edited == original {
+            discard()
+            context.output.info("\(entry.path): unchanged")
+            return
+        }
+        guard let text = String(validating: edited, as: UTF8.self) else {
+            throw CLIError(.usage, entry.path, "the edited text is not UTF-8; it is kept in \(file)")
+        }
+        note.text = text
+        do {
+            try database.modify(saving: [note.record], savePolicy: .ifServerRecordUnchanged)
+        } catch {
+            switch error {
+            case .serverRecordChanged:
+                throw CLIError(.conflict, entry.path, "changed by someone else while you edited it; your text is kept in \(file)")
+            case .unknownItem:
+                throw CLIError(.conflict, entry.path, "deleted by someone else while you edited it; your text is kept in \(file)")
+            default:
+                var failure = CLIError.store(error, subject: entry.path)
+                failure.message += "; your text is kept in \(file)"
+                throw failure
+            }
+        }
+        try context.finish(database)
+        discard()
+        context.output.detail("saved \(entry.path)")
+    }
+
+    // MARK: rm
+
+    static func remove(_ context: CommandContext) throws(CLIError) {
+        let path = try context.positionals(min: 1, max: 1)[0]
+        let database = try context.openDatabase()
+        let catalog = Catalog(database: database)
+        guard let entry = try catalog.resolve(path) else { throw CLIError(.usage, path, "the root is not a note") }
+        guard entry.kind != .folder else { throw CLIError(.usage, entry.displayPath, "is a folder; use 'notesfs folder rm'") }
+        do { try database.modify(deleting: [entry.recordID]) } catch { throw CLIError.store(error, subject: entry.path) }
+        try context.finish(database)
+        context.output.detail("removed \(entry.path)")
+    }
+
+    // MARK: mv
+
+    static func move(_ context: CommandContext) throws(CLIError) {
+        let arguments = try context.positionals(min: 2, max: 2)
+        let (source, destination) = (arguments[0], arguments[1])
+        let database = try context.openDatabase()
+        let catalog = Catalog(database: database)
+        guard let entry = try catalog.resolve(source) else { throw CLIError(.usage, source, "the root cannot be moved") }
+        guard entry.kind != .folder else { throw CLIError(.usage, entry.displayPath, "is a folder; only notes and attachments move") }
+
+        var folder: RecordID?
+        var name = entry.name
+        var target: Entry?
+        do { target = try catalog.resolve(destination) } catch where error.status == .notFound {
+            let (parent, fileName) = try catalog.resolveNew(destination)
+            folder = parent?.recordID
+            name = entry.kind == .note ? EntryNames.title(fromFileName: fileName) : EntryNames.name(fromFileName: fileName)
+        }
+        if let found = target {
+            if found.recordID == entry.recordID { return }
+            guard found.kind == .folder else { throw CLIError(.conflict, found.path, "already exists") }
+            folder = found.recordID
+        } else if Catalog.components(destination).isEmpty {
+            folder = nil
+        }
+        let shown = Array(EntryNames.baseName(name, kind: entry.kind).utf8)
+        if let clash = try catalog.children(of: folder).first(where: { Array($0.fileName.utf8) == shown && $0.recordID != entry.recordID }) {
+            throw CLIError(.conflict, clash.displayPath, "already exists")
+        }
+        var record: Record
+        do {
+            record = try database.record(for: entry.recordID)
+        } catch { throw CLIError.store(error, subject: entry.path) }
+        let preserved = record.modificationDate
+        record[Catalog.nameKey(entry.kind)] = .string(name)
+        record[Catalog.parentKey(entry.kind)] = folder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
+        // A move is not an edit of the content: keep the modification date, as rename(2) keeps mtime.
+        record.modificationDate = preserved
+        do { try database.modify(saving: [record]) } catch { throw CLIError.store(error, subject: entry.path) }
+        try context.finish(database)
+        catalog.invalidate()
+        context.output.detail("moved \(entry.path) to \(catalog.entry(for: entry.recordID)?.path ?? destination)")
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Notes
+import RecordStore
+
+/// `notesfs query 'PREDICATE' [--type T] [--sort [-]KEY,...] [--limit N]`.
+enum QueryCommand {
+    static let spec = CommandSpec(
+        name: "query", synopsis: "query PREDICATE [--type T] [--sort [-]KEY] [--limit N]",
+        summary: "find records with the store's predicate language",
+        help: """
+            PREDICATE is NSPredicate-style: ==, !=, <, <=, >, >=, IN, BEGINSWITH, CONTAINS,
+            AND, OR, NOT, [c], parentheses, TRUEPREDICATE; e.g. 'title BEGINSWITH[c] "plan"'.
+            Prints each record's name and path (--json: the whole records).
+              --type T       record type (default Note; also Folder, Attachment)
+              --sort KEYS    comma-separated keys, - for descending (e.g. -modificationDate)
+              --limit N      at most N records
+            """,
+        options: [OptionSpec("--type", "-t", value: true), OptionSpec("--sort", "-s", value: true), OptionSpec("--limit", value: true)],
+        run: run)
+
+    static func run(_ context: CommandContext) throws(CLIError) {
+        let format = try context.positionals(min: 1, max: 1)[0]
+        let limit = try context.arguments.integer("--limit", command: context.command)
+        let predicate = try parse(format)
+        let sort = (context.arguments.value("--sort") ?? "").split(separator: ",").map { key in
+            key.hasPrefix("-") ? SortDescriptor(key: String(key.dropFirst()), ascending: false) : SortDescriptor(key: String(key.drop { $0 == "+" }))
+        }
+        let database = try context.openDatabase()
+        let query = Query(recordType: context.arguments.value("--type") ?? Note.recordType, predicate: predicate, sortDescriptors: sort)
+        var records: [Record] = []
+        do {
+            var page = try database.query(query, resultsLimit: limit)
+            records = page.records
+            while limit == nil, let cursor = page.cursor {
+                page = try database.query(continuing: cursor)
+                records += page.records
+            }
+        } catch {
+            throw CLIError.store(error, subject: "query")
+        }
+        if let limit, records.count > limit { records.removeLast(records.count - limit) }
+        let catalog = Catalog(database: database)
+        let paths = records.map { catalog.entry(for: $0.recordID)?.displayPath }
+        if context.output.json {
+            context.output.json(.array(zip(records, paths).map { Formatting.json($0.0, path: $0.1) }))
+        } else {
+            context.output.lines(zip(records, paths).map { $0.0.recordID.recordName + "\t" + ($0.1 ?? $0.0.recordType) })
+        }
+    }
+
+    /// Parses a predicate; a syntax error shows the predicate with a caret under the column.
+    ///
+    /// - Throws: a usage ``CLIError`` whose details are the predicate line and the caret line.
+    static func parse(_ format: String) throws(CLIError) -> RecordStore.Predicate {
+        do { return try RecordStore.Predicate(format: format) } catch {
+            guard case .predicateSyntax(let message, let position) = error else { throw CLIError.store(error, subject: "query") }
+            throw CLIError(.usage, "query", "syntax error at column \(position): \(message)", details: caret(under: format, column: position))
+        }
+    }
+
+    /// The predicate indented by four spaces and a `^` under its `column` (1-based, in characters).
+    static func caret(under format: String, column: Int) -> [String] {
+        let line = format.replacingOccurrences(of: "\n", with: " ")
+        let before = line.prefix(max(0, column - 1)).map { $0 == "\t" ? "\t" : " " }.joined()
+        let padding = String(repeating: " ", count: max(0, column - 1 - line.count))
+        return ["    " + line, "    " + before + padding + "^"]
+    }
+}

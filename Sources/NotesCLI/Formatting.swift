@@ -1,0 +1,80 @@
+import Foundation
+import Notes
+import RecordStore
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Text and JSON forms of dates, entries and records shared by the commands.
+enum Formatting {
+    /// `2026-11-29T22:09:45.123456Z` (UTC, microseconds).
+    static func iso(_ date: Date) -> String {
+        let t = date.timeIntervalSince1970
+        var seconds = Int(t.rounded(.down))
+        var micros = Int(((t - Double(seconds)) * 1_000_000).rounded())
+        if micros >= 1_000_000 {
+            seconds += 1
+            micros -= 1_000_000
+        }
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), micros)
+    }
+
+    /// `2026-11-29 22:09:45` (UTC), for `ls -l`.
+    static func short(_ date: Date?) -> String {
+        guard let date else { return "-                  " }
+        let text = iso(date)
+        return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(8))
+    }
+
+    /// `1 note`, `2 notes`.
+    static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
+    static func kindName(_ kind: EntryNames.Kind) -> String {
+        switch kind {
+        case .folder: "folder"
+        case .note: "note"
+        case .attachment: "attachment"
+        }
+    }
+
+    static func json(_ entry: Entry) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("path", .string(entry.path)), ("name", .string(entry.fileName)), ("type", .string(kindName(entry.kind))),
+            ("recordName", .string(entry.recordID.recordName)),
+        ]
+        if let size = entry.size { members.append(("size", .int(Int64(size)))) }
+        if let date = entry.metadata.record.creationDate { members.append(("creationDate", .string(iso(date)))) }
+        if let date = entry.modificationDate { members.append(("modificationDate", .string(iso(date)))) }
+        return .object(members)
+    }
+
+    static func json(_ record: Record, path: String?) -> JSONValue {
+        var members: [(String, JSONValue)] = [("recordName", .string(record.recordID.recordName)), ("recordType", .string(record.recordType))]
+        if let path { members.append(("path", .string(path))) }
+        if let tag = record.recordChangeTag { members.append(("recordChangeTag", .string(tag))) }
+        if let date = record.creationDate { members.append(("creationDate", .string(iso(date)))) }
+        if let date = record.modificationDate { members.append(("modificationDate", .string(iso(date)))) }
+        members.append(("fields", .object(record.allKeys.compactMap { key in record[key].map { (key, json($0)) } })))
+        return .object(members)
+    }
+
+    static func json(_ value: FieldValue) -> JSONValue {
+        switch value {
+        case .string(let s): .string(s)
+        case .int64(let n): .int(n)
+        case .double(let d): .double(d)
+        case .bool(let b): .bool(b)
+        case .date(let d): .string(iso(d))
+        case .bytes(let d): .string(d.base64EncodedString())
+        case .asset(let a): .object([("sha256", .string(a.sha256)), ("size", .int(a.size))])
+        case .reference(let r): .object([("recordName", .string(r.recordID.recordName)), ("action", .string(r.action.rawValue))])
+        case .list(let items): .array(items.map(json))
+        }
+    }
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Benchmark of `notesfs import`: 10,000 notes of 1-4 KB in nested folders, on disk (not tmpfs),
+# beside `cp -r` of the same tree. Reports notes/s and peak RSS (GNU time, package `time`).
+#
+# Usage: scripts/bench-cli.sh [NOTES]   (default 10000; WORKDIR=/var/tmp by default)
+set -euo pipefail
+
+notes=${1:-10000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+workdir=${WORKDIR:-/var/tmp}
+[[ -x /usr/bin/time ]] || { echo "bench-cli: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+
+echo "building release..." >&2
+(cd "$root" && swift build -c release --product notesfs >/dev/null)
+bin=$root/.build/release/notesfs
+
+tmp=$(mktemp -d "$workdir/notesfs-bench-cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fstype=$(stat -f -c %T "$tmp")
+echo "generating $notes notes under $tmp ($fstype)..." >&2
+python3 - "$tmp/tree" "$notes" <<'PY'
+import os, random, sys
+root, count = sys.argv[1], int(sys.argv[2])
+random.seed(42)
+words = "alpha beta gamma delta notes plan idea todo meeting draft swift fuse record folder".split()
+dirs = [root]
+os.makedirs(root)
+for i in range(200):
+    parent = random.choice(dirs)
+    path = os.path.join(parent, f"{random.choice(words).title()} {i}")
+    os.mkdir(path)
+    dirs.append(path)
+for i in range(count):
+    size = random.randint(1024, 4096)
+    text = f"# Note {i}\n\n"
+    while len(text) < size:
+        text += " ".join(random.choice(words) for _ in range(12)) + "\n"
+    with open(os.path.join(random.choice(dirs), f"Note {i}.md"), "w") as f:
+        f.write(text[:size])
+PY
+bytes=$(du -sb "$tmp/tree" | cut -f1)
+sync
+
+measure() { # label command...: prints seconds and peak RSS (KB)
+    local label=$1 log=$tmp/time-$1.txt
+    shift
+    /usr/bin/time -v -o "$log" "$@" >/dev/null
+    local wall rss
+    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$log")
+    rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
+    local seconds
+    seconds=$(python3 -c "import sys; p=sys.argv[1].split(':'); print(sum(float(x)*60**i for i,x in enumerate(reversed(p))))" "$wall")
+    printf '%-22s %8.2f s  %10.0f notes/s  peak RSS %7.1f MB\n' "$label" "$seconds" \
+        "$(python3 -c "print($notes/max($seconds,1e-9))")" "$(python3 -c "print($rss/1024)")"
+}
+
+echo "tree: $notes notes, $((bytes / 1024)) KB, $(find "$tmp/tree" -type d | wc -l) directories" >&2
+measure "cp -r" cp -r "$tmp/tree" "$tmp/copy"
+measure "notesfs import" "$bin" --db "$tmp/db" -q import "$tmp/tree"
+measure "notesfs export" "$bin" --db "$tmp/db" -q export "$tmp/export"
+diff -r "$tmp/tree" "$tmp/export" >/dev/null && echo "export matches the tree (diff -r)" >&2
+echo "database: $(du -sh "$tmp/db" | cut -f1)" >&2
