@@ -52,7 +52,8 @@ extension NotesFileSystem {
             open.dirty = false
             return
         }
-        var record = try database.record(for: metadata.recordID)
+        let contentKey = metadata.recordType == Note.recordType ? "text" : "content"
+        var record = try recordForSave(metadata, replacing: contentKey)
         guard record.recordChangeTag == open.baseTag else {
             Log.warning("\(metadata.recordID): changed by someone else while open here; keeping this file's bytes unsaved")
             throw Errno.stale
@@ -78,6 +79,13 @@ extension NotesFileSystem {
         open.pendingModificationTime = nil
         state.cachedTags[inode] = saved.recordChangeTag
         if options.synchronous { try database.sync() }
+    }
+
+    /// The record to save when only `key` changes: from memory when every other field is small
+    /// (no record file read), else fetched.
+    func recordForSave(_ metadata: RecordMetadata, replacing key: String) throws -> Record {
+        if metadata.sizes.keys.allSatisfy({ $0 == key }) { return metadata.record }
+        return try database.record(for: metadata.recordID)
     }
 
     /// Saves every dirty file (unmount, SIGTERM); returns how many could not be saved.
@@ -182,7 +190,17 @@ extension NotesFileSystem {
             let handle = state.newHandle()
             state.handles[handle] = inode
             let writable = flags & O_ACCMODE != O_RDONLY
-            if writable { try openFile(inode, &state).handles += 1 }
+            if writable {
+                if flags & O_TRUNC != 0, state.openFiles[inode] == nil, let metadata = node.metadata {
+                    // The old bytes are about to go: do not read them.
+                    let open = OpenFile(content: ContentBuffer([]), baseTag: metadata.record.recordChangeTag)
+                    open.dirty = true
+                    state.openFiles[inode] = open
+                }
+                try openFile(inode, &state).handles += 1
+            } else {
+                state.readers[inode, default: 0] += 1
+            }
             // Keep the kernel's pages while the record is unchanged since they were cached.
             let tag = node.metadata?.record.recordChangeTag
             let keep = tag != nil && state.cachedTags[inode] == tag && state.openFiles[inode]?.dirty != true
@@ -194,7 +212,17 @@ extension NotesFileSystem {
     public func read(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, size: Int) throws(Errno) -> [UInt8] {
         try locked { (state) throws in
             if let open = state.openFiles[inode] { return open.content.read(offset: Int(offset), size: size) }
-            let bytes = try storedContent(try node(inode, state))
+            let node = try node(inode, state)
+            let tag = node.metadata?.record.recordChangeTag
+            let bytes: [UInt8]
+            if let cached = state.readCache[inode], cached.tag == tag {
+                bytes = cached.bytes
+            } else {
+                bytes = try storedContent(node)
+                // Kept while a reader has the file open, so that reading a large file in chunks
+                // reads its record once.
+                if tag != nil, state.readers[inode] != nil { state.readCache[inode] = (tag!, bytes) }
+            }
             guard offset < bytes.count else { return [] }
             return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + size)])
         }
@@ -227,6 +255,13 @@ extension NotesFileSystem {
     public func release(_ context: RequestContext, inode: Inode, handle: UInt64, flags: Int32) throws(Errno) {
         try locked { (state) throws in
             state.handles[handle] = nil
+            if flags & O_ACCMODE == O_RDONLY {
+                state.readers[inode, default: 1] -= 1
+                if state.readers[inode]! <= 0 {
+                    state.readers[inode] = nil
+                    state.readCache[inode] = nil
+                }
+            }
             guard flags & O_ACCMODE != O_RDONLY, let open = state.openFiles[inode] else { return }
             open.handles -= 1
             if open.handles <= 0 {

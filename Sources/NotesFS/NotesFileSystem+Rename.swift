@@ -73,8 +73,12 @@ extension NotesFileSystem {
                     try createRecord(named: target, folder: targetFolder, from: file, context, deleting: metadata.recordID)
                 }
             }
-            // The kernel now maps the target name to the source inode; make it look again.
-            outbox.withLock { $0.append(.entry(parent: newParent, name: target)) }
+            // The kernel now maps the target name to the source inode; make it look again, and drop
+            // the cached pages and size of a target that took new content.
+            outbox.withLock { outbox in
+                outbox.append(.entry(parent: newParent, name: target))
+                if let replaced { outbox.append(.inode(replaced.identity)) }
+            }
             outboxSignal.signal()
         }
     }

@@ -19,8 +19,9 @@ public final class NotesFileSystem: FileSystem {
         /// Owner of the root directory and of records without ownership fields.
         public var uid: uid_t = getuid()
         public var gid: gid_t = getgid()
-        /// Kernel cache time for entries and attributes, in seconds.
-        public var cacheTimeout: Double = 1
+        /// Kernel cache time for entries and attributes, in seconds. Changes made elsewhere are
+        /// pushed to the kernel as invalidations, so this can be long.
+        public var cacheTimeout: Double = 10
 
         public init(synchronous: Bool = false) { self.synchronous = synchronous }
     }
@@ -133,6 +134,9 @@ struct FileSystemState: ~Copyable {
     var nextHandle: UInt64 = 1
     /// The change tag whose pages the kernel may hold for an inode (`keep_cache` when unchanged).
     var cachedTags: [Inode: String] = [:]
+    /// Read-only handles open per inode, and the stored bytes of those inodes (by change tag).
+    var readers: [Inode: Int] = [:]
+    var readCache: [Inode: (tag: String, bytes: [UInt8])] = [:]
     /// Records hidden by a rename to a scratch name, by their directory and old name.
     var detached: [Inode: [String: Inode]] = [:]
 
