@@ -45,7 +45,7 @@ enum MountCommand {
         }
         do {
             // Create the default database on first use; check any database opens before daemonising.
-            _ = try RecordDatabase(path: databasePath, create: true, backgroundThread: false)
+            try RecordDatabase.validate(path: databasePath, create: true)
         } catch {
             return fail("\(databasePath): \(error)", status: 4)
         }

@@ -71,6 +71,14 @@ public final class RecordDatabase: Sendable {
 
     // MARK: Opening
 
+    /// Checks that `path` is a database this code can open (creating an empty one when `create`),
+    /// without loading it: for a clear error before a long-running process starts.
+    ///
+    /// - Throws: the errors of ``init(path:create:backgroundThread:)`` about the directory and format.
+    public static func validate(path: String, create: Bool) throws(RecordStoreError) {
+        _ = try prepareDirectory(DatabaseLayout(root: path), create: create)
+    }
+
     private static func prepareDirectory(_ layout: DatabaseLayout, create: Bool) throws(RecordStoreError) -> String {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDirectory) {

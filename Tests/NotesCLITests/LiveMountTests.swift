@@ -1,0 +1,134 @@
+import Foundation
+import RecordStore
+import Testing
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The CLI and a live mount (`notesfs DB MNT -f`, another process) on one database.
+@Suite struct LiveMountTests {
+    /// A child-process mount; nil (and a recorded issue under NOTESFS_REQUIRE_FUSE=1) when FUSE is unusable.
+    final class Mount {
+        let process: Process
+        let path: String
+
+        init?(database: String) throws {
+            path = makeTemporaryDirectory("mnt")
+            guard access("/dev/fuse", R_OK | W_OK) == 0 else {
+                if ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1" {
+                    Issue.record("NOTESFS_REQUIRE_FUSE=1 but /dev/fuse is not usable")
+                } else {
+                    print("note: skipping a mount test: /dev/fuse is not usable")
+                }
+                return nil
+            }
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: notesfsBinary)
+            process.arguments = [database, path, "-f"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                var mine = stat(), parent = stat()
+                if stat(path, &mine) == 0, stat(path + "/..", &parent) == 0, mine.st_dev != parent.st_dev { return }
+                usleep(20_000)
+            }
+            Issue.record("the mount at \(path) did not appear")
+            process.terminate()
+            return nil
+        }
+
+        deinit {
+            let status = run("/bin/fusermount3", ["-u", path])
+            if status != 0 { _ = run("/bin/fusermount3", ["-uz", path]) }
+            process.waitUntilExit()
+            rmdir(path)
+        }
+
+        private func run(_ tool: String, _ args: [String]) -> Int32 {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: tool)
+            p.arguments = args
+            p.standardError = FileHandle.nullDevice
+            guard (try? p.run()) != nil else { return -1 }
+            p.waitUntilExit()
+            return p.terminationStatus
+        }
+    }
+
+    /// Polls `condition` for up to `seconds`.
+    func eventually(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    @Test func aNoteCreatedByTheCLIAppearsInTheMount() throws {
+        let db = makeDatabasePath("live")
+        #expect(try notesfs(["folder", "new", "Inbox"], db: db).status == 0)
+        guard let mount = try Mount(database: db) else { return }
+        let file = mount.path + "/Inbox/From the CLI.md"
+        #expect(try notesfs(["note", "new", "Inbox/From the CLI", "--text", "written by the CLI\n"], db: db).status == 0)
+        #expect(eventually { (try? String(contentsOfFile: file, encoding: .utf8)) == "written by the CLI\n" })
+        // And a note written in the mount is what the CLI reads.
+        try Data("written in the mount\n".utf8).write(to: URL(fileURLWithPath: mount.path + "/Inbox/From the mount.md"))
+        let cat = try notesfs(["note", "cat", "Inbox/From the mount"], db: db)
+        #expect(cat.status == 0)
+        #expect(cat.out == "written in the mount\n")
+        // A folder removed by the CLI (cascading) disappears from the mount.
+        #expect(try notesfs(["folder", "rm", "Inbox"], db: db).status == 0)
+        #expect(eventually { access(mount.path + "/Inbox", F_OK) != 0 && access(file, F_OK) != 0 })
+    }
+
+    @Test func editingInTheMountDuringNoteEditIsAReportedConflict() throws {
+        let db = makeDatabasePath("conflict")
+        #expect(try notesfs(["note", "new", "Shared", "--text", "v1\n"], db: db).status == 0)
+        guard let mount = try Mount(database: db) else { return }
+        let file = mount.path + "/Shared.md"
+        #expect(eventually { (try? String(contentsOfFile: file, encoding: .utf8)) == "v1\n" })
+        // The "editor" saves a change through the mount while note edit has the note open, then edits.
+        let scripts = makeTemporaryDirectory("editor")
+        let editor = scripts + "/editor.sh"
+        try Data("#!/bin/sh\nprintf 'from the mount\\n' >> '\(file)'\nprintf 'from note edit\\n' > \"$1\"\n".utf8)
+            .write(to: URL(fileURLWithPath: editor))
+        chmod(editor, 0o755)
+        let edit = try notesfs(["note", "edit", "Shared"], db: db, environment: ["EDITOR": editor, "VISUAL": editor])
+        #expect(edit.status == 3, "stderr: \(edit.stderr)")
+        #expect(edit.stderr.contains("Shared"))
+        // Nothing lost: the mount's change is in the database, the editor's text is kept in a file.
+        #expect(try notesfs(["note", "cat", "Shared"], db: db).out == "v1\nfrom the mount\n")
+        let kept = edit.stderr.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "'\":,()"))) }
+            .first { $0.hasPrefix("/") && FileManager.default.fileExists(atPath: $0) }
+        #expect(kept.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } == "from note edit\n", "stderr: \(edit.stderr)")
+    }
+
+    @Test func aChangeByTheCLIWhileTheMountHasTheFileDirtyFailsTheMountsClose() throws {
+        let db = makeDatabasePath("stale")
+        #expect(try notesfs(["note", "new", "Draft", "--text", "v1\n"], db: db).status == 0)
+        guard let mount = try Mount(database: db) else { return }
+        let file = mount.path + "/Draft.md"
+        #expect(eventually { access(file, F_OK) == 0 })
+        let fd = open(file, O_WRONLY | O_APPEND)
+        #expect(fd >= 0)
+        let line = "written in the mount\n"
+        #expect(write(fd, line, line.utf8.count) == line.utf8.count)
+        // Change it through the store directly: starting a child process here would close (and so
+        // flush, which saves) the inherited descriptor in the child.
+        let store = try RecordDatabase(path: db, create: false, backgroundThread: false)
+        var note = try #require(store.queryMetadata(Query(recordType: "Note")).first).record
+        note = try store.record(for: note.recordID)
+        note["text"] = "changed by the CLI\n"
+        try store.modify(saving: [note])
+        // The mount's save meets the newer record: close reports it and the CLI's change stays.
+        let closed = close(fd)
+        let code = errno
+        #expect(closed == -1)
+        #expect(code == ESTALE)
+        #expect(try notesfs(["note", "cat", "Draft"], db: db).out == "changed by the CLI\n")
+    }
+}
