@@ -131,4 +131,41 @@ import Testing
         #expect(code == ESTALE)
         #expect(try notesfs(["note", "cat", "Draft"], db: db).out == "changed by the CLI\n")
     }
+
+    /// What an fstab line `DB MNT fuse.notesfs defaults 0 0` does: mount(8) runs `mount.fuse3`,
+    /// which runs `notesfs DB MNT -o OPTIONS` (daemonising). Run mount.fuse3 directly, with the
+    /// built binary on PATH (mount(8) resets PATH).
+    @Test func anFstabStyleMountThroughMountFuse3() throws {
+        let db = makeDatabasePath("fstab")
+        #expect(try notesfs(["note", "new", "From fstab", "--text", "mounted by mount.fuse3\n"], db: db).status == 0)
+        guard access("/dev/fuse", R_OK | W_OK) == 0, access("/sbin/mount.fuse3", X_OK) == 0 else {
+            if ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1" { Issue.record("FUSE or mount.fuse3 missing") }
+            return
+        }
+        let mountpoint = makeTemporaryDirectory("fstab-mnt")
+        let binDirectory = (notesfsBinary as NSString).deletingLastPathComponent
+        let path = binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        // posix_spawn + waitpid, not Process: Process also waits for the daemon the helper leaves behind.
+        let mounted = spawnAndWait(
+            "/sbin/mount.fuse3", [db, mountpoint, "-t", "notesfs", "-o", "defaults,rw,dev,suid,nofail,_netdev"], path: path)
+        #expect(mounted == 0)
+        #expect(eventually { (try? String(contentsOfFile: mountpoint + "/From fstab.md", encoding: .utf8)) == "mounted by mount.fuse3\n" })
+        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        #expect(mounts.contains("\(mountpoint) fuse.notesfs"))
+        #expect(spawnAndWait("/bin/umount", [mountpoint], path: path) == 0)
+        #expect(eventually { !((try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? "").contains(mountpoint + " ") })
+        rmdir(mountpoint)
+    }
+
+    /// Runs a program with `posix_spawn` and waits for it alone; returns its exit status.
+    func spawnAndWait(_ executable: String, _ arguments: [String], path: String) -> Int32 {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=" + path), nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, executable, nil, nil, argv, envp) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status >> 8) & 0xff
+    }
 }
