@@ -24,10 +24,12 @@ let notesfsBinary: String? = {
     }
 }()
 
-/// True when the mountpoint is on another device than its parent directory (mounted).
+/// True when the mountpoint is on another device than its parent directory (mounted), or is a
+/// dead FUSE mount (`ENOTCONN`).
 func isMounted(_ mountpoint: String) -> Bool {
     var mine = stat(), parent = stat()
-    guard stat(mountpoint, &mine) == 0, stat(mountpoint + "/..", &parent) == 0 else { return false }
+    guard stat(mountpoint, &mine) == 0 else { return errno == ENOTCONN }
+    guard stat(mountpoint + "/..", &parent) == 0 else { return false }
     return mine.st_dev != parent.st_dev
 }
 
@@ -61,7 +63,7 @@ enum ChildMountError: Error, CustomStringConvertible {
 
 /// `notesfs DB MNT -f` as a child process.
 final class ChildMount {
-    let process: Process
+    let process: SpawnedProcess
     let mountpoint: String
     let databasePath: String
     let pid: pid_t
@@ -75,16 +77,10 @@ final class ChildMount {
         self.mountpoint = mountpoint
         self.databasePath = databasePath
         stderrPath = mountpoint + ".stderr"
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [databasePath, mountpoint, "-f"] + arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        try process.run()
+        let process = try SpawnedProcess(
+            [binary, databasePath, mountpoint, "-f"] + arguments, stdout: "/dev/null", stderr: stderrPath)
         self.process = process
-        let pid = process.processIdentifier
+        let pid = process.pid
         self.pid = pid
         watchdog = Watchdog(seconds: timeout) {
             print("watchdog: notesfs (pid \(pid)) at \(mountpoint) overran \(timeout) s; killing it")
@@ -104,8 +100,7 @@ final class ChildMount {
 
     /// Waits up to `seconds` for the daemon to exit; its status, or nil if it is still running.
     func waitForExit(seconds: Double = 10) -> Int32? {
-        guard poll(seconds: seconds, { !process.isRunning }) else { return nil }
-        return process.terminationStatus
+        process.wait(seconds: seconds)
     }
 
     /// `fusermount3 -u`, then waits for the daemon to exit; its exit status (nil if it did not).
@@ -123,7 +118,7 @@ final class ChildMount {
             kill(pid, SIGKILL)
             _ = waitForExit(seconds: 5)
         }
-        if isMounted(mountpoint) { detachMount(mountpoint) }
+        if isMounted(mountpoint) || Mountpoint.isMountpoint(mountpoint) { detachMount(mountpoint) }
         try? FileManager.default.removeItem(atPath: stderrPath)
         return watchdog.cancel()
     }

@@ -16,7 +16,8 @@ let fuseRequired = ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] =
 
 /// Creates a fresh directory with `mkdtemp`.
 func makeTemporaryDirectory(_ prefix: String = "notesfstest") -> String {
-    var template = Array((NSTemporaryDirectory() + "/\(prefix).XXXXXX").utf8CString)
+    let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
+    var template = Array((base + "\(prefix).XXXXXX").utf8CString)
     let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     precondition(result != nil, "mkdtemp failed")
     return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -217,34 +218,82 @@ func run(_ arguments: [String], in directory: String? = nil, environment: [Strin
 {
     let scratch = makeTemporaryDirectory("notesfsrun")
     defer { try? FileManager.default.removeItem(atPath: scratch) }
-    let outPath = scratch + "/out", errPath = scratch + "/err"
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: arguments[0])
-    process.arguments = Array(arguments.dropFirst())
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    var env = ProcessInfo.processInfo.environment
-    env.merge(environment) { $1 }
-    process.environment = env
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let pid = process.processIdentifier
+    let command = directory.map { ["/bin/sh", "-c", "cd \(quoted($0)) && exec \"$@\"", "sh"] + arguments } ?? arguments
+    let child = try SpawnedProcess(command, environment: environment, stdout: scratch + "/out", stderr: scratch + "/err")
+    let pid = child.pid
     let watchdog = Watchdog(seconds: timeout) { kill(pid, SIGKILL) }
-    process.waitUntilExit()
+    let status = child.wait()
     let timedOut = !watchdog.cancel()
-    try? out.close()
-    try? err.close()
     var result = ProgramResult(
-        status: process.terminationStatus,
-        output: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-        error: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+        status: status,
+        output: (try? String(contentsOfFile: scratch + "/out", encoding: .utf8)) ?? "",
+        error: (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? "")
     if timedOut { result.error += "\n[killed after \(timeout) s]" }
     return result
+}
+
+struct SpawnError: Error, CustomStringConvertible {
+    var command: [String]
+    var code: Int32
+    var description: String { "posix_spawn \(command): \(String(cString: strerror(code)))" }
+}
+
+/// A child started with `posix_spawn` and reaped with `waitpid` on its own pid. (Foundation's
+/// `Process` waits until every descendant closed an inherited descriptor, so a daemon that forks
+/// away, as `notesfs` without `-f` does, would keep `waitUntilExit` from returning.)
+final class SpawnedProcess {
+    let pid: pid_t
+    private var status: Int32?
+
+    /// Starts `arguments[0]` (a path) with stdin from /dev/null and stdout/stderr to the given files.
+    init(_ arguments: [String], environment: [String: String] = [:], stdout: String, stderr: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard code == 0 else { throw SpawnError(command: arguments, code: code) }
+        self.pid = pid
+    }
+
+    /// The exit status (128 + signal when killed), reaping the child; nil while it runs.
+    func exitStatus() -> Int32? {
+        if let status { return status }
+        var raw: Int32 = 0
+        let result = waitpid(pid, &raw, WNOHANG)
+        guard result == pid else { return result < 0 ? -1 : nil }
+        let signal = raw & 0x7F
+        status = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+        return status
+    }
+
+    var isRunning: Bool { exitStatus() == nil }
+
+    /// Waits for the exit (polling every 5 ms).
+    func wait() -> Int32 {
+        while true {
+            if let status = exitStatus() { return status }
+            usleep(5_000)
+        }
+    }
+
+    /// Waits up to `seconds`; the exit status, or nil if still running.
+    func wait(seconds: Double) -> Int32? {
+        var result: Int32?
+        _ = poll(seconds: seconds) {
+            result = exitStatus()
+            return result != nil
+        }
+        return result
+    }
 }
 
 /// Quotes a path for `sh -c`.
