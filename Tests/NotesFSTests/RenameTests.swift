@@ -88,6 +88,27 @@ import Testing
         }
     }
 
+    @Test func targetIsUsableRightAfterRenameOntoIt() throws {
+        // `mv new.md note.md && cat note.md`, `sed -i … && stat …`: the target must resolve at once,
+        // not only after the kernel heard the invalidation.
+        try withNotesMount { m in
+            #expect(writeFile(m.path("note.md"), "v0") == 0)
+            let name = recordName(m.path("note.md"))
+            var failures: [String] = []
+            for i in 1...50 {
+                #expect(writeFile(m.path("new.md"), "v\(i)") == 0)
+                _ = readFile(m.path("note.md"))  // the kernel caches note.md's dentry
+                #expect(rename(m.path("new.md"), m.path("note.md")) == 0)
+                let (st, statErrno) = statOf(m.path("note.md"))
+                let text = readFile(m.path("note.md"))
+                if st == nil || text != "v\(i)" { failures.append("round \(i): stat errno \(statErrno), read \(text.debugDescription)") }
+            }
+            #expect(failures.isEmpty, "\(failures.count) of 50 renames: \(failures.prefix(3))")
+            #expect(recordName(m.path("note.md")) == name)
+            #expect(fileRecordCount(m.database) == 1)
+        }
+    }
+
     @Test func renameNoReplaceRefusesAnExistingTarget() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("a.md"), "a") == 0)
