@@ -1,0 +1,177 @@
+/// stat fields, mtime (touch, utimensat), chmod/chown kept in the record, umask, xattrs.
+
+import CFuse
+import Foundation
+import Glibc
+import Notes
+import RecordStore
+import Testing
+
+@Suite struct AttributeTests {
+    @Test func statFields() throws {
+        try withNotesMount { m in
+            let before = Date().timeIntervalSince1970
+            #expect(writeFile(m.path("s.md"), "12345", mode: 0o640) == 0)
+            #expect(mkdir(m.path("d"), 0o750) == 0)
+            let st = try #require(statOf(m.path("s.md")).0)
+            #expect(st.st_size == 5)
+            #expect(st.st_mode == S_IFREG | 0o640)
+            #expect(st.st_uid == getuid())
+            #expect(st.st_gid == getgid())
+            #expect(st.st_nlink == 1)
+            #expect(abs(Double(st.st_mtim.tv_sec) - before) < 10)
+            let record = try #require(note(m.database, titled: "s"))
+            #expect(UInt64(st.st_ino) == record.identity)
+            let modified = try #require(record.modificationDate)
+            #expect(abs(Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 - modified.timeIntervalSince1970) < 0.001)
+            let dir = try #require(statOf(m.path("d")).0)
+            #expect(dir.st_mode == S_IFDIR | 0o750)
+            #expect(dir.st_nlink == 2)
+            let root = try #require(statOf(m.root).0)
+            #expect(root.st_mode & S_IFMT == S_IFDIR)
+            #expect(root.st_ino == 1)
+            // Size follows the bytes (multi-byte text counts bytes).
+            #expect(writeFile(m.path("s.md"), "héllo ✓") == 0)
+            #expect(statOf(m.path("s.md")).0?.st_size == off_t("héllo ✓".utf8.count))
+        }
+    }
+
+    @Test func touchSetsTheModificationDateAndItPersists() throws {
+        try withDatabaseDirectory { db in
+            try withNotesMount(databasePath: db) { m in
+                #expect(writeFile(m.path("t.md"), "x") == 0)
+                #expect(mkdir(m.path("dir"), 0o755) == 0)
+                let result = try sh("touch -d '2001-02-03 04:05:06' t.md dir", in: m.root, environment: ["TZ": "UTC"])
+                #expect(result.status == 0, "\(result)")
+                #expect(note(m.database, titled: "t")?.modificationDate?.timeIntervalSince1970 == 981_173_106)
+                #expect(statOf(m.path("t.md")).0?.st_mtim.tv_sec == 981_173_106)
+                #expect(statOf(m.path("dir")).0?.st_mtim.tv_sec == 981_173_106)
+                #expect(readFile(m.path("t.md")) == "x")
+            }
+            try withNotesMount(databasePath: db) { m in
+                #expect(statOf(m.path("t.md")).0?.st_mtim.tv_sec == 981_173_106)
+                #expect(statOf(m.path("dir")).0?.st_mtim.tv_sec == 981_173_106)
+                #expect(note(m.database, titled: "t")?.modificationDate?.timeIntervalSince1970 == 981_173_106)
+            }
+        }
+    }
+
+    @Test(arguments: [123_456_789, 1, 999_999_999, 0])
+    func utimensatNanosecondsReadBackExactly(nanoseconds: Int) throws {
+        try withDatabaseDirectory { db in
+            let seconds = 1_234_567_890
+            try withNotesMount(databasePath: db) { m in
+                #expect(writeFile(m.path("n.md"), "x") == 0)
+                var times = [
+                    timespec(tv_sec: seconds, tv_nsec: nanoseconds), timespec(tv_sec: seconds, tv_nsec: nanoseconds),
+                ]
+                #expect(utimensat(AT_FDCWD, m.path("n.md"), &times, 0) == 0)
+                let st = try #require(statOf(m.path("n.md")).0)
+                #expect(st.st_mtim.tv_sec == seconds)
+                #expect(st.st_mtim.tv_nsec == nanoseconds)
+            }
+            try withNotesMount(databasePath: db) { m in
+                let st = try #require(statOf(m.path("n.md")).0)
+                #expect(st.st_mtim.tv_sec == seconds)
+                #expect(st.st_mtim.tv_nsec == nanoseconds)
+            }
+        }
+    }
+
+    @Test func mtimeSetWhileDirtyIsKeptBySave() throws {
+        // `cp -p`/`rsync -t` write, set the time, then close: the save must not overwrite the time.
+        try withNotesMount { m in
+            let fd = open(m.path("w.md"), O_CREAT | O_WRONLY, 0o644)
+            #expect(fd >= 0)
+            #expect(write(fd, "abc", 3) == 3)
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 5), timespec(tv_sec: 1_000_000_000, tv_nsec: 5)]
+            #expect(futimens(fd, &times) == 0)
+            #expect(close(fd) == 0)
+            let st = try #require(statOf(m.path("w.md")).0)
+            #expect(st.st_mtim.tv_sec == 1_000_000_000)
+            #expect(st.st_mtim.tv_nsec == 5)
+            #expect(note(m.database, titled: "w")?.text == "abc")
+        }
+    }
+
+    @Test func chmodAndChownPersistInTheRecord() throws {
+        try withDatabaseDirectory { db in
+            try withNotesMount(databasePath: db) { m in
+                #expect(writeFile(m.path("p.md"), "x") == 0)
+                #expect(mkdir(m.path("d"), 0o755) == 0)
+                #expect(chmod(m.path("p.md"), 0o600) == 0)
+                #expect(chown(m.path("p.md"), 1234, 5678) == 0)
+                #expect(chmod(m.path("d"), 0o700) == 0)
+                #expect(chown(m.path("d"), 4321, 8765) == 0)
+                let record = try #require(note(m.database, titled: "p")?.record)
+                #expect(record["mode"]?.int64Value == 0o600)
+                #expect(record["uid"]?.int64Value == 1234)
+                #expect(record["gid"]?.int64Value == 5678)
+                let folder = m.database.queryMetadata(Query(recordType: Folder.recordType)).first?.record
+                #expect(folder?["mode"]?.int64Value == 0o700)
+                #expect(folder?["uid"]?.int64Value == 4321)
+                let st = try #require(statOf(m.path("p.md")).0)
+                #expect(st.st_mode == S_IFREG | 0o600)
+                #expect(st.st_uid == 1234 && st.st_gid == 5678)
+                #expect(readFile(m.path("p.md")) == "x")
+            }
+            try withNotesMount(databasePath: db) { m in
+                let st = try #require(statOf(m.path("p.md")).0)
+                #expect(st.st_mode == S_IFREG | 0o600)
+                #expect(st.st_uid == 1234)
+                #expect(st.st_gid == 5678)
+                let dir = try #require(statOf(m.path("d")).0)
+                #expect(dir.st_mode == S_IFDIR | 0o700)
+                #expect(dir.st_uid == 4321 && dir.st_gid == 8765)
+            }
+        }
+    }
+
+    @Test func newEntriesGetTheCallersModeMinusUmask() throws {
+        try withNotesMount { m in
+            let result = try sh("umask 027 && touch f.md && mkdir d && : > att.bin", in: m.root)
+            #expect(result.status == 0, "\(result)")
+            #expect(statOf(m.path("f.md")).0?.st_mode == S_IFREG | 0o640)
+            #expect(statOf(m.path("att.bin")).0?.st_mode == S_IFREG | 0o640)
+            #expect(statOf(m.path("d")).0?.st_mode == S_IFDIR | 0o750)
+            #expect(note(m.database, titled: "f")?.record["mode"]?.int64Value == 0o640)
+            let strict = try sh("umask 077 && touch g.md", in: m.root)
+            #expect(strict.status == 0)
+            #expect(statOf(m.path("g.md")).0?.st_mode == S_IFREG | 0o600)
+        }
+    }
+
+    @Test func xattrsShowRecordMetadataAndRefuseWrites() throws {
+        try withNotesMount { m in
+            #expect(writeFile(m.path("x.md"), "x") == 0)
+            #expect(mkdir(m.path("dir"), 0o755) == 0)
+            let record = try #require(note(m.database, titled: "x"))
+            #expect(xattr(m.path("x.md"), "user.notesfs.recordName") == record.recordID.recordName)
+            #expect(xattr(m.path("x.md"), "user.notesfs.changeTag") == record.record.recordChangeTag)
+            let created = try #require(xattr(m.path("x.md"), "user.notesfs.creationDate"))
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let date = try #require(formatter.date(from: created), "creationDate \(created) is not ISO 8601")
+            #expect(abs(date.timeIntervalSince(try #require(record.creationDate))) < 0.002)
+            #expect(xattr(m.path("dir"), "user.notesfs.recordName") != nil)
+            #expect(xattr(m.path("x.md"), "user.other") == nil)
+            #expect(errno == ENODATA)
+            // The list has the three names.
+            var buffer = [CChar](repeating: 0, count: 1024)
+            let count = listxattr(m.path("x.md"), &buffer, buffer.count)
+            #expect(count > 0)
+            let names = buffer.prefix(max(0, count)).split(separator: 0).map { String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+            #expect(Set(names) == ["user.notesfs.recordName", "user.notesfs.changeTag", "user.notesfs.creationDate"])
+            // Writes are refused; the change tag follows saves.
+            #expect(errnoOf { setxattr(m.path("x.md"), "user.notesfs.recordName", "forged", 6, 0) } == EPERM)
+            #expect(errnoOf { removexattr(m.path("x.md"), "user.notesfs.recordName") } == EPERM)
+            let other = errnoOf { setxattr(m.path("x.md"), "user.mine", "v", 1, 0) }
+            #expect(other == EOPNOTSUPP || other == EPERM)
+            #expect(recordName(m.path("x.md")) == record.recordID.recordName)
+            #expect(writeFile(m.path("x.md"), "changed") == 0)
+            let newTag = xattr(m.path("x.md"), "user.notesfs.changeTag")
+            #expect(newTag != record.record.recordChangeTag)
+            #expect(newTag == note(m.database, titled: "x")?.record.recordChangeTag)
+        }
+    }
+}

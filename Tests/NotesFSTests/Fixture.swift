@@ -1,0 +1,338 @@
+/// Test helpers for the notes mount: a database directory and a mountpoint per test, the in-process
+/// mount (skip-or-fail when FUSE is unusable, watchdog), errno-returning system call wrappers,
+/// running real programs, and looking records up in the store.
+
+import CFuse
+import FUSE
+import Foundation
+import Glibc
+import Notes
+import NotesFS
+import RecordStore
+import Testing
+
+/// True when the environment demands the FUSE tests run (CI with /dev/fuse).
+let fuseRequired = ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1"
+
+/// Creates a fresh directory with `mkdtemp`.
+func makeTemporaryDirectory(_ prefix: String = "notesfstest") -> String {
+    let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
+    var template = Array((base + "\(prefix).XXXXXX").utf8CString)
+    let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    precondition(result != nil, "mkdtemp failed")
+    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Runs `body` with a new, empty database directory path (the database is created on first open),
+/// removed afterwards.
+func withDatabaseDirectory<T>(_ body: (String) throws -> T) rethrows -> T {
+    let directory = makeTemporaryDirectory("notesfsdb")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    return try body(directory + "/db")
+}
+
+/// What a test body gets: the mountpoint and the database the mount serves.
+struct NotesMount {
+    let mount: InProcessMount
+    /// The mountpoint (resolved).
+    let root: String
+    /// The database the mounted filesystem uses (the same instance: reads are current).
+    let database: RecordDatabase
+    let databasePath: String
+
+    func path(_ relative: String) -> String { root + "/" + relative }
+}
+
+struct FUSEUnusable: Error, CustomStringConvertible {
+    var description: String { "/dev/fuse cannot be opened for reading and writing" }
+}
+
+/// Mounts a `NotesFileSystem` over the database at `databasePath` (created if missing; a fresh one
+/// when nil) at a new temporary mountpoint and runs `body`. `seed` runs on the database before the
+/// mount. Skips (returns false, with a note) when FUSE is unusable, unless `NOTESFS_REQUIRE_FUSE=1`.
+/// A watchdog aborts the connection after `timeout` seconds so that a hung handler fails the test.
+/// The filesystem closes the database at unmount: open a new `RecordDatabase` to look afterwards.
+@discardableResult
+func withNotesMount(
+    databasePath: String? = nil, options: NotesFileSystem.Options = NotesFileSystem.Options(), mountOptions: [String] = [],
+    timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation,
+    seed: (RecordDatabase) throws -> Void = { _ in },
+    _ body: (NotesMount) throws -> Void
+) throws -> Bool {
+    if let databasePath {
+        return try mountAndRun(databasePath, options, mountOptions, timeout, sourceLocation, seed, body)
+    }
+    return try withDatabaseDirectory { path in
+        try mountAndRun(path, options, mountOptions, timeout, sourceLocation, seed, body)
+    }
+}
+
+private func mountAndRun(
+    _ databasePath: String, _ options: NotesFileSystem.Options, _ mountOptions: [String], _ timeout: Double,
+    _ sourceLocation: SourceLocation, _ seed: (RecordDatabase) throws -> Void, _ body: (NotesMount) throws -> Void
+) throws -> Bool {
+    let database = try RecordDatabase(path: databasePath, create: true)
+    try seed(database)
+    let directory = makeTemporaryDirectory("notesfsmnt")
+    defer { rmdir(directory) }
+    let mount: InProcessMount
+    do {
+        guard InProcessMount.isFUSEDeviceUsable else { throw FUSEUnusable() }
+        mount = try InProcessMount(
+            fileSystem: NotesFileSystem(database: database, options: options), at: directory, options: mountOptions)
+    } catch {
+        try? database.close()
+        if fuseRequired {
+            Issue.record("FUSE is required (NOTESFS_REQUIRE_FUSE=1) but mounting failed: \(error)", sourceLocation: sourceLocation)
+        } else {
+            print("note: skipping a FUSE mount test (set NOTESFS_REQUIRE_FUSE=1 to fail instead): \(error)")
+        }
+        return false
+    }
+    let watchdog = mount.watchdog(seconds: timeout)
+    defer {
+        #expect(watchdog.cancel(), "watchdog fired: a request hung", sourceLocation: sourceLocation)
+        do { try mount.unmount() } catch { Issue.record("unmount failed: \(error)", sourceLocation: sourceLocation) }
+    }
+    try body(NotesMount(mount: mount, root: mount.mountpoint, database: database, databasePath: databasePath))
+    return true
+}
+
+// MARK: - System calls
+
+/// Runs a C call that returns -1 and sets errno on failure; returns 0 on success or the errno.
+func errnoOf(_ call: () -> Int32) -> Int32 {
+    call() == -1 ? errno : 0
+}
+
+/// Writes `bytes` to `path` (created or truncated) with open/pwrite/close; returns the errno or 0.
+@discardableResult
+func writeBytes(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) -> Int32 {
+    let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, mode)
+    if fd < 0 { return errno }
+    let written = bytes.isEmpty ? 0 : pwrite(fd, bytes, bytes.count, 0)
+    let writeErrno = written == bytes.count ? 0 : errno
+    let closeErrno = close(fd) == 0 ? 0 : errno
+    return writeErrno != 0 ? writeErrno : closeErrno
+}
+
+@discardableResult
+func writeFile(_ path: String, _ text: String, mode: mode_t = 0o644) -> Int32 {
+    writeBytes(path, Array(text.utf8), mode: mode)
+}
+
+/// Reads a whole file with open/pread/close; nil on error.
+func readBytes(_ path: String) -> [UInt8]? {
+    let fd = open(path, O_RDONLY)
+    if fd < 0 { return nil }
+    defer { close(fd) }
+    return readAll(fd)
+}
+
+/// Reads from `fd` with pread from offset 0 until end of file; nil on error.
+func readAll(_ fd: Int32) -> [UInt8]? {
+    var result: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = pread(fd, &buffer, buffer.count, off_t(result.count))
+        if count < 0 { return nil }
+        if count == 0 { break }
+        result += buffer[..<count]
+    }
+    return result
+}
+
+func readFile(_ path: String) -> String? {
+    readBytes(path).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// `stat(2)`; nil with the errno on failure.
+func statOf(_ path: String) -> (stat?, Int32) {
+    var st = stat()
+    return stat(path, &st) == 0 ? (st, 0) : (nil, errno)
+}
+
+/// `getxattr(2)` as a string; nil on error.
+func xattr(_ path: String, _ name: String) -> String? {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = getxattr(path, name, &buffer, buffer.count)
+    guard count >= 0 else { return nil }
+    return String(decoding: buffer[..<count], as: UTF8.self)
+}
+
+/// The record name of the file at `path` (its `user.notesfs.recordName` xattr).
+func recordName(_ path: String) -> String? { xattr(path, "user.notesfs.recordName") }
+
+/// The entry names of a directory (without `.` and `..`), sorted; nil on error.
+func listing(_ path: String) -> [String]? {
+    guard let directory = opendir(path) else { return nil }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+        let name = entryName(entry)
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
+}
+
+func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    withUnsafePointer(to: &entry.pointee.d_name) {
+        String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+    }
+}
+
+/// `renameat2(2)` with flags (1 = RENAME_NOREPLACE); returns the errno or 0.
+func renameErrno(_ from: String, _ to: String, flags: UInt32 = 0) -> Int32 {
+    errnoOf { notesfs_renameat2(AT_FDCWD, from, AT_FDCWD, to, flags) }
+}
+
+/// Polls `condition` every 20 ms for up to `seconds`; true as soon as it holds.
+func poll(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        if condition() { return true }
+        if Date() > deadline { return false }
+        usleep(20_000)
+    }
+}
+
+// MARK: - Programs
+
+/// The result of running a program.
+struct ProgramResult: CustomStringConvertible {
+    var status: Int32
+    var output: String
+    var error: String
+    var description: String { "exit \(status), stdout: \(output.debugDescription), stderr: \(error.debugDescription)" }
+}
+
+/// Runs `command` with `/bin/sh -c` (in `directory` if given) and waits, killing it after `timeout`
+/// seconds. Output goes through temporary files (no pipe to fill).
+@discardableResult
+func sh(_ command: String, in directory: String? = nil, environment: [String: String] = [:], timeout: Double = 60) throws -> ProgramResult {
+    try run(["/bin/sh", "-c", command], in: directory, environment: environment, timeout: timeout)
+}
+
+func run(_ arguments: [String], in directory: String? = nil, environment: [String: String] = [:], timeout: Double = 60) throws
+    -> ProgramResult
+{
+    let scratch = makeTemporaryDirectory("notesfsrun")
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    let command = directory.map { ["/bin/sh", "-c", "cd \(quoted($0)) && exec \"$@\"", "sh"] + arguments } ?? arguments
+    let child = try SpawnedProcess(command, environment: environment, stdout: scratch + "/out", stderr: scratch + "/err")
+    let pid = child.pid
+    let watchdog = Watchdog(seconds: timeout) { kill(pid, SIGKILL) }
+    let status = child.wait()
+    let timedOut = !watchdog.cancel()
+    var result = ProgramResult(
+        status: status,
+        output: (try? String(contentsOfFile: scratch + "/out", encoding: .utf8)) ?? "",
+        error: (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? "")
+    if timedOut { result.error += "\n[killed after \(timeout) s]" }
+    return result
+}
+
+struct SpawnError: Error, CustomStringConvertible {
+    var command: [String]
+    var code: Int32
+    var description: String { "posix_spawn \(command): \(String(cString: strerror(code)))" }
+}
+
+/// A child started with `posix_spawn` and reaped with `waitpid` on its own pid. (Foundation's
+/// `Process` waits until every descendant closed an inherited descriptor, so a daemon that forks
+/// away, as `notesfs` without `-f` does, would keep `waitUntilExit` from returning.)
+final class SpawnedProcess {
+    let pid: pid_t
+    private var status: Int32?
+
+    /// Starts `arguments[0]` (a path) with stdin from /dev/null and stdout/stderr to the given files.
+    init(_ arguments: [String], environment: [String: String] = [:], stdout: String, stderr: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard code == 0 else { throw SpawnError(command: arguments, code: code) }
+        self.pid = pid
+    }
+
+    /// The exit status (128 + signal when killed), reaping the child; nil while it runs.
+    func exitStatus() -> Int32? {
+        if let status { return status }
+        var raw: Int32 = 0
+        let result = waitpid(pid, &raw, WNOHANG)
+        guard result == pid else { return result < 0 ? -1 : nil }
+        let signal = raw & 0x7F
+        status = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+        return status
+    }
+
+    var isRunning: Bool { exitStatus() == nil }
+
+    /// Waits for the exit (polling every 5 ms).
+    func wait() -> Int32 {
+        while true {
+            if let status = exitStatus() { return status }
+            usleep(5_000)
+        }
+    }
+
+    /// Waits up to `seconds`; the exit status, or nil if still running.
+    func wait(seconds: Double) -> Int32? {
+        var result: Int32?
+        _ = poll(seconds: seconds) {
+            result = exitStatus()
+            return result != nil
+        }
+        return result
+    }
+}
+
+/// Quotes a path for `sh -c`.
+func quoted(_ path: String) -> String { "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+// MARK: - Records
+
+/// Note and Attachment records in the database (for "no stray records").
+func fileRecordCount(_ database: RecordDatabase) -> Int {
+    database.queryMetadata(Query(recordType: Note.recordType)).count
+        + database.queryMetadata(Query(recordType: Attachment.recordType)).count
+}
+
+func notes(_ database: RecordDatabase) -> [Note] {
+    database.queryMetadata(Query(recordType: Note.recordType)).compactMap {
+        (try? database.record(for: $0.recordID)).flatMap { try? Note(record: $0) }
+    }
+}
+
+func note(_ database: RecordDatabase, recordName: String) -> Note? {
+    (try? database.record(for: RecordID(recordName: recordName))).flatMap { try? Note(record: $0) }
+}
+
+func note(_ database: RecordDatabase, titled title: String) -> Note? {
+    notes(database).first { $0.title == title }
+}
+
+/// Saves a note and returns it as stored.
+@discardableResult
+func saveNote(_ database: RecordDatabase, title: String, text: String = "", folder: RecordID? = nil) throws -> Note {
+    try Note(record: database.modify(saving: [Note(title: title, text: text, folder: folder).record]).savedRecords[0])
+}
+
+@discardableResult
+func saveFolder(_ database: RecordDatabase, name: String, parent: RecordID? = nil) throws -> Folder {
+    try Folder(record: database.modify(saving: [Folder(name: name, parent: parent).record]).savedRecords[0])
+}
+
+/// Opens the database at `path` (another handle: its own index, caught up from the journal).
+func openDatabase(_ path: String) throws -> RecordDatabase {
+    try RecordDatabase(path: path, create: false)
+}
