@@ -32,6 +32,7 @@ enum MountFields {
 extension NotesFileSystem {
     func node(_ inode: Inode, _ state: borrowing FileSystemState) throws(Errno) -> Node {
         if inode == Self.rootInode { return .root }
+        if let target = state.aliases[inode] { return try node(target, state) }
         if let file = state.scratch[inode] { return .scratch(file) }
         guard let metadata = database.metadata(identity: inode) else { throw .noEntry }
         switch metadata.recordType {
@@ -63,6 +64,7 @@ extension NotesFileSystem {
     }
 
     func attributes(_ inode: Inode, _ state: borrowing FileSystemState) throws(Errno) -> Attributes {
+        let inode = state.aliases[inode] ?? inode
         let node: Node
         do {
             node = try self.node(inode, state)
@@ -123,7 +125,8 @@ extension NotesFileSystem {
     }
 
     public func forget(_ inode: Inode, lookups: UInt64) {
-        // Inodes are record identities, derived from the store: nothing to free.
+        // Inodes are record identities, derived from the store: only a rename alias to free.
+        _ = state.withLock { $0.aliases.removeValue(forKey: inode) }
     }
 
     public func getattr(_ context: RequestContext, inode: Inode, handle: UInt64?) throws(Errno) -> AttributesReply {
@@ -138,7 +141,12 @@ extension NotesFileSystem {
                 let open = try openFile(inode, &state)
                 try open.content.truncate(Int(size))
                 open.dirty = true
-                if open.handles == 0 { try save(inode, &state) }
+                if open.handles == 0 {
+                    try save(inode, &state)
+                    // No writer holds it (truncate by path): drop the buffer so that reads and
+                    // later opens see the store.
+                    state.openFiles[inode] = nil
+                }
             }
             let time = changes.modificationTime.map { $0.resolved() }
             if case .scratch(let file) = node {

@@ -47,7 +47,7 @@ extension NotesFileSystem {
             open.dirty = false
             return
         }
-        guard let metadata = database.metadata(identity: inode) else {
+        guard let metadata = database.metadata(identity: state.aliases[inode] ?? inode) else {
             open.orphaned = true
             open.dirty = false
             return
@@ -255,6 +255,11 @@ extension NotesFileSystem {
     public func release(_ context: RequestContext, inode: Inode, handle: UInt64, flags: Int32) throws(Errno) {
         try locked { (state) throws in
             state.handles[handle] = nil
+            if flags & O_ACCMODE == O_RDONLY, let open = state.openFiles[inode], open.orphaned, open.handles <= 0,
+                !state.handles.values.contains(inode)
+            {
+                state.openFiles[inode] = nil  // the last reader of an unlinked file
+            }
             if flags & O_ACCMODE == O_RDONLY {
                 state.readers[inode, default: 1] -= 1
                 if state.readers[inode]! <= 0 {
@@ -285,6 +290,8 @@ extension NotesFileSystem {
             case .scratch(let file):
                 try removeScratch(file, &state)
             case .note(let m), .attachment(let m):
+                // Open descriptors keep reading (and writing) the bytes until the last close.
+                if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
                 try database.modify(deleting: [m.recordID])
             }
         }

@@ -41,6 +41,7 @@ extension NotesFileSystem {
                 if let replaced {
                     try replace(replaced, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
                     try removeScratch(file, &state)
+                    state.aliases[inode] = replaced.identity
                 } else if ScratchNames.isScratch(target) {
                     moveScratch(file, to: target, in: newParent, &state)
                 } else if let hidden = state.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
@@ -57,13 +58,16 @@ extension NotesFileSystem {
                     hide(inode, named: source, in: parent, behind: target, in: newParent, bytes: bytes, context, &state)
                 } else if let replaced {
                     try replace(replaced, with: bytes, time: Self.fileTime(metadata), mode: nil, deleting: metadata.recordID)
+                    state.aliases[inode] = replaced.identity
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
                     var record = try database.record(for: metadata.recordID)
                     let key = metadata.recordType == Note.recordType ? "title" : "name"
                     record[key] = .string(metadata.recordType == Note.recordType ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record["folder"] = targetFolder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
                     record.modificationDate = metadata.record.modificationDate
-                    try database.modify(saving: [record])
+                    let saved = try database.modify(saving: [record]).savedRecords[0]
+                    // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
+                    state.openFiles[inode]?.baseTag = saved.recordChangeTag
                 } else {
                     // note.md → note.txt and back: another record type, so another record.
                     let file = ScratchFile(

@@ -58,7 +58,17 @@ extension NotesFileSystem {
                 } else {
                     state.parentOf[inode] = nil
                 }
-                if change.isExternal { out.append(.inode(inode)) }
+                if change.isExternal {
+                    out.append(.inode(inode))
+                    // A clean buffer (a writer that has not written yet) must not hide the new content.
+                    if let open = state.openFiles[inode], !open.dirty, state.scratch[inode] == nil,
+                        let node = try? node(inode, state), let bytes = try? storedContent(node)
+                    {
+                        open.content = ContentBuffer(bytes)
+                        open.baseTag = metadata.record.recordChangeTag
+                    }
+                    state.readCache[inode] = nil
+                }
             }
         }
         if !out.isEmpty {

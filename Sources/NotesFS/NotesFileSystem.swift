@@ -139,6 +139,9 @@ struct FileSystemState: ~Copyable {
     var readCache: [Inode: (tag: String, bytes: [UInt8])] = [:]
     /// Records hidden by a rename to a scratch name, by their directory and old name.
     var detached: [Inode: [String: Inode]] = [:]
+    /// The source inode of a rename onto an existing record → the target's inode: the kernel maps
+    /// the target name to the source inode until it hears the invalidation (sent after the reply).
+    var aliases: [Inode: Inode] = [:]
 
     mutating func newHandle() -> UInt64 {
         defer { nextHandle += 1 }

@@ -39,7 +39,7 @@ import Testing
                     second = try saveNote(db, title: "T", text: "second").recordID.recordName
                 }
             ) { m in
-                let suffixed = EntryNames.suffixedName(recordType: Note.recordType, title: "T", recordName: second)
+                let suffixed = EntryNames.suffixed("T.md", String(EntryNames.suffixCharacters(second).prefix(6)))
                 #expect(suffixed.hasPrefix("T (") && suffixed.hasSuffix(").md"))
                 expected = ["T.md", suffixed].sorted()
                 #expect(listing(m.root) == expected)
