@@ -22,10 +22,11 @@ import Testing
         try db.refresh()
         // Nothing lost: every increment of both processes is in the counter.
         #expect(try db.record(for: RecordID(recordName: "shared"))["n"] == .int64(Int64(2 * perProcess)))
-        // Each process saw the other's commits: its final token is at least the sum of all commits before it finished.
+        // The counter process that finished last saw every increment of both (its token counts
+        // them); which one that is depends on scheduling.
         let tokens = outputs.prefix(2).compactMap { $0.split(separator: "\n").first { $0.hasPrefix("token ") }.flatMap { ChangeToken(stringValue: String($0.dropFirst(6))) } }
         #expect(tokens.count == 2)
-        #expect(tokens.allSatisfy { $0.seq > UInt64(perProcess) }, "\(tokens)")
+        #expect(tokens.map(\.seq).max()! >= UInt64(2 * perProcess), "\(tokens)")
         // And this process sees everything through change tokens.
         let changes = try db.changes(since: start)
         let names = Set(changes.changed.map(\.recordID.recordName))
