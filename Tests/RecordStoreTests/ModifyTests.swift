@@ -104,3 +104,24 @@ import Testing
         #expect(again.recordChangeTag != saved.recordChangeTag)
     }
 }
+
+@Suite struct CodingTests {
+    static let strings = [
+        "plain", "line\nbreak", "tab\tand \"quotes\" and \\ backslash", "\\\"", "ends with backslash \\",
+        "\u{1}\u{1f} controls", "emoji 🧪 and é", "\u{2028}", "", "\\n not a newline", String(repeating: "a\n", count: 5000),
+    ]
+
+    @Test(arguments: strings) func stringsRoundTripThroughTheRecordDecoder(_ text: String) throws {
+        var r = Record(recordType: "T", recordID: RecordID(recordName: "r\n\"\\"))
+        r["s"] = .string(text)
+        r["l"] = .list([.string(text), .string(text)])
+        let decoded = try RecordCoding.decode(Data(RecordCoding.encode(r)))
+        #expect(decoded.fields == r.fields)
+        #expect(decoded.recordID == r.recordID)
+        let entry = JournalEntry(seq: 1, saves: [r], deletes: [RecordID(recordName: text.isEmpty ? "x" : text)])
+        let line = entry.encodedLine()
+        let back = try JournalEntry.decode(Data(line.dropLast()))
+        #expect(back.saves.first?.fields == r.fields)
+        #expect(back.encodedSaves?.first == RecordCoding.encode(r))
+    }
+}

@@ -68,3 +68,19 @@ import Testing
         #expect(a.recordCount == 4)
     }
 }
+
+@Suite struct JournalReplayTests {
+    @Test func manyJournalLinesReplayAtOpen() throws {
+        let path = makeTemporaryDirectory("replay")
+        let db = try makeDatabase(path)
+        for i in 0..<30 {
+            try db.modify(saving: [note("n\(i)", folder: nil, text: String(repeating: "line \(i)\n", count: i * 10))])
+        }
+        try db.modify(deleting: [RecordID(recordName: "n3")])
+        let reopened = try makeDatabase(path)
+        #expect(reopened.recordCount == 29)
+        #expect(try reopened.record(for: RecordID(recordName: "n29"))["text"] == .string(String(repeating: "line 29\n", count: 290)))
+        #expect(try reopened.check().problems.isEmpty)
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: path)).contains { $0.hasPrefix("journal.damaged") })
+    }
+}

@@ -132,18 +132,24 @@ extension RecordDatabase {
     }
 
     private func applyNewEntries(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
-        let (entries, damage) = try state.journal.readEntries()
-        if let damage { log(damage) }
         var changes: [RecordStoreChange] = []
-        for entry in entries where entry.seq > state.index.seq {
-            let deleted = state.index.apply(entry)
-            let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
+        // Move the index out (no copy) while the closure updates it.
+        var index = RecordIndex()
+        swap(&index, &state.index)
+        defer { swap(&index, &state.index) }
+        var last: JournalEntry?
+        let damage = try state.journal.readEntries { entry in
+            guard entry.seq > index.seq else { return }
+            let deleted = index.apply(entry)
+            let saved = entry.saves.compactMap { index.entries[$0.recordID.recordName] }
             changes.append(
                 RecordStoreChange(
                     saved: saved, deleted: deleted, isExternal: true, isReset: false,
                     token: ChangeToken(databaseID: databaseID, seq: entry.seq)))
-            state.unverifiedForeignEntry = entry
+            last = entry
         }
+        if let damage { log(damage) }
+        if let last { state.unverifiedForeignEntry = last }
         return changes
     }
 
@@ -152,9 +158,11 @@ extension RecordDatabase {
         // Snapshot and journal are each replaced by rename, so they can be read without the lock;
         // retry when a checkpoint slipped in between the two reads.
         for _ in 0..<10 {
-            guard let (index, header, bytes) = try Snapshot.load(from: layout.snapshot) else {
+            guard let loaded = try Snapshot.load(from: layout.snapshot) else {
                 throw .damagedRecord(nil, path: layout.snapshot, reason: "index snapshot is missing after a checkpoint")
             }
+            var index = loaded.0
+            let (header, bytes) = (loaded.1, loaded.bytes)
             let journal = try JournalFile(path: layout.journal)
             guard journal.baseSeq == header.seq else {
                 journal.close()
@@ -162,12 +170,16 @@ extension RecordDatabase {
             }
             state.journal.close()
             state.journal = journal
-            state.index = index
             state.snapshotBytes = bytes
-            let (entries, damage) = try state.journal.readEntries()
+            var last: JournalEntry?
+            let damage = try state.journal.readEntries { entry in
+                guard entry.seq > index.seq else { return }
+                index.apply(entry)
+                last = entry
+            }
+            state.index = index
             if let damage { log(damage) }
-            for entry in entries where entry.seq > state.index.seq { state.index.apply(entry) }
-            state.unverifiedForeignEntry = entries.last
+            state.unverifiedForeignEntry = last
             return
         }
         throw .damagedRecord(nil, path: layout.journal, reason: "journal and index snapshot do not match")

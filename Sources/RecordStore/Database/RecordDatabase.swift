@@ -136,7 +136,11 @@ public final class RecordDatabase: Sendable {
         } else {
             index = try rebuildIndex(layout)
         }
-        let (entries, damage) = try journal.readEntries()
+        let damage = try journal.readEntries { (entry) throws(RecordStoreError) in
+            guard entry.seq > index.seq else { return }
+            index.apply(entry)
+            try redo(entry, layout: layout, verify: true)
+        }
         if let damage {
             // A complete line that does not parse: power loss garbage at the tail. Keep the bytes aside.
             let rest = try Sys.pread(journal.fd, count: journal.trailingBytes, offset: journal.offset, path: layout.journal)
@@ -144,10 +148,6 @@ public final class RecordDatabase: Sendable {
             FileHandle.standardError.write(Data("notesfs: \(damage); the rest of the journal was moved aside\n".utf8))
         }
         try journal.truncateTail()
-        for entry in entries where entry.seq > index.seq {
-            index.apply(entry)
-            try redo(entry, layout: layout, verify: true)
-        }
         return (index, journal, snapshotBytes)
     }
 
@@ -174,9 +174,9 @@ public final class RecordDatabase: Sendable {
     /// Temp + rename per save would create and delete an inode per commit, which ext4 makes slow.
     static func redo(_ entry: JournalEntry, layout: DatabaseLayout, verify: Bool) throws(RecordStoreError) {
         for id in entry.deletes { try Sys.unlink(layout.recordPath(id.recordName)) }
-        for record in entry.saves {
+        for (i, record) in entry.saves.enumerated() {
             let path = layout.recordPath(record.recordID.recordName)
-            let encoded = RecordCoding.encode(record)
+            let encoded = entry.encodedSaves?[i] ?? RecordCoding.encode(record)
             // The encoding is deterministic: equal bytes mean the file is already this version.
             if verify, let data = try Sys.readFile(path), data.count == encoded.count, data == Data(encoded) { continue }
             try Sys.overwriteFile(path, encoded)

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
 /// A pull reader over JSON bytes: reads values in place without building a tree.
 ///
 /// Used for the hot path (record files, journal lines, index snapshot), where building a
@@ -77,22 +81,60 @@ struct JSONCursor: ~Copyable {
         guard peek() == UInt8(ascii: "\"") else { throw error("expected a string") }
         let start = index + 1
         var i = start
+        var highBits: UInt8 = 0
         while i < bytes.count {
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {
-                guard let s = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self) else {
-                    throw error("invalid UTF-8")
-                }
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
                 index = i + 1
+                // ASCII cannot be invalid: take the fast conversion; otherwise validate.
+                if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
+                guard let s = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
                 return s
             }
             if b == UInt8(ascii: "\\") || b < 0x20 { break }
+            highBits |= b
             i += 1
         }
-        // Escapes: hand over to the tree parser for this one string.
-        let value = try parseTreeValue()
-        guard case .string(let s) = value else { throw error("expected a string") }
-        return s
+        // Escapes: decode into a buffer, copying the runs between escapes in one go.
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(i - start + 64)
+        var runStart = start
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") {
+                utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                guard let s = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8") }
+                index = i + 1
+                return s
+            }
+            if b < 0x20 { throw JSONSyntaxError(offset: i, message: "control character in string") }
+            if b != UInt8(ascii: "\\") {
+                i += 1
+                continue
+            }
+            utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+            guard i + 1 < bytes.count else { break }
+            switch bytes[i + 1] {
+            case UInt8(ascii: "n"): utf8.append(0x0A)
+            case UInt8(ascii: "t"): utf8.append(0x09)
+            case UInt8(ascii: "r"): utf8.append(0x0D)
+            case UInt8(ascii: "\""): utf8.append(0x22)
+            case UInt8(ascii: "\\"): utf8.append(0x5C)
+            case UInt8(ascii: "/"): utf8.append(0x2F)
+            case UInt8(ascii: "b"): utf8.append(0x08)
+            case UInt8(ascii: "f"): utf8.append(0x0C)
+            default:
+                // \u escapes (surrogate pairs and all): the tree parser decodes this string.
+                index = start - 1
+                let value = try parseTreeValue()
+                guard case .string(let s) = value else { throw error("expected a string") }
+                return s
+            }
+            i += 2
+            runStart = i
+        }
+        throw error("unterminated string")
     }
 
     /// The text of a number.
@@ -178,5 +220,18 @@ extension Data {
             }
         }
         return try result.get()
+    }
+}
+
+extension Data {
+    /// The index of the first `\n` in `range` (memchr).
+    func indexOfNewline(in range: Range<Int>) -> Int? {
+        guard !range.isEmpty else { return nil }
+        return withUnsafeBytes { raw -> Int? in
+            let base = raw.baseAddress!
+            let offset = range.lowerBound - startIndex
+            guard let found = memchr(base + offset, 0x0A, range.count) else { return nil }
+            return startIndex + (UnsafeRawPointer(found) - base)
+        }
     }
 }

@@ -9,6 +9,10 @@ struct JournalEntry: Sendable {
     var seq: UInt64
     var saves: [Record]
     var deletes: [RecordID]
+    /// For an entry read from the journal: each saved record's JSON exactly as in the line, which
+    /// is also the record file's content (one serializer writes both), so recovery can compare
+    /// and rewrite files without encoding again.
+    var encodedSaves: [[UInt8]]? = nil
 
     func encodedLine() -> [UInt8] {
         var w = JSONWriter(capacity: 512)
@@ -39,17 +43,24 @@ struct JournalEntry: Sendable {
                 var seq: UInt64?
                 var deletes: [RecordID] = []
                 var saves: [Record] = []
+                var encoded: [[UInt8]] = []
                 try c.readObject { (c, key) throws(JSONSyntaxError) in
                     switch key {
                     case "seq": seq = try c.readUInt64()
                     case "deletes": try c.readArray { (c) throws(JSONSyntaxError) in deletes.append(RecordID(recordName: try c.readString())) }
-                    case "saves": try c.readArray { (c) throws(JSONSyntaxError) in saves.append(try RecordCoding.decode(&c).record) }
+                    case "saves":
+                        try c.readArray { (c) throws(JSONSyntaxError) in
+                            c.skipWhitespace()
+                            let start = c.index
+                            saves.append(try RecordCoding.decode(&c).record)
+                            encoded.append(Array(UnsafeBufferPointer(rebasing: c.bytes[start..<c.index])))
+                        }
                     default: try c.skipValue()
                     }
                 }
                 try c.expectEnd()
                 guard let seq else { throw c.error("not a journal entry") }
-                return JournalEntry(seq: seq, saves: saves, deletes: deletes)
+                return JournalEntry(seq: seq, saves: saves, deletes: deletes, encodedSaves: encoded)
             }
         } catch {
             throw RecordDecodingError(error.description)
@@ -114,30 +125,36 @@ struct JournalFile {
         try Sys.fileSize(fd, path: path).size > offset + trailingBytes
     }
 
-    /// Reads the complete lines past ``offset``. Stops at a damaged line and reports it.
-    mutating func readEntries() throws(RecordStoreError) -> (entries: [JournalEntry], damage: String?) {
+    /// Reads the complete lines past ``offset``, handing each entry to `body` as it is decoded
+    /// (so that only one entry's records are in memory at a time). Stops at a damaged line and
+    /// returns what is wrong with it.
+    mutating func readEntries(_ body: (JournalEntry) throws(RecordStoreError) -> Void) throws(RecordStoreError) -> String? {
         let size = try Sys.fileSize(fd, path: path).size
         guard size > offset else {
             trailingBytes = 0
-            return ([], nil)
+            return nil
         }
         let bytes = try Sys.pread(fd, count: size - offset, offset: offset, path: path)
-        var entries: [JournalEntry] = []
         var lineStart = 0
         var damage: String?
-        while let newline = bytes[lineStart...].firstIndex(of: 0x0A) {
+        while let newline = bytes.withUnsafeBufferPointer({ buffer -> Int? in
+            guard lineStart < buffer.count, let found = memchr(buffer.baseAddress! + lineStart, 0x0A, buffer.count - lineStart) else { return nil }
+            return UnsafeRawPointer(found) - UnsafeRawPointer(buffer.baseAddress!)
+        }) {
             let line = Data(bytes[lineStart..<newline])
+            let entry: JournalEntry
             do {
-                entries.append(try JournalEntry.decode(line))
+                entry = try JournalEntry.decode(line)
             } catch {
                 damage = "journal line at byte \(offset + lineStart): \(error)"
                 break
             }
+            try body(entry)
             lineStart = newline + 1
         }
         offset += lineStart
         trailingBytes = bytes.count - lineStart
-        return (entries, damage)
+        return damage
     }
 
     /// Cuts off everything after the last complete line (call with the commit lock held).

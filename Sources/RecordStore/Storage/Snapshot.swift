@@ -48,7 +48,7 @@ enum Snapshot {
     static func load(from path: String) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
         guard let data = try Sys.readFile(path) else { return nil }
         func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: why) }
-        guard let firstNewline = data.firstIndex(of: 0x0A) else { throw damaged("truncated header") }
+        guard let firstNewline = data.indexOfNewline(in: data.startIndex..<data.endIndex) else { throw damaged("truncated header") }
         var index = RecordIndex()
         let header: Header
         do {
@@ -74,7 +74,9 @@ enum Snapshot {
         var start = body.startIndex
         for i in 1...chunkCount {
             var end = i == chunkCount ? body.endIndex : max(start, body.startIndex + body.count * i / chunkCount)
-            while end < body.endIndex, body[end - 1] != 0x0A { end += 1 }
+            if end > start, end < body.endIndex, body[end - 1] != 0x0A {
+                end = (data.indexOfNewline(in: end..<body.endIndex) ?? body.endIndex - 1) + 1
+            }
             bounds.append(start..<end)
             start = end
         }
@@ -87,7 +89,7 @@ enum Snapshot {
             var outcome: Result<[RecordMetadata], RecordStoreError>
             do {
                 while lineStart < bounds[i].upperBound {
-                    let lineEnd = data[lineStart..<bounds[i].upperBound].firstIndex(of: 0x0A)!
+                    let lineEnd = data.indexOfNewline(in: lineStart..<bounds[i].upperBound)!
                     let decoded = try RecordCoding.decodeWithExtras(data[lineStart..<lineEnd])
                     parsed.append(RecordMetadata(record: decoded.record, sizes: decoded.sizes, seq: decoded.seq))
                     lineStart = lineEnd + 1
