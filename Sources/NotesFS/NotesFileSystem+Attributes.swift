@@ -153,7 +153,10 @@ extension NotesFileSystem {
                 if let mode = changes.mode { file.mode = mode }
                 if let uid = changes.uid { file.uid = uid }
                 if let gid = changes.gid { file.gid = gid }
-                if let time { file.modificationTime = time }
+                if let time {
+                    file.modificationTime = time
+                    file.modificationTimeWasSet = true
+                }
             } else if let metadata = node.metadata {
                 if let time, let open = state.openFiles[inode], open.dirty {
                     open.pendingModificationTime = time

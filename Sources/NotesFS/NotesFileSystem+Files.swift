@@ -43,6 +43,10 @@ extension NotesFileSystem {
     ///   `EIO`/`ENOSPC` when the store cannot write. The bytes stay in the buffer on failure.
     func save(_ inode: Inode, _ state: inout FileSystemState) throws {
         guard let open = state.openFiles[inode], open.dirty else { return }
+        if let file = state.scratch[inode], file.isPendingRecord, !open.orphaned {
+            try savePending(file, &state)
+            return
+        }
         if state.scratch[inode] != nil || open.orphaned {
             open.dirty = false
             return
@@ -81,6 +85,39 @@ extension NotesFileSystem {
         if options.synchronous { try database.sync() }
     }
 
+    /// Saves a new file as its first record, under the identity reserved at create.
+    func savePending(_ file: ScratchFile, _ state: inout FileSystemState) throws {
+        let saved = try createRecord(named: file.name, folder: try folderReference(file.parent, state), from: file)
+        state.scratch[file.inode] = nil
+        if let open = state.openFiles[file.inode] {
+            open.baseTag = saved.recordChangeTag
+            open.dirty = false
+            open.pendingModificationTime = nil
+        }
+        state.cachedTags[file.inode] = saved.recordChangeTag
+        if options.synchronous { try database.sync() }
+    }
+
+    /// A new note or attachment named `name` from a scratch or pending file's bytes (a pending
+    /// file keeps its reserved identity).
+    @discardableResult
+    func createRecord(named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil) throws -> Record {
+        let bytes = file.content.allBytes()
+        var record: Record
+        if EntryNames.isNoteFileName(name) {
+            guard let text = String(validating: bytes, as: UTF8.self) else { throw Errno(rawValue: EILSEQ) }
+            record = Note(title: EntryNames.title(fromFileName: name), text: text, folder: folder).record
+        } else {
+            record = Attachment(name: EntryNames.name(fromFileName: name), content: try database.makeAsset(Data(bytes)), folder: folder).record
+        }
+        if file.isPendingRecord { record.useReservedIdentity(file.inode) }
+        record[MountFields.mode] = .int64(Int64(file.mode & 0o7777))
+        record[MountFields.uid] = .int64(Int64(file.uid))
+        record[MountFields.gid] = .int64(Int64(file.gid))
+        if !file.isPendingRecord || file.modificationTimeWasSet { Self.setModificationTime(file.modificationTime, of: &record) }
+        return try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? []).savedRecords[0]
+    }
+
     /// The record to save when only `key` changes: from memory when every other field is small
     /// (no record file read), else fetched.
     func recordForSave(_ metadata: RecordMetadata, replacing key: String) throws -> Record {
@@ -114,7 +151,7 @@ extension NotesFileSystem {
 
     /// Creates a regular file `name` in `parent`: a scratch file, a reattached hidden note, or a new record.
     func createFile(_ context: RequestContext, parent: Inode, name: String, mode: mode_t, _ state: inout FileSystemState) throws -> Inode {
-        let folder = try folderReference(parent, state)
+        _ = try folderReference(parent, state)  // ENOTDIR for a file
         if try listing(parent, &state).names[name] != nil { throw Errno.exists }
         let permissions = mode & ~context.umask & 0o7777
         if ScratchNames.isScratch(name) {
@@ -135,17 +172,17 @@ extension NotesFileSystem {
             open.dirty = true
             return inode
         }
-        var record: Record
-        if EntryNames.isNoteFileName(name) {
-            record = Note(title: EntryNames.title(fromFileName: name), text: "", folder: folder).record
-        } else {
-            record = Attachment(name: EntryNames.name(fromFileName: name), content: try database.makeAsset(Data()), folder: folder).record
-        }
-        record[MountFields.mode] = .int64(Int64(permissions))
-        record[MountFields.uid] = .int64(Int64(context.uid))
-        record[MountFields.gid] = .int64(Int64(context.gid))
-        let saved = try database.modify(saving: [record]).savedRecords[0]
-        return saved.identity!
+        // A new note or attachment: saved at its first flush, under an identity reserved now.
+        let file = ScratchFile(
+            inode: try database.reserveIdentity(), parent: parent, name: name, content: ContentBuffer([]), mode: permissions,
+            uid: context.uid, gid: context.gid)
+        file.isPendingRecord = true
+        state.scratch[file.inode] = file
+        state.listings[parent]!.upsert(file.inode, scratchMember(file))
+        let open = OpenFile(content: file.content, baseTag: nil)
+        open.dirty = true
+        state.openFiles[file.inode] = open
+        return file.inode
     }
 
     /// Brings back a record hidden by a rename to a scratch name.

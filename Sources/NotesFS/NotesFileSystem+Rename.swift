@@ -43,13 +43,20 @@ extension NotesFileSystem {
                     try removeScratch(file, &state)
                     state.aliases[inode] = replaced.identity
                 } else if ScratchNames.isScratch(target) {
+                    file.isPendingRecord = false
                     moveScratch(file, to: target, in: newParent, &state)
                 } else if let hidden = state.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
                     try reattach(hidden, in: newParent, name: target, &state)
                     try replace(metadata, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
                     try removeScratch(file, &state)
+                } else if file.isPendingRecord {
+                    // A new file not saved yet: save it under its new name (same inode).
+                    file.name = target
+                    state.listings[file.parent]?.remove(file.inode)
+                    file.parent = newParent
+                    try savePending(file, &state)
                 } else {
-                    try createRecord(named: target, folder: targetFolder, from: file, context)
+                    try createRecord(named: target, folder: targetFolder, from: file)
                     try removeScratch(file, &state)
                 }
             case .note(let metadata), .attachment(let metadata):
@@ -74,7 +81,7 @@ extension NotesFileSystem {
                         inode: 0, parent: newParent, name: target, content: ContentBuffer(bytes),
                         mode: mode_t(metadata.record[MountFields.mode]?.int64Value ?? 0o644), uid: context.uid, gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
-                    try createRecord(named: target, folder: targetFolder, from: file, context, deleting: metadata.recordID)
+                    try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
                 }
             }
             // The kernel now maps the target name to the source inode; make it look again, and drop
@@ -121,23 +128,6 @@ extension NotesFileSystem {
         }
         if let mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
         Self.setModificationTime(time, of: &record)
-        try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? [])
-    }
-
-    /// A new note or attachment named `name` from a scratch file's bytes.
-    private func createRecord(named name: String, folder: RecordID?, from file: ScratchFile, _ context: RequestContext, deleting: RecordID? = nil) throws {
-        let bytes = file.content.allBytes()
-        var record: Record
-        if EntryNames.isNoteFileName(name) {
-            guard let text = String(validating: bytes, as: UTF8.self) else { throw Errno(rawValue: EILSEQ) }
-            record = Note(title: EntryNames.title(fromFileName: name), text: text, folder: folder).record
-        } else {
-            record = Attachment(name: EntryNames.name(fromFileName: name), content: try database.makeAsset(Data(bytes)), folder: folder).record
-        }
-        record[MountFields.mode] = .int64(Int64(file.mode & 0o7777))
-        record[MountFields.uid] = .int64(Int64(file.uid))
-        record[MountFields.gid] = .int64(Int64(file.gid))
-        Self.setModificationTime(file.modificationTime, of: &record)
         try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? [])
     }
 

@@ -125,3 +125,33 @@ import Testing
         #expect(back.encodedSaves?.first == RecordCoding.encode(r))
     }
 }
+
+@Suite struct ReservedIdentityTests {
+    @Test func reservedIdentitiesAreUniqueAcrossHandlesAndSurviveReopen() throws {
+        let path = makeTemporaryDirectory("reserve")
+        let a = try makeDatabase(path)
+        let b = try makeDatabase(path)
+        var seen = Set<UInt64>()
+        for _ in 0..<300 {
+            #expect(seen.insert(try a.reserveIdentity()).inserted)
+            #expect(seen.insert(try b.reserveIdentity()).inserted)
+        }
+        let identity = try a.reserveIdentity()
+        var r = note("reserved", folder: nil)
+        r.useReservedIdentity(identity)
+        let saved = try a.modify(saving: [r]).savedRecords[0]
+        #expect(saved.identity == identity)
+        // A plain save after reopening never takes a reserved number.
+        let reopened = try makeDatabase(path)
+        let plain = try reopened.modify(saving: [note("plain", folder: nil)]).savedRecords[0]
+        #expect(!seen.contains(plain.identity!))
+        #expect(plain.identity != identity)
+        // An identity in use, or never reserved, is refused.
+        var clash = note("clash", folder: nil)
+        clash.useReservedIdentity(identity)
+        #expect(throws: RecordStoreError.self) { try reopened.modify(saving: [clash]) }
+        var unreserved = note("unreserved", folder: nil)
+        unreserved.useReservedIdentity(1_000_000_000)
+        #expect(throws: RecordStoreError.self) { try reopened.modify(saving: [unreserved]) }
+    }
+}

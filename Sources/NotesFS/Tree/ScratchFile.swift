@@ -16,6 +16,11 @@ final class ScratchFile: @unchecked Sendable {
     /// A note hidden by a rename to this name (vim's `x~` backup): it comes back when a file of its
     /// old name is created in the same directory, and is deleted with this file otherwise.
     var detachedRecord: (inode: Inode, name: String)?
+    /// A new note or attachment not saved yet: `inode` is a reserved record identity and the first
+    /// flush saves it as a record (one commit per new file instead of two).
+    var isPendingRecord = false
+    /// Whether `modificationTime` was set explicitly (utimensat before the first save).
+    var modificationTimeWasSet = false
 
     init(inode: Inode, parent: Inode, name: String, content: ContentBuffer, mode: mode_t, uid: uid_t, gid: gid_t) {
         self.inode = inode

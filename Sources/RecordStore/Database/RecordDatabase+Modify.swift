@@ -96,6 +96,28 @@ extension RecordDatabase {
     }
 
     static let checkpointMinimum = 4 << 20
+    static let identityBlock: UInt64 = 256
+
+    /// An identity for a record not saved yet (see ``Record/useReservedIdentity(_:)``).
+    ///
+    /// Identities are reserved in blocks by a small commit, so they are unique across processes
+    /// and never handed out twice, even after a crash (an unused one is simply skipped).
+    public func reserveIdentity() throws(RecordStoreError) -> UInt64 {
+        if let identity = state.withLock({ state -> UInt64? in
+            guard !state.reservedIdentities.isEmpty else { return nil }
+            return state.reservedIdentities.popFirst()
+        }) {
+            return identity
+        }
+        let entry = try commit { (index, seq) throws(RecordStoreError) in
+            JournalEntry(seq: seq, saves: [], deletes: [], reservedUpTo: index.nextIdentity + Self.identityBlock)
+        }
+        let end = entry.reservedUpTo!
+        return state.withLock { state in
+            state.reservedIdentities = (end - Self.identityBlock + 1)..<end
+            return end - Self.identityBlock
+        }
+    }
 
     /// Builds the journal entry for a modify, checking change tags and references against `index`.
     private func prepare(
@@ -137,8 +159,15 @@ extension RecordDatabase {
             } else {
                 if policy == .ifServerRecordUnchanged, client.recordChangeTag != nil { throw .unknownItem(client.recordID) }
                 stored = client
-                stored.identity = nextIdentity
-                nextIdentity += 1
+                if let reserved = client.identity {
+                    // From reserveIdentity(): below nextIdentity and not in use.
+                    guard reserved >= RecordIndex.firstIdentity, reserved < index.nextIdentity, index.names[reserved] == nil,
+                        !saves.contains(where: { $0.identity == reserved })
+                    else { throw .invalidArguments("record \(client.recordID): identity \(reserved) was not reserved or is in use") }
+                } else {
+                    stored.identity = nextIdentity
+                    nextIdentity += 1
+                }
                 stored.creationDate = now
                 if !client.modificationDateWasSet || client.modificationDate == nil { stored.storedModificationDate = now }
             }

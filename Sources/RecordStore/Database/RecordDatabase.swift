@@ -222,6 +222,8 @@ struct DatabaseState: ~Copyable {
     var dirty = false
     /// Asset files written since the last sync.
     var unsyncedAssets: [String] = []
+    /// Identities reserved by this process and not handed out yet.
+    var reservedIdentities: Range<UInt64> = 0..<0
     /// The last journal entry read from another process, whose record files are not yet checked.
     var unverifiedForeignEntry: JournalEntry?
 }

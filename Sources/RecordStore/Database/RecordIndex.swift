@@ -67,6 +67,7 @@ struct RecordIndex {
             if let old = delete(id.recordName, seq: entry.seq) { deleted.append(old) }
         }
         for record in entry.saves { save(record, seq: entry.seq) }
+        if let reserved = entry.reservedUpTo, reserved > nextIdentity { nextIdentity = reserved }
         if entry.seq > seq { seq = entry.seq }
         return deleted
     }

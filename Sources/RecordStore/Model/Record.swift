@@ -60,6 +60,13 @@ public struct Record: Sendable, Hashable {
         self.fields = fields
     }
 
+    /// Gives a new record an identity from ``RecordDatabase/reserveIdentity()`` (so that it is
+    /// known before the first save, as a filesystem needs an inode number at create).
+    public mutating func useReservedIdentity(_ identity: UInt64) {
+        precondition(recordChangeTag == nil, "only a record never saved takes a reserved identity")
+        self.identity = identity
+    }
+
     /// Reads or writes a field; writing `nil` removes it.
     public subscript(key: String) -> FieldValue? {
         get { fields[key] }

@@ -13,6 +13,8 @@ struct JournalEntry: Sendable {
     /// is also the record file's content (one serializer writes both), so recovery can compare
     /// and rewrite files without encoding again.
     var encodedSaves: [[UInt8]]? = nil
+    /// Identities below this are taken (``RecordDatabase/reserveIdentity()`` hands them out).
+    var reservedUpTo: UInt64? = nil
 
     func encodedLine() -> [UInt8] {
         var w = JSONWriter(capacity: 512)
@@ -33,7 +35,12 @@ struct JournalEntry: Sendable {
             if i > 0 { w.raw(",") }
             RecordCoding.write(record, sizes: nil, seq: nil, into: &w)
         }
-        w.raw("]}\n")
+        w.raw("]")
+        if let reservedUpTo {
+            w.key("reserve", first: &first)
+            w.number(reservedUpTo)
+        }
+        w.raw("}\n")
         return w.bytes
     }
 
@@ -44,6 +51,7 @@ struct JournalEntry: Sendable {
                 var deletes: [RecordID] = []
                 var saves: [Record] = []
                 var encoded: [[UInt8]] = []
+                var reserved: UInt64?
                 try c.readObject { (c, key) throws(JSONSyntaxError) in
                     switch key {
                     case "seq": seq = try c.readUInt64()
@@ -55,12 +63,13 @@ struct JournalEntry: Sendable {
                             saves.append(try RecordCoding.decode(&c).record)
                             encoded.append(Array(UnsafeBufferPointer(rebasing: c.bytes[start..<c.index])))
                         }
+                    case "reserve": reserved = try c.readUInt64()
                     default: try c.skipValue()
                     }
                 }
                 try c.expectEnd()
                 guard let seq else { throw c.error("not a journal entry") }
-                return JournalEntry(seq: seq, saves: saves, deletes: deletes, encodedSaves: encoded)
+                return JournalEntry(seq: seq, saves: saves, deletes: deletes, encodedSaves: encoded, reservedUpTo: reserved)
             }
         } catch {
             throw RecordDecodingError(error.description)
