@@ -14,6 +14,9 @@ public struct Opened: Hashable, Sendable {
     public var nonSeekable: Bool
     /// For opendir: let the kernel cache readdir results (`cache_readdir`).
     public var cacheDirectory: Bool
+    /// Do not send `flush` when this open file is closed (`noflush`); for read-only opens of a
+    /// filesystem that only saves on flush, it saves a round trip per close.
+    public var noFlush: Bool = false
 
     public init(
         handle: UInt64 = 0, directIO: Bool = false, keepCache: Bool = false,
@@ -33,5 +36,6 @@ public struct Opened: Hashable, Sendable {
         info.keep_cache = keepCache ? 1 : 0
         info.nonseekable = nonSeekable ? 1 : 0
         info.cache_readdir = cacheDirectory ? 1 : 0
+        info.noflush = noFlush ? 1 : 0
     }
 }

@@ -242,7 +242,10 @@ extension NotesFileSystem {
             let tag = node.metadata?.record.recordChangeTag
             let keep = tag != nil && state.cachedTags[inode] == tag && state.openFiles[inode]?.dirty != true
             state.cachedTags[inode] = tag
-            return Opened(handle: handle, keepCache: keep)
+            // A read-only open has nothing to save at close: no flush round trip.
+            var opened = Opened(handle: handle, keepCache: keep)
+            opened.noFlush = !writable
+            return opened
         }
     }
 

@@ -35,13 +35,17 @@ extension NotesFileSystem {
             if case .folder = existingNode { throw Errno.isDirectory }
             if case .scratch(let file) = existingNode { try removeScratch(file, &state) }
             let replaced = existingNode?.metadata
+            // The inode that ends up behind the target name, and whether the source inode is gone
+            // (then the kernel's dentry, moved onto the target name, must lead to the new inode).
+            var targetInode = inode
+            var sourceGone = false
             switch node {
             case .root, .folder: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
                     try replace(replaced, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
                     try removeScratch(file, &state)
-                    state.aliases[inode] = replaced.identity
+                    (targetInode, sourceGone) = (replaced.identity, true)
                 } else if ScratchNames.isScratch(target) {
                     file.isPendingRecord = false
                     moveScratch(file, to: target, in: newParent, &state)
@@ -49,6 +53,7 @@ extension NotesFileSystem {
                     try reattach(hidden, in: newParent, name: target, &state)
                     try replace(metadata, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
                     try removeScratch(file, &state)
+                    (targetInode, sourceGone) = (hidden, true)
                 } else if file.isPendingRecord {
                     // A new file not saved yet: save it under its new name (same inode).
                     file.name = target
@@ -56,16 +61,18 @@ extension NotesFileSystem {
                     file.parent = newParent
                     try savePending(file, &state)
                 } else {
-                    try createRecord(named: target, folder: targetFolder, from: file)
+                    let saved = try createRecord(named: target, folder: targetFolder, from: file)
                     try removeScratch(file, &state)
+                    (targetInode, sourceGone) = (saved.identity!, true)
                 }
             case .note(let metadata), .attachment(let metadata):
                 let bytes = try state.openFiles[inode].map { $0.content.allBytes() } ?? storedContent(node)
                 if ScratchNames.isScratch(target) {
-                    hide(inode, named: source, in: parent, behind: target, in: newParent, bytes: bytes, context, &state)
+                    // No alias: the hidden note comes back under this inode when its name is created again.
+                    targetInode = hide(inode, named: source, in: parent, behind: target, in: newParent, bytes: bytes, context, &state)
                 } else if let replaced {
                     try replace(replaced, with: bytes, time: Self.fileTime(metadata), mode: nil, deleting: metadata.recordID)
-                    state.aliases[inode] = replaced.identity
+                    (targetInode, sourceGone) = (replaced.identity, true)
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
                     var record = try database.record(for: metadata.recordID)
                     let key = metadata.recordType == Note.recordType ? "title" : "name"
@@ -81,16 +88,18 @@ extension NotesFileSystem {
                         inode: 0, parent: newParent, name: target, content: ContentBuffer(bytes),
                         mode: mode_t(metadata.record[MountFields.mode]?.int64Value ?? 0o644), uid: context.uid, gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
-                    try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
+                    let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
+                    (targetInode, sourceGone) = (saved.identity!, true)
                 }
             }
-            // The kernel now maps the target name to the source inode; make it look again, and drop
-            // the cached pages and size of a target that took new content.
-            outbox.withLock { outbox in
-                outbox.append(.entry(parent: newParent, name: target))
-                if let replaced { outbox.append(.inode(replaced.identity)) }
+            // The kernel moved the source's dentry onto the target name. When another inode is
+            // behind that name now, make the kernel look again and drop that inode's cached pages
+            // and size; until it does, the gone source inode stands for the target.
+            if targetInode != inode {
+                if sourceGone { state.aliases[inode] = targetInode }
+                outbox.withLock { $0 += [.entry(parent: newParent, name: target), .inode(targetInode)] }
+                outboxSignal.signal()
             }
-            outboxSignal.signal()
         }
     }
 
@@ -142,7 +151,7 @@ extension NotesFileSystem {
     private func hide(
         _ inode: Inode, named source: String, in parent: Inode, behind target: String, in newParent: Inode, bytes: [UInt8],
         _ context: RequestContext, _ state: inout FileSystemState
-    ) {
+    ) -> Inode {
         let attributes = try? self.attributes(inode, state)
         let file = ScratchFile(
             inode: state.nextScratchInode, parent: newParent, name: target, content: ContentBuffer(bytes),
@@ -155,6 +164,6 @@ extension NotesFileSystem {
         state.listings[parent]?.remove(inode)
         state.parentOf[inode] = nil
         state.detached[parent, default: [:]][source] = inode
-        outbox.withLock { $0.append(.entry(parent: parent, name: source)) }
+        return file.inode
     }
 }

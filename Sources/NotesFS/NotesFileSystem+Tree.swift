@@ -33,7 +33,11 @@ extension NotesFileSystem {
                 if let parent = state.parentOf.removeValue(forKey: inode), state.listings[parent] != nil {
                     for rename in state.listings[parent]!.remove(inode) {
                         guard let old = rename.old else { continue }
-                        out.append(rename.inode == inode ? .delete(parent: parent, child: inode, name: old) : .entry(parent: parent, name: old))
+                        if rename.inode != inode {
+                            out.append(.entry(parent: parent, name: old))  // a collision suffix changed
+                        } else if change.isExternal {
+                            out.append(.delete(parent: parent, child: inode, name: old))  // the kernel did not do it
+                        }
                     }
                 }
                 state.listings[inode] = nil
@@ -45,14 +49,16 @@ extension NotesFileSystem {
                 guard let parent = parentInode(of: metadata), let member = member(for: metadata) else { continue }
                 if state.detached.values.contains(where: { $0.values.contains(inode) }) { continue }
                 let oldParent = state.parentOf[inode]
+                // The kernel knows about names this mount changed itself; it must hear of collision
+                // suffixes that moved and of everything another process did.
                 if let oldParent, oldParent != parent, state.listings[oldParent] != nil {
                     for rename in state.listings[oldParent]!.remove(inode) {
-                        if let old = rename.old { out.append(.entry(parent: oldParent, name: old)) }
+                        if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: oldParent, name: old)) }
                     }
                 }
                 if state.listings[parent] != nil {
                     for rename in state.listings[parent]!.upsert(inode, member) {
-                        if let old = rename.old { out.append(.entry(parent: parent, name: old)) }
+                        if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: parent, name: old)) }
                     }
                     state.parentOf[inode] = parent
                 } else {
