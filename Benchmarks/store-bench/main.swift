@@ -88,12 +88,16 @@ do {
     case "ops":
         let db = try RecordDatabase(path: path, backgroundThread: false)
         let notes = NotesManager(database: db)
-        let folderID = RecordID(recordName: "folder-7")
+        let folders = (0..<100).map { RecordID(recordName: "folder-\($0)") }.filter { db.metadata(for: $0) != nil }
+        let folderID = folders[0]
         // Saves, one note per modify.
+        // Notes that exist (an earlier run's cascade delete removed a folder's notes).
+        let existing = (0..<100_000).lazy.map { RecordID(recordName: "note-\($0)") }.filter { db.metadata(for: $0) != nil }
+        let targets = Array(existing.prefix(3000))
         var start = now()
         let saves = 2000
         for i in 0..<saves {
-            var note = try Note(record: try db.record(for: RecordID(recordName: "note-\(i * 37 % 1000 + 7)")))
+            var note = try Note(record: try db.record(for: targets[i * 37 % 1000]))
             note.text += " edited"
             try db.modify(saving: [note.record])
         }
@@ -102,7 +106,7 @@ do {
         start = now()
         let syncedSaves = 200
         for i in 0..<syncedSaves {
-            var note = try Note(record: try db.record(for: RecordID(recordName: "note-\(i + 5000)")))
+            var note = try Note(record: try db.record(for: targets[1000 + i]))
             note.text += " synced"
             try db.modify(saving: [note.record])
             try db.sync()
@@ -133,7 +137,7 @@ do {
         report("text CONTAINS[c] query (\(matches) matches)", String(format: "%.2f s", elapsed))
         // Cascade delete of a folder with 1,000 notes.
         start = now()
-        let deleted = try db.modify(deleting: [RecordID(recordName: "folder-3")]).deletedRecordIDs.count
+        let deleted = try db.modify(deleting: [folders.last!]).deletedRecordIDs.count
         elapsed = now() - start
         report("cascade delete of a folder (\(deleted) records)", String(format: "%.1f ms", elapsed * 1000))
         report("peak RSS", String(format: "%.1f MB", peakRSSMegabytes()))

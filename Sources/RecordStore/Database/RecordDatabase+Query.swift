@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension RecordDatabase {
     /// Runs a query and returns one page of full records.
@@ -25,17 +26,36 @@ extension RecordDatabase {
             return state.index.entries.values.filter { $0.recordType == query.recordType }
         }
         let neededKeys = query.predicate.keys.union(query.sortDescriptors.map(\.key))
+        let typed = candidates.filter { $0.recordType == query.recordType }
+        // Records whose needed fields are all in memory are tested there; the others are read
+        // and tested in parallel chunks, keeping only the matches.
+        let predicate = query.predicate
         var matches: [(metadata: RecordMetadata, full: Record?)] = []
-        for metadata in candidates where metadata.recordType == query.recordType {
-            var full: Record?
+        var fromFiles: [RecordMetadata] = []
+        for metadata in typed {
             if neededKeys.contains(where: metadata.isLarge) {
-                do { full = try readRecordFile(metadata.recordID) } catch {
-                    log(error.description)
-                    continue
-                }
+                fromFiles.append(metadata)
+            } else if predicate.evaluate({ Self.value(of: $0, in: metadata.record) }) {
+                matches.append((metadata, nil))
             }
-            let source = full ?? metadata.record
-            if query.predicate.evaluate({ Self.value(of: $0, in: source) }) { matches.append((metadata, full)) }
+        }
+        if !fromFiles.isEmpty {
+            let chunks = max(1, min(fromFiles.count / 16, ProcessInfo.processInfo.activeProcessorCount * 4))
+            let found = Mutex<[(metadata: RecordMetadata, full: Record?)]>([])
+            let candidates = fromFiles
+            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                var local: [(metadata: RecordMetadata, full: Record?)] = []
+                for i in stride(from: chunk, to: candidates.count, by: chunks) {
+                    do {
+                        let full = try readRecordFile(candidates[i].recordID)
+                        if predicate.evaluate({ Self.value(of: $0, in: full) }) { local.append((candidates[i], full)) }
+                    } catch {
+                        log("\(error)")
+                    }
+                }
+                found.withLock { $0 += local }
+            }
+            matches += found.withLock { $0 }
         }
         if !query.sortDescriptors.isEmpty {
             matches.sort { a, b in
@@ -57,18 +77,42 @@ extension RecordDatabase {
         let end = resultsLimit.map { min(all.count, offset + max(1, $0)) } ?? all.count
         var records: [Record] = []
         if offset < end {
-            for metadata in all[offset..<end] {
+            let page = all[offset..<end]
+            let files = readRecordFiles(page.filter { !$0.sizes.isEmpty }.map(\.recordID))
+            for metadata in page {
                 if metadata.sizes.isEmpty {
                     records.append(metadata.record)
                     continue
                 }
-                do { records.append(try readRecordFile(metadata.recordID)) } catch {
-                    log(error.description)
+                switch files[metadata.recordID] {
+                case .success(let record)?: records.append(record)
+                case .failure(let error)?: log(error.description)
+                case nil: break
                 }
             }
         }
         let cursor = end < all.count ? QueryCursor(query: query, offset: end) : nil
         return QueryResult(records: records, cursor: cursor)
+    }
+
+    /// Reads many record files, in parallel chunks (one file read and parse is the cost of a
+    /// query on a large field, and of every full record a query returns).
+    func readRecordFiles(_ ids: [RecordID]) -> [RecordID: Result<Record, RecordStoreError>] {
+        guard ids.count > 32 else {
+            var results: [RecordID: Result<Record, RecordStoreError>] = [:]
+            for id in ids { results[id] = Result { () throws(RecordStoreError) in try readRecordFile(id) } }
+            return results
+        }
+        let chunks = min(ids.count / 16, ProcessInfo.processInfo.activeProcessorCount * 4)
+        let results = Mutex<[RecordID: Result<Record, RecordStoreError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            var local: [RecordID: Result<Record, RecordStoreError>] = [:]
+            for i in stride(from: chunk, to: ids.count, by: chunks) {
+                local[ids[i]] = Result { () throws(RecordStoreError) in try readRecordFile(ids[i]) }
+            }
+            results.withLock { $0.merge(local) { a, _ in a } }
+        }
+        return results.withLock { $0 }
     }
 
     /// A field or system field of a record, as predicates and sorts see it.

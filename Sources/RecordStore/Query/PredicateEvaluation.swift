@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
 extension Predicate.Node {
     func evaluate(_ value: (String) -> FieldValue?) -> Bool {
         switch self {
@@ -80,16 +84,46 @@ enum PredicateMatching {
 
     static func fold(_ s: String, _ options: Predicate.Options) -> String {
         if options.isEmpty { return s }
+        // ASCII has no diacritics and folds case byte by byte: skip Foundation's slow general path.
+        if s.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard options.contains(.caseInsensitive) else { return s }
+            return String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
         var compare = String.CompareOptions()
         if options.contains(.caseInsensitive) { compare.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { compare.insert(.diacriticInsensitive) }
         return s.folding(options: compare, locale: nil)
     }
 
+    /// Whether `needle` occurs in `hay` (memchr for the first byte, then memcmp).
+    static func containsBytes(_ hay: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard needle.count <= hay.count, let first = needle.first, let base = hay.baseAddress else { return needle.isEmpty }
+        var start = 0
+        let last = hay.count - needle.count
+        while start <= last {
+            guard let found = memchr(base + start, Int32(first), last - start + 1) else { return false }
+            let offset = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            if memcmp(base + offset, needle.baseAddress!, needle.count) == 0 { return true }
+            start = offset + 1
+        }
+        return false
+    }
+
     static func contains(_ haystack: String, _ needle: String, _ options: Predicate.Options) -> Bool {
         let n = fold(needle, options)
         if n.isEmpty { return true }
-        return fold(haystack, options).range(of: n) != nil
+        var h = fold(haystack, options)
+        var needleBytes = n
+        // A byte search finds the same matches as range(of:) for these folded strings
+        // when the needle is ASCII: UTF-8 cannot match an ASCII run inside a multi-byte sequence.
+        if n.utf8.allSatisfy({ $0 < 0x80 }) {
+            return h.withUTF8 { hay in
+                needleBytes.withUTF8 { needle in
+                    containsBytes(hay, needle)
+                }
+            }
+        }
+        return h.range(of: n) != nil
     }
 
     /// Equality across types where it makes sense: numbers across int64/double, references by record ID
