@@ -111,6 +111,16 @@ import Testing
         "\u{1}\u{1f} controls", "emoji 🧪 and é", "\u{2028}", "", "\\n not a newline", String(repeating: "a\n", count: 5000),
     ]
 
+    @Test func unicodeEscapesAndBadEscapes() throws {
+        #expect(try JSON.parse(#""\ud83e\uddea \u00e9\n""#) == .string("🧪 é\n"))
+        #expect(throws: JSONSyntaxError.self) { try JSON.parse(#""\ud83e alone""#) }
+        #expect(throws: JSONSyntaxError.self) { try JSON.parse(#""\q""#) }
+        #expect(throws: JSONSyntaxError.self) { try JSON.parse("\"unterminated") }
+        let record = try RecordCoding.decode(Data(#"{"recordName":"\u0041","recordType":"T","fields":{"s":{"type":"string","value":"\ud83e\uddea"}}}"#.utf8))
+        #expect(record.recordID.recordName == "A")
+        #expect(record["s"] == .string("🧪"))
+    }
+
     @Test(arguments: strings) func stringsRoundTripThroughTheRecordDecoder(_ text: String) throws {
         var r = Record(recordType: "T", recordID: RecordID(recordName: "r\n\"\\"))
         r["s"] = .string(text)

@@ -159,84 +159,13 @@ struct JSONParser {
         return .number(text)
     }
 
+    /// One string, decoded by the same code as the cursor's (``JSONCursor/readString()``).
     mutating func parseString() throws(JSONSyntaxError) -> String {
-        index += 1
-        let start = index
-        // Fast path: no escapes.
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                index += 1
-                guard let s = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
-                return s
-            }
-            if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("control character in string") }
-            index += 1
-        }
-        var utf8 = Array(bytes[start..<index])
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                index += 1
-                guard let s = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8") }
-                return s
-            case UInt8(ascii: "\\"):
-                index += 1
-                guard index < bytes.count else { throw error("unexpected end of input") }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""): utf8.append(0x22)
-                case UInt8(ascii: "\\"): utf8.append(0x5C)
-                case UInt8(ascii: "/"): utf8.append(0x2F)
-                case UInt8(ascii: "b"): utf8.append(0x08)
-                case UInt8(ascii: "f"): utf8.append(0x0C)
-                case UInt8(ascii: "n"): utf8.append(0x0A)
-                case UInt8(ascii: "r"): utf8.append(0x0D)
-                case UInt8(ascii: "t"): utf8.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try hex4()
-                    if (0xD800..<0xDC00).contains(scalar) {
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                            bytes[index + 1] == UInt8(ascii: "u")
-                        else { throw error("unpaired surrogate") }
-                        index += 2
-                        let low = try hex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
-                    utf8.append(contentsOf: Array(String(Character(u)).utf8))
-                default: throw error("invalid escape")
-                }
-            default:
-                if byte < 0x20 { throw error("control character in string") }
-                utf8.append(byte)
-                index += 1
-            }
-        }
-        throw error("unterminated string")
-    }
-
-    mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
-        guard index + 4 <= bytes.count else { throw error("unexpected end of input") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let c = bytes[index]
-            let digit: UInt32
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
-            default: throw error("invalid \\u escape")
-            }
-            value = value << 4 | digit
-            index += 1
-        }
-        return value
+        var cursor = JSONCursor(bytes)
+        cursor.index = index
+        let string = try cursor.readString()
+        index = cursor.index
+        return string
     }
 }
 

@@ -124,17 +124,46 @@ struct JSONCursor: ~Copyable {
             case UInt8(ascii: "/"): utf8.append(0x2F)
             case UInt8(ascii: "b"): utf8.append(0x08)
             case UInt8(ascii: "f"): utf8.append(0x0C)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4(at: i + 2)
+                i += 6
+                if (0xD800..<0xDC00).contains(scalar) {
+                    guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                        throw JSONSyntaxError(offset: i, message: "unpaired surrogate")
+                    }
+                    let low = try hex4(at: i + 2)
+                    guard (0xDC00..<0xE000).contains(low) else { throw JSONSyntaxError(offset: i, message: "unpaired surrogate") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    i += 6
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw JSONSyntaxError(offset: i, message: "invalid \\u escape") }
+                utf8.append(contentsOf: String(Character(u)).utf8)
+                runStart = i
+                continue
             default:
-                // \u escapes (surrogate pairs and all): the tree parser decodes this string.
-                index = start - 1
-                let value = try parseTreeValue()
-                guard case .string(let s) = value else { throw error("expected a string") }
-                return s
+                throw JSONSyntaxError(offset: i, message: "invalid escape")
             }
             i += 2
             runStart = i
         }
         throw error("unterminated string")
+    }
+
+    /// The four hex digits of a `\\u` escape at `position`.
+    private func hex4(at position: Int) throws(JSONSyntaxError) -> UInt32 {
+        guard position + 4 <= bytes.count else { throw JSONSyntaxError(offset: position, message: "unexpected end of input") }
+        var value: UInt32 = 0
+        for c in bytes[position..<position + 4] {
+            let digit: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - UInt8(ascii: "A") + 10)
+            default: throw JSONSyntaxError(offset: position, message: "invalid \\u escape")
+            }
+            value = value << 4 | digit
+        }
+        return value
     }
 
     /// The text of a number.
