@@ -72,16 +72,9 @@ public final class NotesManager: Sendable {
 
     /// Saves any wrapped record with a CloudKit save policy; returns it as stored.
     public func save<W: RecordWrapper>(_ item: W, policy: SavePolicy = .ifServerRecordUnchanged) async throws(NotesError) -> W {
-        do {
-            let saved = try database.modify(saving: [item.record], savePolicy: policy).savedRecords[0]
-            return try W(record: saved)
-        } catch let error as NotesError {
-            throw error
-        } catch let error as RecordStoreError {
-            throw .store(error)
-        } catch {
-            throw .store(.invalidArguments("\(error)"))
-        }
+        let saved: Record
+        do { saved = try database.modify(saving: [item.record], savePolicy: policy).savedRecords[0] } catch { throw .store(error) }
+        return try W(record: saved)
     }
 
     /// Deletes any wrapped record (cascading); returns every deleted record.
@@ -106,15 +99,11 @@ public final class NotesManager: Sendable {
     }
 
     private func query<W: RecordWrapper>(_ query: Query) throws(NotesError) -> [W] {
-        do {
-            return try database.query(query).records.map { (record) throws(NotesError) in try W(record: record) }
-        } catch let error as NotesError {
-            throw error
-        } catch let error as RecordStoreError {
-            throw .store(error)
-        } catch {
-            throw .store(.invalidArguments("\(error)"))
-        }
+        let records: [Record]
+        do { records = try database.query(query).records } catch { throw .store(error) }
+        var wrapped: [W] = []
+        for record in records { wrapped.append(try W(record: record)) }
+        return wrapped
     }
 
     /// `key == %@` for a folder, or `key == nil` for the root.
