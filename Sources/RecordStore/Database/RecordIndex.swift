@@ -21,17 +21,8 @@ struct RecordIndex {
     static let tombstoneLimit = 50_000
 
     mutating func save(_ fullRecord: Record, seq: UInt64) {
-        let name = fullRecord.recordID.recordName
-        if let old = entries[name] { removeReferences(of: old) }
-        let metadata = RecordMetadata(fullRecord: fullRecord, seq: seq)
-        entries[name] = metadata
-        if let identity = fullRecord.identity {
-            names[identity] = name
-            if identity >= nextIdentity { nextIdentity = identity + 1 }
-        }
-        for (key, ref) in metadata.record.references {
-            referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)
-        }
+        if let old = entries[fullRecord.recordID.recordName] { removeReferences(of: old) }
+        insert(RecordMetadata(fullRecord: fullRecord, seq: seq))
     }
 
     @discardableResult
