@@ -13,7 +13,7 @@ import Testing
         let process: Process
         let path: String
 
-        init?(database: String) throws {
+        init?(database: String, options: [String] = []) throws {
             path = makeTemporaryDirectory("mnt")
             guard access("/dev/fuse", R_OK | W_OK) == 0 else {
                 if ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1" {
@@ -25,7 +25,7 @@ import Testing
             }
             process = Process()
             process.executableURL = URL(fileURLWithPath: notesfsBinary)
-            process.arguments = [database, path, "-f"]
+            process.arguments = [database, path, "-f"] + options
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -167,5 +167,22 @@ import Testing
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return (status >> 8) & 0xff
+    }
+
+    /// `-o allow_other` lets other users in, and the kernel still enforces the modes
+    /// (`default_permissions`): another user reads a 644 note but cannot create in a 755 root.
+    @Test func allowOtherAndPermissionsForAnotherUser() throws {
+        guard getuid() == 0, access("/bin/su", X_OK) == 0 else { return }  // needs root to switch users
+        let db = makeDatabasePath("other")
+        #expect(try notesfs(["note", "new", "Shared", "--text", "for everyone\n"], db: db).status == 0)
+        guard let mount = try Mount(database: db, options: ["-o", "allow_other"]) else { return }
+        chmod(mount.path, 0o755)
+        let read = try run("/bin/su", ["nobody", "-s", "/bin/sh", "-c", "cat '\(mount.path)/Shared.md'"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.out == "for everyone\n")
+        let write = try run("/bin/su", ["nobody", "-s", "/bin/sh", "-c", "echo x > '\(mount.path)/Theirs.md'"])
+        #expect(write.status != 0)
+        #expect(write.stderr.contains("Permission denied"))
+        #expect(access(mount.path + "/Theirs.md", F_OK) != 0)
     }
 }
