@@ -85,10 +85,21 @@ enum PredicateMatching {
     static func fold(_ s: String, _ options: Predicate.Options) -> String {
         if options.isEmpty { return s }
         // ASCII has no diacritics and folds case byte by byte: skip Foundation's slow general path.
-        if s.utf8.allSatisfy({ $0 < 0x80 }) {
+        var text = s
+        let ascii: String? = text.withUTF8 { bytes in
+            var high: UInt8 = 0
+            for byte in bytes { high |= byte }
+            guard high < 0x80 else { return nil }
             guard options.contains(.caseInsensitive) else { return s }
-            return String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+            return String(unsafeUninitializedCapacity: bytes.count) { out in
+                for i in 0..<bytes.count {
+                    let byte = bytes[i]
+                    out[i] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                }
+                return bytes.count
+            }
         }
+        if let ascii { return ascii }
         var compare = String.CompareOptions()
         if options.contains(.caseInsensitive) { compare.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { compare.insert(.diacriticInsensitive) }

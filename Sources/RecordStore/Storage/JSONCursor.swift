@@ -104,12 +104,15 @@ struct JSONCursor: ~Copyable {
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {
                 utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                guard let s = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8") }
                 index = i + 1
+                // Escapes only add ASCII, except \u ones, which set highBits below.
+                if highBits < 0x80 { return String(decoding: utf8, as: UTF8.self) }
+                guard let s = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8") }
                 return s
             }
             if b < 0x20 { throw JSONSyntaxError(offset: i, message: "control character in string") }
             if b != UInt8(ascii: "\\") {
+                highBits |= b
                 i += 1
                 continue
             }
@@ -138,6 +141,7 @@ struct JSONCursor: ~Copyable {
                 }
                 guard let u = Unicode.Scalar(scalar) else { throw JSONSyntaxError(offset: i, message: "invalid \\u escape") }
                 utf8.append(contentsOf: String(Character(u)).utf8)
+                if scalar >= 0x80 { highBits |= 0x80 }
                 runStart = i
                 continue
             default:
