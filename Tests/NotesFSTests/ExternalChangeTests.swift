@@ -27,7 +27,7 @@ import Testing
             defer { try? other.close() }
             let result = try other.modify(deleting: [try #require(top)])
             #expect(result.deletedRecordIDs.count == 4)
-            let gone = poll(seconds: 2) {
+            let gone = poll(seconds: 5) {
                 statOf(m.path("Doomed")).1 == ENOENT && readFile(m.path("Doomed/Inner/n.md")) == nil
                     && listing(m.root) == ["keep.md"]
             }
@@ -51,7 +51,7 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["text"] = .string("bbbb version 2")
             try other.modify(saving: [record])
-            let seen = poll(seconds: 2) { (try? sh("cat \(quoted(m.path("same.md")))").output) == "bbbb version 2" }
+            let seen = poll(seconds: 5) { (try? sh("cat \(quoted(m.path("same.md")))").output) == "bbbb version 2" }
             #expect(seen, "cat still shows the old bytes after 2 s")
             #expect(readFile(m.path("same.md")) == "bbbb version 2")
         }
@@ -67,7 +67,7 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["title"] = .string("after")
             try other.modify(saving: [record, Note(title: "added", text: "new").record])
-            let seen = poll(seconds: 2) {
+            let seen = poll(seconds: 5) {
                 listing(m.root) == ["added.md", "after.md"] && statOf(m.path("before.md")).1 == ENOENT
             }
             #expect(seen, "listing after 2 s: \(listing(m.root) ?? [])")
@@ -88,7 +88,7 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["text"] = .string("theirs")
             try other.modify(saving: [record])
-            #expect(poll(seconds: 2) { note(m.database, recordName: id!.recordName)?.text == "theirs" })
+            #expect(poll(seconds: 5) { note(m.database, recordName: id!.recordName)?.text == "theirs" })
             let closed = close(fd) == 0 ? 0 : errno
             // DESIGN §4: the save is refused with ESTALE at close; the other change stays.
             #expect(closed == ESTALE)

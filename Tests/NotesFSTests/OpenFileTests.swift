@@ -88,8 +88,8 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["text"] = .string("version 2")
             try other.modify(saving: [record])
-            let seen = poll(seconds: 2) { (try? sh("cat \(quoted(m.path("held.md")))").output) == "version 2" }
-            #expect(seen, "cat shows \(readFile(m.path("held.md")) ?? "nil") 2 s after the change elsewhere")
+            let seen = poll(seconds: 5) { (try? sh("cat \(quoted(m.path("held.md")))").output) == "version 2" }
+            #expect(seen, "cat shows \(readFile(m.path("held.md")) ?? "nil") 5 s after the change elsewhere")
         }
     }
 
@@ -104,8 +104,8 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["text"] = .string("changed elsewhere")
             try other.modify(saving: [record])
-            let seen = poll(seconds: 2) { (try? sh("cat \(quoted(m.path("cut.md")))").output) == "changed elsewhere" }
-            #expect(seen, "cat shows \(readFile(m.path("cut.md")).debugDescription) 2 s after the change elsewhere")
+            let seen = poll(seconds: 5) { (try? sh("cat \(quoted(m.path("cut.md")))").output) == "changed elsewhere" }
+            #expect(seen, "cat shows \(readFile(m.path("cut.md")).debugDescription) 5 s after the change elsewhere")
             // And a later write through the mount saves (no stale buffer, no ESTALE).
             #expect(writeFile(m.path("cut.md"), "written here") == 0)
             #expect(note(m.database, recordName: id!.recordName)?.text == "written here")
