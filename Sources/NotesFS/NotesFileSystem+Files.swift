@@ -5,12 +5,6 @@ import RecordStore
 
 /// Regular files: create, open, read, write, flush (the save), release, fsync, unlink.
 extension NotesFileSystem {
-    /// What a file handle refers to.
-    struct Handle {
-        var inode: Inode
-        var writable: Bool
-    }
-
     /// The bytes of a file as stored (no open buffer).
     func storedContent(_ node: Node) throws -> [UInt8] {
         switch node {
