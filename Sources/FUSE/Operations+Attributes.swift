@@ -45,13 +45,8 @@ extension Operations {
     }
 
     static func statfs(_ request: fuse_req_t, _ inode: fuse_ino_t) {
-        let fileSystem = Bridge.of(request).fileSystem
-        let reply = Reply(request)
-        do throws(Errno) {
-            let statistics = try fileSystem.statfs(RequestContext(request: request), inode: inode)
+        respond(request, { fs, context throws(Errno) in try fs.statfs(context, inode: inode) }) { reply, statistics, _ in
             reply.statfs(statistics)
-        } catch {
-            reply.error(error)
         }
     }
 

@@ -41,13 +41,8 @@ extension Operations {
     }
 
     static func readlink(_ request: fuse_req_t, _ inode: fuse_ino_t) {
-        let fileSystem = Bridge.of(request).fileSystem
-        let reply = Reply(request)
-        do throws(Errno) {
-            let target = try fileSystem.readlink(RequestContext(request: request), inode: inode)
+        respond(request, { fs, context throws(Errno) in try fs.readlink(context, inode: inode) }) { reply, target, _ in
             reply.readlink(target)
-        } catch {
-            reply.error(error)
         }
     }
 

@@ -53,59 +53,43 @@ enum Operations {
 
     // MARK: Shared shapes
 
-    /// Runs an operation that replies with an entry (lookup, mknod, mkdir, symlink, link).
-    static func replyEntry(
-        _ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> Entry
+    /// Runs an operation on the request's filesystem and replies once: `send` with its result, or
+    /// the errno it threw.
+    static func respond<Result>(
+        _ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> Result,
+        send: (consuming Reply, Result, any FileSystem) -> Void
     ) {
         let fileSystem = Bridge.of(request).fileSystem
         let reply = Reply(request)
+        let result: Result
         do throws(Errno) {
-            let entry = try body(fileSystem, RequestContext(request: request))
-            reply.entry(entry, fileSystem: fileSystem)
+            result = try body(fileSystem, RequestContext(request: request))
         } catch {
             reply.error(error)
+            return
         }
+        send(reply, result, fileSystem)
+    }
+
+    /// Runs an operation that replies with an entry (lookup, mknod, mkdir, symlink, link).
+    static func replyEntry(_ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> Entry) {
+        respond(request, body) { reply, entry, fileSystem in reply.entry(entry, fileSystem: fileSystem) }
     }
 
     /// Runs an operation that replies with success or an errno.
-    static func replyStatus(
-        _ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> Void
-    ) {
-        let fileSystem = Bridge.of(request).fileSystem
-        let reply = Reply(request)
-        do throws(Errno) {
-            try body(fileSystem, RequestContext(request: request))
-            reply.success()
-        } catch {
-            reply.error(error)
-        }
+    static func replyStatus(_ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> Void) {
+        respond(request, body) { reply, _, _ in reply.success() }
     }
 
     /// Runs an operation that replies with attributes (getattr, setattr).
     static func replyAttributes(
         _ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> AttributesReply
     ) {
-        let fileSystem = Bridge.of(request).fileSystem
-        let reply = Reply(request)
-        do throws(Errno) {
-            let attributes = try body(fileSystem, RequestContext(request: request))
-            reply.attributes(attributes)
-        } catch {
-            reply.error(error)
-        }
+        respond(request, body) { reply, attributes, _ in reply.attributes(attributes) }
     }
 
     /// Runs an operation that replies with bytes (read, readlink uses its own).
-    static func replyBytes(
-        _ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> [UInt8]
-    ) {
-        let fileSystem = Bridge.of(request).fileSystem
-        let reply = Reply(request)
-        do throws(Errno) {
-            let bytes = try body(fileSystem, RequestContext(request: request))
-            reply.bytes(bytes)
-        } catch {
-            reply.error(error)
-        }
+    static func replyBytes(_ request: fuse_req_t, _ body: (any FileSystem, RequestContext) throws(Errno) -> [UInt8]) {
+        respond(request, body) { reply, bytes, _ in reply.bytes(bytes) }
     }
 }
