@@ -16,6 +16,20 @@ public struct Note: RecordWrapper, Hashable {
         set { record["text"] = .string(newValue) }
     }
 
+    /// The largest text kept inline as the `text` field (what queries and search see): 8 MiB.
+    /// Bigger files, and bytes that are not UTF-8, are kept losslessly in ``content`` instead.
+    public static let maxInlineTextBytes = 8 << 20
+
+    /// The note's bytes as an asset when they are not UTF-8 or larger than ``maxInlineTextBytes``
+    /// (then `text` is absent and reads as ""); nil for an ordinary text note.
+    public var content: Asset? {
+        get { record["content"]?.assetValue }
+        set { record["content"] = newValue.map(FieldValue.asset) }
+    }
+
+    /// Whether the note's bytes are kept in ``content`` rather than as `text`.
+    public var hasContentAsset: Bool { content != nil }
+
     /// The folder; nil for a note at the root. Deleting the folder deletes the note.
     public var folder: RecordID? {
         get { try? record.reference("folder") }
@@ -39,7 +53,12 @@ public struct Note: RecordWrapper, Hashable {
 
     public init(record: Record) throws(NotesError) {
         try Self.check(record)
-        for key in ["title", "text"] { _ = try record.string(key) }
+        _ = try record.string("title")
+        if let value = record["content"] {
+            guard value.assetValue != nil else { throw .invalidField(record.recordID, key: "content") }
+        } else {
+            _ = try record.string("text")
+        }
         _ = try record.reference("folder")
         self.record = record
     }

@@ -78,6 +78,44 @@ extension RecordDatabase {
         return Asset(sha256: hash, size: Int64(data.count))
     }
 
+    /// Stores the first `size` bytes of the file open at `fd` as an asset, streamed: the bytes are
+    /// read in 1 MiB chunks with `pread` (short reads looped, holes read as zeros), hashed and copied
+    /// to a temp file that is renamed into place, so memory does not grow with `size`.
+    /// - Throws: `.io` when `fd` ends before `size` bytes or the copy cannot be written.
+    public func makeAsset(readingFrom fd: Int32, size: Int64) throws(RecordStoreError) -> Asset {
+        let temp = RecordFiles.tempPath(layout)
+        let out = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        var keep = false
+        defer {
+            Sys.close(out)
+            if !keep { try? Sys.unlink(temp) }
+        }
+        var hasher = SHA256.Hasher()
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < size {
+            let want = Int(min(Int64(chunk), size - offset))
+            let n = Sys.retrying { Glibc.pread(fd, buffer.baseAddress, want, off_t(offset)) }
+            if n < 0 { throw Sys.fail("pread", "asset source") }
+            if n == 0 { throw .io(path: "asset source", operation: "pread (file ended early)", errno: EIO) }
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            hasher.update(bytes)
+            try Sys.writeAll(out, bytes, path: temp)
+            offset += Int64(n)
+        }
+        let hash = SHA256.hex(hasher.finalize())
+        let path = layout.assetPath(hash)
+        if try Sys.fileStatus(path) == nil {
+            try Sys.mkdir((path as NSString).deletingLastPathComponent)
+            try Sys.rename(temp, path)
+            keep = true
+            state.withLock { $0.unsyncedAssets.append(path) }
+        }
+        return Asset(sha256: hash, size: size)
+    }
+
     /// The bytes of an asset.
     public func assetData(_ asset: Asset) throws(RecordStoreError) -> Data {
         let path = layout.assetPath(asset.sha256)
