@@ -125,6 +125,10 @@ extension RecordDatabase {
         return data
     }
 
+    /// The database's directory for temp files (same filesystem as the assets; cleared at open).
+    /// Callers may create their own temp files here, e.g. unlinked buffers for large open files.
+    public var temporaryDirectoryPath: String { layout.temp }
+
     /// Where an asset's bytes are on disk (read-only: never write there).
     public func assetPath(_ asset: Asset) -> String { layout.assetPath(asset.sha256) }
 }
