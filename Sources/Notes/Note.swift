@@ -27,6 +27,13 @@ public struct Note: RecordWrapper, Hashable {
         set { record["content"] = newValue.map(FieldValue.asset) }
     }
 
+    /// The string to keep as `text` for a note whose bytes are `bytes`: nil when they are not valid
+    /// UTF-8 or larger than ``maxInlineTextBytes`` (then they belong in ``content``).
+    public static func inlineText(_ bytes: [UInt8]) -> String? {
+        guard bytes.count <= maxInlineTextBytes else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
     /// Whether the note's bytes are kept in ``content`` rather than as `text`.
     public var hasContentAsset: Bool { content != nil }
 

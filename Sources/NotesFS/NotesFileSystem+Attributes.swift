@@ -4,7 +4,7 @@ import Notes
 import RecordStore
 
 /// What an inode is.
-enum Node {
+enum Node: Sendable {
     case root
     case folder(RecordMetadata)
     case note(RecordMetadata)
@@ -54,7 +54,12 @@ extension NotesFileSystem {
     }
 
     static func fileTime(_ date: Date) -> FileTime {
-        let seconds = date.timeIntervalSince1970.rounded(.down)
+        // A damaged record may hold any double: clamp to what an Int64 of seconds can say.
+        let interval = date.timeIntervalSince1970
+        guard interval.isFinite, interval > -9.2e18, interval < 9.2e18 else {
+            return FileTime(seconds: interval < 0 ? Int64.min / 2 : Int64.max / 2, nanoseconds: 0)
+        }
+        let seconds = interval.rounded(.down)
         let nanoseconds = min(999_999_999, Int64(((date.timeIntervalSince1970 - seconds) * 1e9).rounded()))
         return FileTime(seconds: Int64(seconds), nanoseconds: nanoseconds)
     }
@@ -73,7 +78,7 @@ extension NotesFileSystem {
             if let open = state.openFiles[inode] {
                 return Attributes(
                     inode: inode, mode: S_IFREG | 0o644, linkCount: 0, uid: options.uid, gid: options.gid,
-                    size: UInt64(open.content.count), accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
+                    size: UInt64(clamping: open.content.count), accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
             }
             throw error
         }
@@ -84,7 +89,7 @@ extension NotesFileSystem {
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
         case .scratch(let file):
             return Attributes(
-                inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid, size: UInt64(file.content.count),
+                inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid, size: UInt64(clamping: file.content.count),
                 accessTime: file.modificationTime, modificationTime: file.modificationTime, changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool
@@ -94,12 +99,14 @@ extension NotesFileSystem {
             var size: UInt64
             var time = Self.fileTime(m)
             if let open = state.openFiles[inode] {
-                size = UInt64(open.content.count)
+                size = UInt64(clamping: open.content.count)
                 if let pending = open.pendingModificationTime { time = pending }
+            } else if let asset = record["content"]?.assetValue {
+                size = UInt64(clamping: asset.size)  // an attachment, or a note kept as bytes
             } else if case .note = node {
-                size = UInt64(m.byteCount(of: "text") ?? 0)
+                size = UInt64(clamping: m.byteCount(of: "text") ?? 0)
             } else if case .attachment = node {
-                size = UInt64(record["content"]?.assetValue?.size ?? 0)
+                size = 0
             } else {
                 size = 4096
             }
@@ -134,20 +141,9 @@ extension NotesFileSystem {
     }
 
     public func setattr(_ context: RequestContext, inode: Inode, changes: SetAttributes) throws(Errno) -> AttributesReply {
-        try locked { (state) throws in
+        if let size = changes.size { try truncate(inode, to: size) }
+        return try locked { (state) throws in
             let node = try self.node(inode, state)
-            if let size = changes.size {
-                if case .folder = node { throw Errno.isDirectory }
-                let open = try openFile(inode, &state)
-                try open.content.truncate(Int(size))
-                open.dirty = true
-                if open.handles == 0 {
-                    try save(inode, &state)
-                    // No writer holds it (truncate by path): drop the buffer so that reads and
-                    // later opens see the store.
-                    state.openFiles[inode] = nil
-                }
-            }
             let time = changes.modificationTime.map { $0.resolved() }
             if case .scratch(let file) = node {
                 if let mode = changes.mode { file.mode = mode }
@@ -170,7 +166,7 @@ extension NotesFileSystem {
                     } else {
                         record.modificationDate = metadata.record.modificationDate
                     }
-                    let saved = try database.modify(saving: [record]).savedRecords[0]
+                    let saved = try saveOne(record)
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
                     if options.synchronous { try database.sync() }
                 }
@@ -179,9 +175,38 @@ extension NotesFileSystem {
         }
     }
 
+    /// `truncate(2)`/`ftruncate(2)`: sets the size of a file's buffer (loaded outside the state
+    /// lock; growing is sparse); by path (no writer holds it) the file is saved at once and the
+    /// buffer dropped.
+    /// - Throws: `EFBIG` past ``ContentBuffer/maximumSize``, `EISDIR`, the save's errors.
+    func truncate(_ inode: Inode, to size: UInt64) throws(Errno) {
+        guard size <= UInt64(ContentBuffer.maximumSize) else { throw .fileTooLarge }
+        if case .folder = try locked({ (state) throws(Errno) in try self.node(inode, state) }) { throw .isDirectory }
+        let open = try openFileLoading(inode)
+        open.operationLock.lock()
+        defer { open.operationLock.unlock() }
+        let content: ContentBuffer = try locked { (state) throws in
+            guard state.openFiles[inode] === open else { return try openFile(inode, &state).content }
+            open.markChanged()
+            return open.content
+        }
+        try content.truncate(Int64(size))
+        let unheld = try locked { state in state.openFiles[inode] === open && open.handles == 0 }
+        guard unheld else { return }
+        try saveHoldingOperationLock(inode, open)
+        // No writer holds it (truncate by path): drop the buffer so that reads and later opens
+        // see the store.
+        try locked { state in
+            if state.openFiles[inode] === open, open.handles == 0, !open.dirty { state.openFiles[inode] = nil }
+        }
+    }
+
     static func setModificationTime(_ time: FileTime, of record: inout Record) {
         record.modificationDate = date(time)
-        record[MountFields.modificationNanoseconds] = .int64(time.seconds * 1_000_000_000 + time.nanoseconds)
+        // Seconds beyond what nanoseconds in an Int64 can hold (year 2262) keep the date only.
+        let (scaled, overflow) = time.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflow2) = scaled.addingReportingOverflow(time.nanoseconds)
+        record[MountFields.modificationNanoseconds] = overflow || overflow2 ? nil : .int64(total)
     }
 
     public func statfs(_ context: RequestContext, inode: Inode) throws(Errno) -> FilesystemStatistics {

@@ -5,19 +5,8 @@ import RecordStore
 
 /// Regular files: create, open, read, write, flush (the save), release, fsync, unlink.
 extension NotesFileSystem {
-    /// The bytes of a file as stored (no open buffer).
-    func storedContent(_ node: Node) throws -> [UInt8] {
-        switch node {
-        case .note(let m): return Array(((try database.record(for: m.recordID))["text"]?.stringValue ?? "").utf8)
-        case .attachment(let m):
-            guard let asset = (try database.record(for: m.recordID))["content"]?.assetValue else { return [] }
-            return [UInt8](try database.assetData(asset))
-        case .scratch(let file): return file.content.read(offset: 0, size: file.content.count)
-        case .root, .folder: throw Errno.isDirectory
-        }
-    }
-
-    /// The open buffer of `inode`, loading it from the store on first use.
+    /// The open buffer of `inode`, loading it from the store on first use (under the state lock:
+    /// for paths that already hold it; handlers use ``openFileLoading(_:)``).
     func openFile(_ inode: Inode, _ state: inout FileSystemState) throws -> OpenFile {
         if let open = state.openFiles[inode] { return open }
         let node = try self.node(inode, state)
@@ -26,15 +15,132 @@ extension NotesFileSystem {
         case .scratch(let file): open = OpenFile(content: file.content, baseTag: nil)
         case .root, .folder: throw Errno.isDirectory
         case .note(let m), .attachment(let m):
-            open = OpenFile(content: ContentBuffer(try storedContent(node)), baseTag: m.record.recordChangeTag)
+            open = OpenFile(content: try loadContent(node), baseTag: m.record.recordChangeTag)
         }
         state.openFiles[inode] = open
         return open
     }
 
-    /// Saves a dirty buffer as one record save with the change tag it was loaded from.
-    /// - Throws: `ESTALE` when the note changed elsewhere, `EILSEQ` for a note that is not UTF-8,
-    ///   `EIO`/`ENOSPC` when the store cannot write. The bytes stay in the buffer on failure.
+    /// What ``openFileLoading(_:)`` found under the lock.
+    private enum LoadStep: Sendable {
+        case open(OpenFile)
+        case load(Node, tag: String?)
+    }
+
+    /// The open buffer of `inode`; a stored file's bytes are loaded (an asset copied) outside the
+    /// state lock, then installed under it if the record did not change meanwhile (else loaded again).
+    /// - Throws: `EISDIR`, `ENOENT`, the store's errors; `EAGAIN` if the record kept changing.
+    func openFileLoading(_ inode: Inode) throws(Errno) -> OpenFile {
+        for _ in 0..<8 {
+            let step: LoadStep = try locked { (state) throws in
+                if let open = state.openFiles[inode] { return .open(open) }
+                let node = try self.node(inode, state)
+                if case .scratch = node { return .open(try openFile(inode, &state)) }
+                return .load(node, tag: node.metadata?.record.recordChangeTag)
+            }
+            guard case .load(let node, let tag) = step else {
+                if case .open(let open) = step { return open }
+                continue
+            }
+            let content: ContentBuffer
+            do { content = try loadContent(node) } catch { throw ErrnoMapping.errno(for: error) }
+            let installed: OpenFile? = try locked { (state) throws in
+                if let open = state.openFiles[inode] { return open }
+                guard try self.node(inode, state).metadata?.record.recordChangeTag == tag else { return nil }
+                let open = OpenFile(content: content, baseTag: tag)
+                state.openFiles[inode] = open
+                return open
+            }
+            if let installed { return installed }
+        }
+        throw Errno.tryAgain
+    }
+
+    /// What a save captured under the state lock, to stream outside it.
+    private struct SavePlan: Sendable {
+        enum Target: Sendable {
+            case pending(ScratchFile)
+            case record(identity: UInt64)
+        }
+        var target: Target
+        var recordType: String
+        var content: ContentBuffer
+        var generation: UInt64
+    }
+
+    /// Saves `inode`'s dirty buffer as one record save without holding the state lock while the
+    /// bytes are hashed and copied: the plan is taken under the lock, the asset (or text) is made
+    /// outside it, and the commit checks under the lock that the record still has the change tag
+    /// the bytes were loaded from. Concurrent operations on the same file wait on its
+    /// ``OpenFile/operationLock``.
+    /// - Throws: `ESTALE` when the record changed elsewhere, `EIO`/`ENOSPC` when the store cannot
+    ///   write. The bytes stay in the buffer on failure.
+    func saveFile(_ inode: Inode) throws(Errno) {
+        guard let open = try locked({ state in state.openFiles[inode] }) else { return }
+        open.operationLock.lock()
+        defer { open.operationLock.unlock() }
+        try saveHoldingOperationLock(inode, open)
+    }
+
+    /// ``saveFile(_:)`` for a caller that holds `open.operationLock`.
+    func saveHoldingOperationLock(_ inode: Inode, _ open: OpenFile) throws(Errno) {
+        let plan: SavePlan? = try locked { (state) throws in
+            guard state.openFiles[inode] === open, open.dirty else { return nil }
+            if let file = state.scratch[inode], file.isPendingRecord, !open.orphaned {
+                let type = EntryNames.isNoteFileName(file.name) ? Note.recordType : Attachment.recordType
+                return SavePlan(target: .pending(file), recordType: type, content: open.content, generation: open.generation)
+            }
+            if state.scratch[inode] != nil || open.orphaned {
+                open.dirty = false
+                return nil
+            }
+            guard let metadata = database.metadata(identity: state.aliases[inode] ?? inode) else {
+                open.orphaned = true
+                open.dirty = false
+                return nil
+            }
+            guard metadata.record.recordChangeTag == open.baseTag else {
+                Log.warning("\(metadata.recordID): changed by someone else while open here; keeping this file's bytes unsaved")
+                throw Errno.stale
+            }
+            return SavePlan(
+                target: .record(identity: metadata.identity), recordType: metadata.recordType, content: open.content,
+                generation: open.generation)
+        }
+        guard let plan else { return }
+        let bytes: StoredBytes
+        do { bytes = try storedBytes(of: plan.content, recordType: plan.recordType) } catch {
+            Log.error("inode \(inode): could not store its bytes: \(error)")
+            throw ErrnoMapping.errno(for: error)
+        }
+        try locked { (state) throws in
+            // The inode may have been renamed, retyped or replaced meanwhile: then save as before,
+            // under the lock.
+            guard state.openFiles[inode] === open, open.content === plan.content, open.dirty else { return }
+            switch plan.target {
+            case .pending(let file):
+                let type = EntryNames.isNoteFileName(file.name) ? Note.recordType : Attachment.recordType
+                guard state.scratch[inode] === file, file.isPendingRecord, !open.orphaned, type == plan.recordType else {
+                    try save(inode, &state)
+                    return
+                }
+                try savePending(file, &state, bytes: bytes, generation: plan.generation)
+            case .record(let identity):
+                guard let metadata = database.metadata(identity: state.aliases[inode] ?? inode), metadata.identity == identity,
+                    metadata.recordType == plan.recordType
+                else {
+                    try save(inode, &state)
+                    return
+                }
+                try commit(inode, open, metadata, bytes, generation: plan.generation, &state)
+            }
+        }
+    }
+
+    /// Saves a dirty buffer as one record save with the change tag it was loaded from, under the
+    /// state lock (unmount, mknod, rename: the bytes are streamed while holding it).
+    /// - Throws: `ESTALE` when the note changed elsewhere, `EIO`/`ENOSPC` when the store cannot
+    ///   write. The bytes stay in the buffer on failure.
     func save(_ inode: Inode, _ state: inout FileSystemState) throws {
         guard let open = state.openFiles[inode], open.dirty else { return }
         if let file = state.scratch[inode], file.isPendingRecord, !open.orphaned {
@@ -50,42 +156,43 @@ extension NotesFileSystem {
             open.dirty = false
             return
         }
-        let contentKey = metadata.recordType == Note.recordType ? "text" : "content"
-        var record = try recordForSave(metadata, replacing: contentKey)
-        guard record.recordChangeTag == open.baseTag else {
+        let bytes = try storedBytes(of: open.content, recordType: metadata.recordType)
+        try commit(inode, open, metadata, bytes, generation: open.generation, &state)
+    }
+
+    /// Commits `bytes` as the content of the record `metadata` (under the state lock).
+    /// - Throws: `ESTALE` when the record's change tag is not the one the buffer was loaded from.
+    private func commit(
+        _ inode: Inode, _ open: OpenFile, _ metadata: RecordMetadata, _ bytes: StoredBytes, generation: UInt64,
+        _ state: inout FileSystemState
+    ) throws {
+        guard metadata.record.recordChangeTag == open.baseTag else {
             Log.warning("\(metadata.recordID): changed by someone else while open here; keeping this file's bytes unsaved")
             throw Errno.stale
         }
-        let bytes = open.content.allBytes()
-        if metadata.recordType == Note.recordType {
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                Log.warning("\(metadata.recordID): note content is not UTF-8; not saved")
-                throw Errno(rawValue: EILSEQ)
-            }
-            record["text"] = .string(text)
-        } else {
-            record["content"] = .asset(try database.makeAsset(Data(bytes)))
-        }
+        var record = try recordForSave(metadata, replacing: ["text", "content"])
+        bytes.apply(to: &record)
         if let time = open.pendingModificationTime {
             Self.setModificationTime(time, of: &record)
         } else {
             record[MountFields.modificationNanoseconds] = nil
         }
-        let saved = try database.modify(saving: [record]).savedRecords[0]
+        let saved = try saveOne(record)
         open.baseTag = saved.recordChangeTag
-        open.dirty = false
+        if open.generation == generation { open.dirty = false }
         open.pendingModificationTime = nil
         state.cachedTags[inode] = saved.recordChangeTag
         if options.synchronous { try database.sync() }
     }
 
-    /// Saves a new file as its first record, under the identity reserved at create.
-    func savePending(_ file: ScratchFile, _ state: inout FileSystemState) throws {
-        let saved = try createRecord(named: file.name, folder: try folderReference(file.parent, state), from: file)
+    /// Saves a new file as its first record, under the identity reserved at create (under the
+    /// state lock). `bytes` is its stored form when already made outside the lock.
+    func savePending(_ file: ScratchFile, _ state: inout FileSystemState, bytes: StoredBytes? = nil, generation: UInt64? = nil) throws {
+        let saved = try createRecord(named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes)
         state.scratch[file.inode] = nil
         if let open = state.openFiles[file.inode] {
             open.baseTag = saved.recordChangeTag
-            open.dirty = false
+            if generation == nil || open.generation == generation { open.dirty = false }
             open.pendingModificationTime = nil
         }
         state.cachedTags[file.inode] = saved.recordChangeTag
@@ -93,29 +200,40 @@ extension NotesFileSystem {
     }
 
     /// A new note or attachment named `name` from a scratch or pending file's bytes (a pending
-    /// file keeps its reserved identity).
+    /// file keeps its reserved identity). `bytes` is the stored form when already made.
     @discardableResult
-    func createRecord(named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil) throws -> Record {
-        let bytes = file.content.allBytes()
+    func createRecord(
+        named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil, bytes: StoredBytes? = nil
+    ) throws -> Record {
         var record: Record
+        let recordType: String
         if EntryNames.isNoteFileName(name) {
-            guard let text = String(validating: bytes, as: UTF8.self) else { throw Errno(rawValue: EILSEQ) }
-            record = Note(title: EntryNames.title(fromFileName: name), text: text, folder: folder).record
+            record = Note(title: EntryNames.title(fromFileName: name), folder: folder).record
+            recordType = Note.recordType
         } else {
-            record = Attachment(name: EntryNames.name(fromFileName: name), content: try database.makeAsset(Data(bytes)), folder: folder).record
+            record = Attachment(name: EntryNames.name(fromFileName: name), content: nil, folder: folder).record
+            recordType = Attachment.recordType
         }
+        try (bytes ?? storedBytes(of: file.content, recordType: recordType)).apply(to: &record)
         if file.isPendingRecord { record.useReservedIdentity(file.inode) }
         record[MountFields.mode] = .int64(Int64(file.mode & 0o7777))
         record[MountFields.uid] = .int64(Int64(file.uid))
         record[MountFields.gid] = .int64(Int64(file.gid))
         if !file.isPendingRecord || file.modificationTimeWasSet { Self.setModificationTime(file.modificationTime, of: &record) }
-        return try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? []).savedRecords[0]
+        return try saveOne(record, deleting: deleting.map { [$0] } ?? [])
     }
 
-    /// The record to save when only `key` changes: from memory when every other field is small
+    /// Saves one record (and deletes `deleting`) in one modify; the saved record.
+    /// - Throws: the store's errors; `EIO` if the store reports no saved record.
+    func saveOne(_ record: Record, deleting: [RecordID] = []) throws -> Record {
+        guard let saved = try database.modify(saving: [record], deleting: deleting).savedRecords.first else { throw Errno.io }
+        return saved
+    }
+
+    /// The record to save when only `keys` change: from memory when every other field is small
     /// (no record file read), else fetched.
-    func recordForSave(_ metadata: RecordMetadata, replacing key: String) throws -> Record {
-        if metadata.sizes.keys.allSatisfy({ $0 == key }) { return metadata.record }
+    func recordForSave(_ metadata: RecordMetadata, replacing keys: Set<String>) throws -> Record {
+        if metadata.sizes.keys.allSatisfy({ keys.contains($0) }) { return metadata.record }
         return try database.record(for: metadata.recordID)
     }
 
@@ -150,7 +268,8 @@ extension NotesFileSystem {
         let permissions = mode & ~context.umask & 0o7777
         if ScratchNames.isScratch(name) {
             let file = ScratchFile(
-                inode: state.nextScratchInode, parent: parent, name: name, content: ContentBuffer([]), mode: permissions,
+                inode: state.nextScratchInode, parent: parent, name: name,
+                content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), mode: permissions,
                 uid: context.uid, gid: context.gid)
             state.nextScratchInode += 1
             state.scratch[file.inode] = file
@@ -160,21 +279,29 @@ extension NotesFileSystem {
         if let inode = state.detached[parent]?[name], let metadata = database.metadata(identity: inode) {
             // vim/emacs: the note renamed to a backup name comes back under its name, emptied.
             try reattach(inode, in: parent, name: name, &state)
-            let open = try openFile(inode, &state)
-            try open.content.truncate(0)
+            // Emptied: a new buffer (the old bytes are not read), or the open one truncated.
+            let open: OpenFile
+            if let existing = state.openFiles[inode] {
+                open = existing
+                try open.content.truncate(0)
+            } else {
+                open = OpenFile(content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), baseTag: nil)
+                state.openFiles[inode] = open
+            }
             open.baseTag = metadata.record.recordChangeTag
-            open.dirty = true
+            open.markChanged()
             return inode
         }
         // A new note or attachment: saved at its first flush, under an identity reserved now.
         let file = ScratchFile(
-            inode: try database.reserveIdentity(), parent: parent, name: name, content: ContentBuffer([]), mode: permissions,
+            inode: try database.reserveIdentity(), parent: parent, name: name,
+            content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), mode: permissions,
             uid: context.uid, gid: context.gid)
         file.isPendingRecord = true
         state.scratch[file.inode] = file
         state.listings[parent]!.upsert(file.inode, scratchMember(file))
         let open = OpenFile(content: file.content, baseTag: nil)
-        open.dirty = true
+        open.markChanged()
         state.openFiles[file.inode] = open
         return file.inode
     }
@@ -215,17 +342,20 @@ extension NotesFileSystem {
     }
 
     public func open(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
-        try locked { (state) throws in
+        let writable = flags & O_ACCMODE != O_RDONLY
+        // Load a stored file's bytes outside the state lock (an asset may be large).
+        if writable, flags & O_TRUNC == 0 { _ = try openFileLoading(inode) }
+        return try locked { (state) throws in
             let node = try self.node(inode, state)
             if case .folder = node { throw Errno.isDirectory }
             let handle = state.newHandle()
             state.handles[handle] = inode
-            let writable = flags & O_ACCMODE != O_RDONLY
             if writable {
                 if flags & O_TRUNC != 0, state.openFiles[inode] == nil, let metadata = node.metadata {
                     // The old bytes are about to go: do not read them.
-                    let open = OpenFile(content: ContentBuffer([]), baseTag: metadata.record.recordChangeTag)
-                    open.dirty = true
+                    let open = OpenFile(
+                        content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), baseTag: metadata.record.recordChangeTag)
+                    open.markChanged()
                     state.openFiles[inode] = open
                 }
                 try openFile(inode, &state).handles += 1
@@ -243,51 +373,118 @@ extension NotesFileSystem {
         }
     }
 
+    /// Where a read finds the bytes (decided under the state lock, read outside it).
+    private enum ReadSource: Sendable {
+        case buffer(ContentBuffer)
+        case bytes([UInt8])
+        case asset(path: String, size: Int64)
+        case text(RecordID)
+    }
+
+    /// Text notes read by open handles are cached (one record read per note, not per read
+    /// request); the cache holds at most this many bytes in all (each text is at most
+    /// `Note.maxInlineTextBytes`).
+    static let readCacheLimit = 32 << 20
+
     public func read(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, size: Int) throws(Errno) -> [UInt8] {
-        try locked { (state) throws in
-            if let open = state.openFiles[inode] { return open.content.read(offset: Int(offset), size: size) }
+        guard offset >= 0, size >= 0 else { throw .invalidArgument }
+        let source: ReadSource = try locked { (state) throws in
+            if let open = state.openFiles[inode] { return .buffer(open.content) }
             let node = try node(inode, state)
-            let tag = node.metadata?.record.recordChangeTag
-            let bytes: [UInt8]
-            if let cached = state.readCache[inode], cached.tag == tag {
-                bytes = cached.bytes
-            } else {
-                bytes = try storedContent(node)
-                // Kept while a reader has the file open, so that reading a large file in chunks
-                // reads its record once.
-                if tag != nil, state.readers[inode] != nil { state.readCache[inode] = (tag!, bytes) }
+            switch node {
+            case .scratch(let file): return .buffer(file.content)
+            case .root, .folder: throw Errno.isDirectory
+            case .note(let m), .attachment(let m):
+                if let asset = m.record["content"]?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
+                if case .attachment = node { return .bytes([]) }
+                if let cached = state.readCache[inode], cached.tag == m.record.recordChangeTag {
+                    return .bytes(Self.slice(cached.bytes, offset: offset, size: size))
+                }
+                return .text(m.recordID)
             }
-            guard offset < bytes.count else { return [] }
-            return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + size)])
         }
+        switch source {
+        case .buffer(let buffer): return try buffer.read(offset: offset, size: size)
+        case .bytes(let bytes): return bytes
+        case .asset(let path, let count): return try Self.readFile(path, count: count, offset: offset, size: size)
+        case .text(let recordID):
+            let record: Record
+            do { record = try database.record(for: recordID) } catch { throw ErrnoMapping.errno(for: error) }
+            if let asset = record["content"]?.assetValue {
+                return try Self.readFile(database.assetPath(asset), count: asset.size, offset: offset, size: size)
+            }
+            let bytes = Array((record["text"]?.stringValue ?? "").utf8)
+            if let tag = record.recordChangeTag, bytes.count <= Note.maxInlineTextBytes {
+                // Kept while a reader has the file open, so that reading it in chunks reads the record once.
+                try locked { state in
+                    guard state.readers[inode] != nil else { return }
+                    var total = state.readCache.values.reduce(0) { $0 + $1.bytes.count }
+                    while total + bytes.count > Self.readCacheLimit, let victim = state.readCache.first {
+                        total -= victim.value.bytes.count
+                        state.readCache[victim.key] = nil
+                    }
+                    state.readCache[inode] = (tag, bytes)
+                }
+            }
+            return Self.slice(bytes, offset: offset, size: size)
+        }
+    }
+
+    /// `bytes[offset..<offset+size]`, clamped to the array (no overflow for any offset and size).
+    static func slice(_ bytes: [UInt8], offset: Int64, size: Int) -> [UInt8] {
+        guard offset >= 0, offset < Int64(bytes.count), size > 0 else { return [] }
+        let start = Int(offset)
+        return Array(bytes[start..<start + min(size, bytes.count - start)])
+    }
+
+    /// Up to `size` bytes at `offset` of the file at `path` (an asset of `count` bytes), by `pread`:
+    /// no more than `size` bytes are held. A file shorter than `count` reads as zeros to `count`.
+    /// - Throws: the `open`/`pread` errno.
+    static func readFile(_ path: String, count: Int64, offset: Int64, size: Int) throws(Errno) -> [UInt8] {
+        guard offset < count, size > 0 else { return [] }
+        let length = Int(min(Int64(size), count - offset))
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Errno.current }
+        defer { Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: length)
+        _ = try ContentBuffer.readFully(fd, into: &bytes, at: offset)
+        return bytes
     }
 
     public func write(
         _ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32
     ) throws(Errno) -> Int {
-        try locked { (state) throws in
+        guard offset >= 0 else { throw .invalidArgument }
+        guard offset <= ContentBuffer.maximumSize - Int64(data.count) else { throw .fileTooLarge }
+        let open: OpenFile = try locked { (state) throws in
             guard state.handles[handle] == inode, let open = state.openFiles[inode] else { throw Errno.badFileDescriptor }
-            let position = flags & O_APPEND != 0 ? open.content.count : Int(offset)
-            try open.content.write(offset: position, data)
-            open.dirty = true
-            if let file = state.scratch[inode] { file.modificationTime = .now }
-            return data.count
+            return open
         }
+        // The bytes are written outside the state lock; writes to one file are serialised.
+        open.operationLock.lock()
+        defer { open.operationLock.unlock() }
+        let content: ContentBuffer = try locked { (state) throws in
+            guard state.handles[handle] == inode, state.openFiles[inode] === open else { throw Errno.badFileDescriptor }
+            open.markChanged()
+            if let file = state.scratch[inode] { file.modificationTime = .now }
+            return open.content
+        }
+        let position = flags & O_APPEND != 0 ? content.count : offset
+        try content.write(offset: position, data)
+        return data.count
     }
 
     public func flush(_ context: RequestContext, inode: Inode, handle: UInt64) throws(Errno) {
-        try locked { (state) throws in try save(inode, &state) }
+        try saveFile(inode)
     }
 
     public func fsync(_ context: RequestContext, inode: Inode, handle: UInt64, dataOnly: Bool) throws(Errno) {
-        try locked { (state) throws in
-            try save(inode, &state)
-            try database.sync()
-        }
+        try saveFile(inode)
+        do { try database.sync() } catch { throw ErrnoMapping.errno(for: error) }
     }
 
     public func release(_ context: RequestContext, inode: Inode, handle: UInt64, flags: Int32) throws(Errno) {
-        try locked { (state) throws in
+        let unsaved: OpenFile? = try locked { (state) throws in
             state.handles[handle] = nil
             if flags & O_ACCMODE == O_RDONLY, let open = state.openFiles[inode], open.orphaned, open.handles <= 0,
                 !state.handles.values.contains(inode)
@@ -295,23 +492,29 @@ extension NotesFileSystem {
                 state.openFiles[inode] = nil  // the last reader of an unlinked file
             }
             if flags & O_ACCMODE == O_RDONLY {
-                state.readers[inode, default: 1] -= 1
-                if state.readers[inode]! <= 0 {
+                let remaining = (state.readers[inode] ?? 1) - 1
+                if remaining <= 0 {
                     state.readers[inode] = nil
                     state.readCache[inode] = nil
+                } else {
+                    state.readers[inode] = remaining
                 }
             }
-            guard flags & O_ACCMODE != O_RDONLY, let open = state.openFiles[inode] else { return }
+            guard flags & O_ACCMODE != O_RDONLY, let open = state.openFiles[inode] else { return nil }
             open.handles -= 1
-            if open.handles <= 0 {
-                if open.dirty && !open.orphaned {
-                    do { try save(inode, &state) } catch {
-                        Log.error("inode \(inode): save failed at close (\(error)); the bytes stay in memory")
-                        return
-                    }
-                }
-                state.openFiles[inode] = nil
-            }
+            guard open.handles <= 0 else { return nil }
+            if open.dirty && !open.orphaned { return open }
+            state.openFiles[inode] = nil
+            return nil
+        }
+        guard let open = unsaved else { return }
+        do { try saveFile(inode) } catch {
+            Log.error("inode \(inode): save failed at close (\(error)); the bytes stay in memory")
+            return
+        }
+        // Saved: drop the buffer unless a new handle opened it meanwhile.
+        try locked { state in
+            if state.openFiles[inode] === open, open.handles <= 0, !open.dirty { state.openFiles[inode] = nil }
         }
     }
 

@@ -43,7 +43,7 @@ extension NotesFileSystem {
             case .root, .folder: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
-                    try replace(replaced, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
+                    try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (replaced.identity, true)
                 } else if ScratchNames.isScratch(target) {
@@ -51,7 +51,7 @@ extension NotesFileSystem {
                     moveScratch(file, to: target, in: newParent, &state)
                 } else if let hidden = state.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
                     try reattach(hidden, in: newParent, name: target, &state)
-                    try replace(metadata, with: file.content.allBytes(), time: file.modificationTime, mode: file.mode, deleting: nil)
+                    try replace(metadata, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (hidden, true)
                 } else if file.isPendingRecord {
@@ -66,12 +66,14 @@ extension NotesFileSystem {
                     (targetInode, sourceGone) = (saved.identity!, true)
                 }
             case .note(let metadata), .attachment(let metadata):
-                let bytes = try state.openFiles[inode].map { $0.content.allBytes() } ?? storedContent(node)
+                // The bytes, only where needed (a rename of a title reads none of them).
+                let openContent = state.openFiles[inode]?.content
+                func content() throws -> ContentBuffer { try openContent?.copy() ?? loadContent(node) }
                 if ScratchNames.isScratch(target) {
                     // No alias: the hidden note comes back under this inode when its name is created again.
-                    targetInode = hide(inode, named: source, in: parent, behind: target, in: newParent, bytes: bytes, context, &state)
+                    targetInode = hide(inode, named: source, in: parent, behind: target, in: newParent, content: try content(), context, &state)
                 } else if let replaced {
-                    try replace(replaced, with: bytes, time: Self.fileTime(metadata), mode: nil, deleting: metadata.recordID)
+                    try replace(replaced, with: try openContent ?? loadContent(node), time: Self.fileTime(metadata), mode: nil, deleting: metadata.recordID)
                     (targetInode, sourceGone) = (replaced.identity, true)
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
                     var record = try database.record(for: metadata.recordID)
@@ -79,13 +81,13 @@ extension NotesFileSystem {
                     record[key] = .string(metadata.recordType == Note.recordType ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record["folder"] = targetFolder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
                     record.modificationDate = metadata.record.modificationDate
-                    let saved = try database.modify(saving: [record]).savedRecords[0]
+                    let saved = try saveOne(record)
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
                 } else {
                     // note.md → note.txt and back: another record type, so another record.
                     let file = ScratchFile(
-                        inode: 0, parent: newParent, name: target, content: ContentBuffer(bytes),
+                        inode: 0, parent: newParent, name: target, content: try content(),
                         mode: mode_t(metadata.record[MountFields.mode]?.int64Value ?? 0o644), uid: context.uid, gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
@@ -127,14 +129,9 @@ extension NotesFileSystem {
     }
 
     /// `target` keeps its identity and takes `bytes` (and mtime and mode); `deleting` goes in the same modify.
-    private func replace(_ target: RecordMetadata, with bytes: [UInt8], time: FileTime, mode: mode_t?, deleting: RecordID?) throws {
+    private func replace(_ target: RecordMetadata, with content: ContentBuffer, time: FileTime, mode: mode_t?, deleting: RecordID?) throws {
         var record = try database.record(for: target.recordID)
-        if target.recordType == Note.recordType {
-            guard let text = String(validating: bytes, as: UTF8.self) else { throw Errno(rawValue: EILSEQ) }
-            record["text"] = .string(text)
-        } else {
-            record["content"] = .asset(try database.makeAsset(Data(bytes)))
-        }
+        try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
         if let mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
         Self.setModificationTime(time, of: &record)
         try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? [])
@@ -149,12 +146,12 @@ extension NotesFileSystem {
 
     /// Hides a note behind a scratch copy named `target` (see the type's documentation).
     private func hide(
-        _ inode: Inode, named source: String, in parent: Inode, behind target: String, in newParent: Inode, bytes: [UInt8],
+        _ inode: Inode, named source: String, in parent: Inode, behind target: String, in newParent: Inode, content: ContentBuffer,
         _ context: RequestContext, _ state: inout FileSystemState
     ) -> Inode {
         let attributes = try? self.attributes(inode, state)
         let file = ScratchFile(
-            inode: state.nextScratchInode, parent: newParent, name: target, content: ContentBuffer(bytes),
+            inode: state.nextScratchInode, parent: newParent, name: target, content: content,
             mode: (attributes?.mode ?? 0o644) & 0o7777, uid: attributes?.uid ?? context.uid, gid: attributes?.gid ?? context.gid)
         state.nextScratchInode += 1
         if let time = attributes?.modificationTime { file.modificationTime = time }

@@ -68,9 +68,9 @@ extension NotesFileSystem {
                     out.append(.inode(inode))
                     // A clean buffer (a writer that has not written yet) must not hide the new content.
                     if let open = state.openFiles[inode], !open.dirty, state.scratch[inode] == nil,
-                        let node = try? node(inode, state), let bytes = try? storedContent(node)
+                        let node = try? node(inode, state), let content = try? loadContent(node)
                     {
-                        open.content = ContentBuffer(bytes)
+                        open.content = content
                         open.baseTag = metadata.record.recordChangeTag
                     }
                     state.readCache[inode] = nil

@@ -154,3 +154,51 @@ func withChildMount(
         try body(child)
     }
 }
+
+/// The peak resident set size (`VmHWM` in `/proc/PID/status`) of process `pid`, in bytes; nil if unreadable.
+func peakRSS(of pid: pid_t) -> Int64? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 2, let kilobytes = Int64(fields[1]) else { return nil }
+        return kilobytes * 1024
+    }
+    return nil
+}
+
+extension ChildMount {
+    /// The daemon's peak RSS so far, in bytes (0 if unreadable).
+    var peakResidentBytes: Int64 { peakRSS(of: pid) ?? 0 }
+
+    /// Unmounts cleanly (or, with `kill`, SIGKILLs the daemon and detaches the mount), then mounts
+    /// the same database at the same mountpoint in a new daemon and runs `body` with it.
+    func remount(killing kill: Bool = false, timeout: Double = 60, _ body: (ChildMount) throws -> Void) throws {
+        if kill {
+            _ = Glibc.kill(pid, SIGKILL)
+            _ = waitForExit()
+            detachMount(mountpoint)
+        } else {
+            let status = unmount()
+            #expect(status == 0, "notesfs at unmount: \(status.map(String.init) ?? "still running"); stderr: \(stderr)")
+        }
+        let again = try ChildMount(databasePath: databasePath, mountpoint: mountpoint, timeout: timeout)
+        defer { #expect(again.cleanUp(), "watchdog fired: the remounted daemon overran") }
+        try body(again)
+    }
+}
+
+/// Up to `count` bytes of the file at `path` from `offset` (pread); nil on error.
+func readRange(_ path: String, offset: Int64, count: Int) -> [UInt8]? {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0xAA, count: count)
+    var done = 0
+    while done < count {
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+        if n < 0 { return nil }
+        if n == 0 { break }
+        done += n
+    }
+    return Array(bytes[..<done])
+}

@@ -1,0 +1,69 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// How a file's bytes are kept in its record: a note's valid UTF-8 of at most
+/// `Note.maxInlineTextBytes` as `text` (what queries and search see); anything else (other bytes,
+/// larger notes, every attachment) losslessly as the `content` asset.
+enum StoredBytes: Sendable {
+    case text(String)
+    case asset(Asset)
+
+    /// Puts these bytes into `record` (a `Note` drops the field it does not use).
+    func apply(to record: inout Record) {
+        switch self {
+        case .text(let text):
+            record["text"] = .string(text)
+            record["content"] = nil
+        case .asset(let asset):
+            record["content"] = .asset(asset)
+            if record.recordType == Note.recordType { record["text"] = nil }
+        }
+    }
+}
+
+extension NotesFileSystem {
+    /// The stored form of `buffer`'s bytes for a record of `recordType`: streamed into an asset
+    /// (`makeAsset(readingFrom:size:)`) for a spilled buffer, so memory stays bounded. Needs no
+    /// state lock; the caller keeps the bytes from changing (``OpenFile/operationLock``).
+    /// - Throws: the store's errors (`EIO`, `ENOSPC` once mapped), `Errno` from reading the buffer.
+    func storedBytes(of buffer: ContentBuffer, recordType: String) throws -> StoredBytes {
+        if recordType == Note.recordType, let bytes = try buffer.bytes(upTo: Note.maxInlineTextBytes),
+            let text = Note.inlineText(bytes)
+        {
+            return .text(text)
+        }
+        let database = self.database
+        return .asset(
+            try buffer.withSource { source in
+                switch source {
+                case .bytes(let bytes): try database.makeAsset(Data(bytes))
+                case .file(let descriptor, let count): try database.makeAsset(readingFrom: descriptor, size: count)
+                }
+            })
+    }
+
+    /// The bytes of a stored note or attachment as a new buffer: inline text, or the asset copied
+    /// into a temp file (``ContentBuffer/load(fromFile:count:spillDirectory:)``). Needs no state lock.
+    /// - Throws: `EISDIR` for a directory, the store's errors.
+    func loadContent(_ node: Node) throws -> ContentBuffer {
+        let directory = database.temporaryDirectoryPath
+        switch node {
+        case .scratch(let file): return file.content
+        case .root, .folder: throw Errno.isDirectory
+        case .note(let metadata), .attachment(let metadata):
+            var asset = metadata.record["content"]?.assetValue
+            var text: String?
+            if asset == nil {
+                let record = try database.record(for: metadata.recordID)
+                asset = record["content"]?.assetValue
+                text = record["text"]?.stringValue
+            }
+            if let asset {
+                return try ContentBuffer.load(fromFile: database.assetPath(asset), count: asset.size, spillDirectory: directory)
+            }
+            return ContentBuffer(Array((text ?? "").utf8), spillDirectory: directory)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/// No global stall: while one file's large save runs (hashing and copying its bytes into an asset),
+/// operations on other files are answered.
+
+import FUSE
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@Suite struct StallTests {
+    @Test func listingAndReadingCompleteWhileAOneGigabyteSaveRuns() throws {
+        try withChildMount(timeout: 900) { child in
+            let folder = child.mountpoint + "/work"
+            #expect(mkdir(folder, 0o755) == 0)
+            #expect(writeFile(folder + "/small.md", "small note\n") == 0)
+            // Written through the mount with pwrite, 1 MiB at a time.
+            let path = folder + "/big.bin"
+            let fd = open(path, O_CREAT | O_WRONLY, 0o644)
+            #expect(fd >= 0)
+            let chunk = pseudoRandomBytes(1 << 20, seed: 3)
+            for index in 0..<1000 {
+                var block = chunk
+                block[0] = UInt8(truncatingIfNeeded: index)
+                block[1] = UInt8(truncatingIfNeeded: index >> 8)
+                let n = block.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(index) << 20) }
+                guard n == block.count else {
+                    Issue.record("pwrite \(index): \(n), errno \(errno)")
+                    break
+                }
+            }
+            // close(2) waits for the save (flush): run it on another thread.
+            let saved = Atomic<Bool>(false)
+            let closeResult = Atomic<Int32>(-2)
+            let closer = Thread {
+                closeResult.store(close(fd), ordering: .sequentiallyConsistent)
+                saved.store(true, ordering: .sequentiallyConsistent)
+            }
+            closer.start()
+            usleep(300_000)  // let the flush reach the daemon; the save of 1 GB then hashes and copies
+            let listing = try run(["/bin/ls", "-l", folder], timeout: 600)
+            let cat = try run(["/bin/cat", folder + "/small.md"], timeout: 600)
+            let savedBeforeAnswers = saved.load(ordering: .sequentiallyConsistent)
+            #expect(listing.status == 0 && listing.output.contains("small.md") && listing.output.contains("big.bin"), "\(listing)")
+            #expect(cat.status == 0 && cat.output == "small note\n", "\(cat)")
+            #expect(!savedBeforeAnswers, "the save finished before ls and cat answered: the test proved nothing")
+            #expect(poll(seconds: 600) { saved.load(ordering: .sequentiallyConsistent) })
+            #expect(closeResult.load(ordering: .sequentiallyConsistent) == 0)
+            #expect(statOf(path).0?.st_size == 1000 << 20)
+            var expected = chunk
+            expected[0] = 0xE7
+            expected[1] = 0x03
+            #expect(readRange(path, offset: 999 << 20, count: 1 << 20) == expected)
+        }
+    }
+}
