@@ -112,18 +112,18 @@ import Testing
         }
     }
 
-    @Test func invalidUTF8InANoteIsRefusedAndLosesNothing() throws {
+    @Test func invalidUTF8InANoteIsSavedAsBytes() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("u.md"), "valid text") == 0)
             let fd = open(m.path("u.md"), O_WRONLY | O_TRUNC)
             #expect(fd >= 0)
             let bad: [UInt8] = [0x61, 0xFF, 0x62]
             #expect(write(fd, bad, bad.count) == 3)
-            let closed = close(fd) == 0 ? 0 : errno
-            #expect(closed == EILSEQ || closed == EIO, "close of a note that is not UTF-8: errno \(closed)")
-            let stored = note(m.database, titled: "u")?.text
-            #expect(stored == "valid text")
-            // The same bytes as an attachment are fine.
+            #expect(close(fd) == 0, "close of a note that is not UTF-8: errno \(errno)")
+            // Kept losslessly in the note's content asset (issue 7), not refused.
+            #expect(note(m.database, titled: "u")?.content?.size == 3)
+            #expect(readBytes(m.path("u.md")) == bad)
+            // The same bytes as an attachment are fine too.
             #expect(writeBytes(m.path("u.bin"), [0x61, 0xFF, 0x62]) == 0)
             #expect(readBytes(m.path("u.bin")) == [0x61, 0xFF, 0x62])
         }
