@@ -58,7 +58,7 @@ public struct Attributes: Hashable, Sendable {
         st.st_uid = uid
         st.st_gid = gid
         st.st_size = off_t(clamping: size)
-        st.st_blocks = blkcnt_t(clamping: blocks ?? (size + 511) / 512)
+        st.st_blocks = blkcnt_t(clamping: blocks ?? (size / 512 + (size % 512 == 0 ? 0 : 1)))
         st.st_blksize = blksize_t(blockSize)
         st.st_atim = accessTime.timespec
         st.st_mtim = modificationTime.timespec

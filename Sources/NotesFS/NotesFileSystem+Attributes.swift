@@ -215,7 +215,7 @@ extension NotesFileSystem {
         let files = UInt64(database.recordCount)
         return FilesystemStatistics(
             blockSize: UInt(stats.f_bsize), fragmentSize: UInt(stats.f_frsize), blocks: UInt64(stats.f_blocks),
-            freeBlocks: UInt64(stats.f_bfree), availableBlocks: UInt64(stats.f_bavail), files: files + UInt64(stats.f_ffree),
+            freeBlocks: UInt64(stats.f_bfree), availableBlocks: UInt64(stats.f_bavail), files: files.addingReportingOverflow(UInt64(stats.f_ffree)).overflow ? UInt64.max : files + UInt64(stats.f_ffree),
             freeFiles: UInt64(stats.f_ffree), availableFiles: UInt64(stats.f_favail), maximumNameLength: 255)
     }
 }

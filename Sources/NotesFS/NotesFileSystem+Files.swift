@@ -273,7 +273,7 @@ extension NotesFileSystem {
                 uid: context.uid, gid: context.gid)
             state.nextScratchInode += 1
             state.scratch[file.inode] = file
-            state.listings[parent]!.upsert(file.inode, scratchMember(file))
+            state.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it
             return file.inode
         }
         if let inode = state.detached[parent]?[name], let metadata = database.metadata(identity: inode) {
@@ -299,7 +299,7 @@ extension NotesFileSystem {
             uid: context.uid, gid: context.gid)
         file.isPendingRecord = true
         state.scratch[file.inode] = file
-        state.listings[parent]!.upsert(file.inode, scratchMember(file))
+        state.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it
         let open = OpenFile(content: file.content, baseTag: nil)
         open.markChanged()
         state.openFiles[file.inode] = open
@@ -312,7 +312,7 @@ extension NotesFileSystem {
         for file in state.scratch.values where file.detachedRecord?.inode == inode { file.detachedRecord = nil }
         if let metadata = database.metadata(identity: inode), let member = member(for: metadata) {
             _ = try listing(parent, &state)
-            state.listings[parent]!.upsert(inode, member)
+            state.listings[parent]?.upsert(inode, member)
             state.parentOf[inode] = parent
         }
     }

@@ -88,7 +88,7 @@ extension NotesFileSystem {
                     // note.md → note.txt and back: another record type, so another record.
                     let file = ScratchFile(
                         inode: 0, parent: newParent, name: target, content: try content(),
-                        mode: mode_t(metadata.record[MountFields.mode]?.int64Value ?? 0o644), uid: context.uid, gid: context.gid)
+                        mode: mode_t(truncatingIfNeeded: metadata.record[MountFields.mode]?.int64Value ?? 0o644) & 0o7777, uid: context.uid, gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
                     (targetInode, sourceGone) = (saved.identity!, true)

@@ -52,4 +52,43 @@ import Testing
             #expect(readRange(path, offset: 999 << 20, count: 1 << 20) == expected)
         }
     }
+
+    @Test func concurrentWritesAndSavesOfOneFileLoseNothing() throws {
+        try withNotesMount { m in
+            let path = m.path("shared.bin")
+            let blocks = 8
+            let blockSize = 300_000  // past the in-memory limit together: the buffer spills meanwhile
+            #expect(writeBytes(path, []) == 0)
+            let failures = Atomic<Int>(0)
+            let done = Atomic<Int>(0)
+            for index in 0..<blocks {
+                Thread {
+                    defer { done.add(1, ordering: .sequentiallyConsistent) }
+                    let fd = open(path, O_WRONLY)
+                    guard fd >= 0 else {
+                        failures.add(1, ordering: .relaxed)
+                        return
+                    }
+                    let block = [UInt8](repeating: UInt8(index + 1), count: blockSize)
+                    for piece in stride(from: 0, to: blockSize, by: 50_000) {
+                        let n = block.withUnsafeBytes { pwrite(fd, $0.baseAddress! + piece, 50_000, off_t(index * blockSize + piece)) }
+                        if n != 50_000 { failures.add(1, ordering: .relaxed) }
+                        if fsync(fd) != 0 { failures.add(1, ordering: .relaxed) }  // a save while others write
+                    }
+                    if close(fd) != 0 { failures.add(1, ordering: .relaxed) }
+                }.start()
+            }
+            #expect(poll(seconds: 120) { done.load(ordering: .sequentiallyConsistent) == blocks })
+            #expect(failures.load(ordering: .relaxed) == 0)
+            var expected: [UInt8] = []
+            for index in 0..<blocks { expected += [UInt8](repeating: UInt8(index + 1), count: blockSize) }
+            let read = readBytes(path)
+            let same = read == expected
+            #expect(same, "read \(read?.count ?? -1) bytes")
+            // And in the store, after the last close.
+            let database = m.database
+            let stored = try #require(database.metadata(identity: UInt64(statOf(path).0?.st_ino ?? 0)))
+            #expect(stored.record["content"]?.assetValue?.size == Int64(blocks * blockSize))
+        }
+    }
 }
