@@ -520,6 +520,14 @@ extension NotesFileSystem {
 
     public func unlink(_ context: RequestContext, parent: Inode, name: FileName) throws(Errno) {
         let string = try validName(name)
+        // A file still open keeps its bytes after the unlink: load them now, outside the state lock.
+        let openElsewhere: Inode? = try locked { state in
+            guard let inode = try? child(parent, string, &state), state.openFiles[inode] == nil,
+                state.handles.values.contains(inode)
+            else { return nil }
+            return inode
+        }
+        if let openElsewhere { _ = try? openFileLoading(openElsewhere) }
         try locked { (state) throws in
             let inode = try child(parent, string, &state)
             switch try node(inode, state) {

@@ -37,6 +37,15 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
             var byte: UInt8 = 1
             #expect(pwrite(fd, &byte, 1, off_t(1) << 37) == -1 && errno == EFBIG)
             #expect(close(fd) == 0)
+            // Hostile offsets near the top of off_t: no overflow in the daemon.
+            let reader = open(note, O_RDONLY)
+            #expect(reader >= 0)
+            var buffer = [UInt8](repeating: 0, count: 64)
+            #expect(pread(reader, &buffer, 64, off_t(Int64.max - 8)) <= 0)
+            #expect(close(reader) == 0)
+            let writer = open(note, O_WRONLY)
+            #expect(pwrite(writer, &buffer, 64, off_t(Int64.max - 8)) == -1)
+            #expect(close(writer) == 0)
             // The daemon answers afterwards.
             #expect(processExists(child.pid))
             #expect(readFile(child.mountpoint + "/other.md") == "still here\n")
