@@ -35,7 +35,7 @@ import Synchronization
 /// validated or read, and read caches hold at most ``readCacheLimit`` (32 MiB). So the bound is
 /// about the store's index plus (1 MiB × open files) + (9 MiB × concurrent saves and reads of
 /// text notes) + 32 MiB: under 200 MB for a mount of thousands of notes with a few files open,
-/// measured at 22-25 MiB peak for a 10 GiB `truncate`, a 4 GiB sparse write and a 1 GB copy.
+/// measured at 22-26 MiB peak for a 10 GiB `truncate`, a 4 GiB sparse write and a 1 GB copy.
 public final class NotesFileSystem: FileSystem {
     /// How the mount behaves.
     public struct Options: Sendable {
