@@ -89,13 +89,15 @@ extension NotesFileSystem {
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
         case .scratch(let file):
             return Attributes(
-                inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid, size: UInt64(clamping: file.content.count),
+                inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,
+                size: UInt64(clamping: file.content.count),
                 accessTime: file.modificationTime, modificationTime: file.modificationTime, changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool
             if case .folder = node { isDirectory = true } else { isDirectory = false }
             let record = m.record
-            let permissions = record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? (isDirectory ? 0o755 : 0o644)
+            let permissions =
+                record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? (isDirectory ? 0o755 : 0o644)
             var size: UInt64
             var time = Self.fileTime(m)
             if let open = state.openFiles[inode] {
@@ -215,7 +217,8 @@ extension NotesFileSystem {
         let files = UInt64(database.recordCount)
         return FilesystemStatistics(
             blockSize: UInt(stats.f_bsize), fragmentSize: UInt(stats.f_frsize), blocks: UInt64(stats.f_blocks),
-            freeBlocks: UInt64(stats.f_bfree), availableBlocks: UInt64(stats.f_bavail), files: files.addingReportingOverflow(UInt64(stats.f_ffree)).overflow ? UInt64.max : files + UInt64(stats.f_ffree),
+            freeBlocks: UInt64(stats.f_bfree), availableBlocks: UInt64(stats.f_bavail),
+            files: files.addingReportingOverflow(UInt64(stats.f_ffree)).overflow ? UInt64.max : files + UInt64(stats.f_ffree),
             freeFiles: UInt64(stats.f_ffree), availableFiles: UInt64(stats.f_favail), maximumNameLength: 255)
     }
 }

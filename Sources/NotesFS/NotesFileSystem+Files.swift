@@ -317,7 +317,9 @@ extension NotesFileSystem {
         }
     }
 
-    public func create(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, flags: Int32) throws(Errno) -> (Entry, Opened) {
+    public func create(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, flags: Int32) throws(Errno) -> (
+        Entry, Opened
+    ) {
         let string = try validName(name)
         return try locked { (state) throws in
             let inode = try createFile(context, parent: parent, name: string, mode: mode, &state)

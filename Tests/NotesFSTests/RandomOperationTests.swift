@@ -38,14 +38,18 @@ private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"]
             var fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o644)
             #expect(fd >= 0)
             func fail(_ what: String) {
-                Issue.record("seed \(seed), \(name), after \(log.count) operations: \(what)\nlast operations:\n\(log.suffix(30).joined(separator: "\n"))")
+                Issue.record(
+                    "seed \(seed), \(name), after \(log.count) operations: \(what)\nlast operations:\n\(log.suffix(30).joined(separator: "\n"))"
+                )
             }
             func check(offset: Int, count: Int, _ label: String) -> Bool {
                 var buffer = [UInt8](repeating: 0xAA, count: count)
                 let n = pread(fd, &buffer, count, off_t(offset))
                 let expected = offset < shadow.count ? Array(shadow[offset..<min(shadow.count, offset + count)]) : []
                 guard n == expected.count, Array(buffer[..<max(0, n)]) == expected else {
-                    fail("\(label) at \(offset)+\(count): got \(n) bytes, expected \(expected.count), first difference at \(zip(buffer, expected).enumerated().first { $0.element.0 != $0.element.1 }.map { String($0.offset) } ?? "length")")
+                    fail(
+                        "\(label) at \(offset)+\(count): got \(n) bytes, expected \(expected.count), first difference at \(zip(buffer, expected).enumerated().first { $0.element.0 != $0.element.1 }.map { String($0.offset) } ?? "length")"
+                    )
                     return false
                 }
                 return true
@@ -57,7 +61,9 @@ private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"]
                     let offset = Int.random(in: 0...min(maximum, shadow.count + (choice < 5 ? 1 << 20 : 4096)), using: &random)
                     let count = Int.random(in: 1...(choice < 10 ? 200_000 : 5000), using: &random)
                     let text = Bool.random(using: &random)
-                    let bytes = (0..<count).map { _ in text ? UInt8.random(in: 0x20...0x7E, using: &random) : UInt8.random(in: 0...255, using: &random) }
+                    let bytes = (0..<count).map { _ in
+                        text ? UInt8.random(in: 0x20...0x7E, using: &random) : UInt8.random(in: 0...255, using: &random)
+                    }
                     log.append("write \(offset)+\(count) \(text ? "text" : "binary")")
                     let n = pwrite(fd, bytes, count, off_t(offset))
                     guard n == count else { return fail("pwrite returned \(n), errno \(errno)") }
@@ -67,7 +73,11 @@ private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"]
                     let size = choice < 42 ? 0 : Int.random(in: 0...maximum, using: &random)
                     log.append("ftruncate \(size)")
                     guard ftruncate(fd, off_t(size)) == 0 else { return fail("ftruncate errno \(errno)") }
-                    if size < shadow.count { shadow.removeSubrange(size...) } else { shadow += [UInt8](repeating: 0, count: size - shadow.count) }
+                    if size < shadow.count {
+                        shadow.removeSubrange(size...)
+                    } else {
+                        shadow += [UInt8](repeating: 0, count: size - shadow.count)
+                    }
                 case 50..<75:  // read
                     let offset = Int.random(in: 0...shadow.count + 100, using: &random)
                     let count = Int.random(in: 1...150_000, using: &random)

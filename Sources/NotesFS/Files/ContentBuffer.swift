@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The bytes of an open file: in memory up to ``memoryLimit`` (1 MiB), beyond it in an unlinked
