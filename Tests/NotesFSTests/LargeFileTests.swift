@@ -18,7 +18,9 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
     return bytes.count == count && bytes.allSatisfy { $0 == 0 }
 }
 
-@Suite struct LargeFileTests {
+// Serialized: these write gigabytes to the test disk; one at a time keeps the fsync latency of
+// the suites running beside them bounded.
+@Suite(.serialized) struct LargeFileTests {
     @Test func truncateToAPetabyteAndWritingPastATerabyteFailWithEFBIG() throws {
         try withChildMount { child in
             let note = child.mountpoint + "/x.md"
