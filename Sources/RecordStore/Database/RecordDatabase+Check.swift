@@ -59,8 +59,9 @@ extension RecordDatabase {
         var problems: [CheckProblem] = []
         var usable = Set<String>()
         var assetsInUse = Set<String>()
-        let scanned = RecordFiles.scan(layout)
-        for (path, result) in scanned {
+        var recordsChecked = 0
+        RecordFiles.scan(layout) { path, result in
+            recordsChecked += 1
             switch result {
             case .failure(let error): problems.append(.damagedRecordFile(path: path, reason: error.description))
             case .success(let record):
@@ -99,7 +100,7 @@ extension RecordDatabase {
         for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted() where !known.contains(name) && !name.hasPrefix("journal.damaged-") {
             problems.append(.foreignFile(path: layout.root + "/" + name))
         }
-        var report = CheckReport(problems: problems, recordsChecked: scanned.count)
+        var report = CheckReport(problems: problems, recordsChecked: recordsChecked)
         if repair { try self.repair(&report, index: index) }
         return report
     }

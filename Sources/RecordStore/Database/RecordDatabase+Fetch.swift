@@ -68,6 +68,7 @@ extension RecordDatabase {
     /// Stores `data` as an asset (by SHA-256; storing the same bytes twice stores them once).
     /// Durable at the next ``sync()``.
     public func makeAsset(_ data: Data) throws(RecordStoreError) -> Asset {
+        guard !isReadOnly else { throw .readOnly(path: path) }
         let hash = SHA256.hexDigest(data)
         let path = layout.assetPath(hash)
         if try Sys.fileStatus(path) == nil {
@@ -83,6 +84,7 @@ extension RecordDatabase {
     /// to a temp file that is renamed into place, so memory does not grow with `size`.
     /// - Throws: `.io` when `fd` ends before `size` bytes or the copy cannot be written.
     public func makeAsset(readingFrom fd: Int32, size: Int64) throws(RecordStoreError) -> Asset {
+        guard !isReadOnly else { throw .readOnly(path: path) }
         let temp = RecordFiles.tempPath(layout)
         let out = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         var keep = false
@@ -116,10 +118,16 @@ extension RecordDatabase {
         return Asset(sha256: hash, size: size)
     }
 
+    /// The largest asset ``assetData(_:)`` loads into memory; read larger ones from ``assetPath(_:)`` in pieces.
+    public static let maximumAssetDataSize = 2 << 30
+
     /// The bytes of an asset.
+    ///
+    /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when the file is missing or over
+    ///   ``maximumAssetDataSize`` (it is not read).
     public func assetData(_ asset: Asset) throws(RecordStoreError) -> Data {
         let path = layout.assetPath(asset.sha256)
-        guard let data = try Sys.readFile(path) else {
+        guard let data = try Sys.readFile(path, limit: Self.maximumAssetDataSize) else {
             throw .damagedRecord(nil, path: path, reason: "asset file is missing")
         }
         return data

@@ -59,6 +59,7 @@ extension RecordDatabase {
     /// Commits one journal entry built by `build` from the caught-up index, with the commit lock held:
     /// append to the journal, write the record files, apply to the index, notify observers.
     func commit(_ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry) throws(RecordStoreError) -> JournalEntry {
+        guard !isReadOnly else { throw .readOnly(path: path) }
         let (entry, changes) = try state.withLock { (state) throws(RecordStoreError) -> (JournalEntry, [RecordStoreChange]) in
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }
@@ -202,6 +203,7 @@ extension RecordDatabase {
 
     /// Makes every commit so far survive power loss: fsyncs new assets, then the journal.
     public func sync() throws(RecordStoreError) {
+        guard !isReadOnly else { return }
         try state.withLock { (state) throws(RecordStoreError) in
             for path in state.unsyncedAssets { try Sys.fsyncPath(path) }
             for dir in Set(state.unsyncedAssets.map { ($0 as NSString).deletingLastPathComponent }) {
@@ -219,6 +221,7 @@ extension RecordDatabase {
 
     /// Forces a checkpoint now (tests and `fsck` use it).
     public func checkpoint() throws(RecordStoreError) {
+        guard !isReadOnly else { throw .readOnly(path: path) }
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }

@@ -1,0 +1,40 @@
+import Foundation
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `<db>/lost+found/<time>/`: where recovery and `fsck --repair` move files they cannot use,
+/// under their path relative to the database (nothing is deleted).
+struct LostAndFound {
+    let layout: DatabaseLayout
+    /// This repair's directory, `<db>/lost+found/<time>` (created on first use).
+    let directory: String
+
+    init(_ layout: DatabaseLayout) {
+        self.layout = layout
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
+        directory = layout.lostAndFound + "/" + stamp + "-\(getpid())"
+    }
+
+    /// Moves the file at `path` (inside the database) to the same relative path here; returns where.
+    @discardableResult
+    func moveAside(_ path: String) throws(RecordStoreError) -> String {
+        let relative = path.hasPrefix(layout.root + "/") ? String(path.dropFirst(layout.root.count + 1)) : (path as NSString).lastPathComponent
+        let target = directory + "/" + relative
+        try makeDirectories(for: target)
+        try Sys.rename(path, target)
+        return target
+    }
+
+    /// Creates `target`'s parent directories under the database root, each 0700.
+    private func makeDirectories(for target: String) throws(RecordStoreError) {
+        var parents: [String] = []
+        var dir = (target as NSString).deletingLastPathComponent
+        while dir.count > layout.root.count, try Sys.fileStatus(dir) == nil {
+            parents.append(dir)
+            dir = (dir as NSString).deletingLastPathComponent
+        }
+        for parent in parents.reversed() { try Sys.mkdir(parent) }
+    }
+}
