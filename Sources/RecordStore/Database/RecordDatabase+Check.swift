@@ -140,6 +140,11 @@ extension RecordDatabase {
     }
 }
 
+extension Record {
+    /// Every asset in the record's fields (an asset used twice is listed twice).
+    var assets: [Asset] { fields.values.flatMap(\.assets) }
+}
+
 extension FieldValue {
     /// Every asset in this value, including those inside lists.
     var assets: [Asset] {

@@ -44,6 +44,7 @@ public final class RecordDatabase: Sendable {
             defer { Sys.unlock(lockFD) }
             let recovered = try Self.recover(layout, writable: writable)
             state = Mutex(DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes))
+            if writable { _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) } }
         } catch {
             Sys.close(lockFD)
             throw error
@@ -63,6 +64,7 @@ public final class RecordDatabase: Sendable {
         background.store(false, ordering: .relaxed)
         state.withLock { state in
             try? state.journal.sync()
+            for pin in state.pins.values { try? Sys.unlink(pin) }
             state.journal.close()
             Sys.close(state.lockFD)
         }
@@ -283,6 +285,10 @@ struct DatabaseState: ~Copyable {
     var dirty = false
     /// Asset files written since the last sync.
     var unsyncedAssets: [String] = []
+    /// Assets this process made and has not saved yet: SHA-256 → pin path in `tmp/` (see ``RecordDatabase/makeAsset(_:)``).
+    var pins: [String: String] = [:]
+    /// Assets this process's commits left unused: unlinked at the next sync if still unused.
+    var collectable: Set<String> = []
     /// Identities reserved by this process and not handed out yet.
     var reservedIdentities: Range<UInt64> = 0..<0
     /// The last journal entry read from another process, whose record files are not yet checked.

@@ -168,5 +168,6 @@ extension RecordIndex {
         for (key, ref) in metadata.record.references {
             referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)
         }
+        for asset in metadata.record.assets { assetReferences[asset.sha256, default: 0] += 1 }
     }
 }
