@@ -24,6 +24,8 @@ struct LostAndFound {
         let target = directory + "/" + relative
         try makeDirectories(for: target)
         try Sys.rename(path, target)
+        // Private like the rest of the database, whatever mode the file had.
+        _ = chmod(target, Sys.fileMode)
         return target
     }
 
