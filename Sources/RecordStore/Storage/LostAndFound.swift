@@ -1,10 +1,13 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
 
-/// `<db>/lost+found/<time>/`: where recovery and `fsck --repair` move files they cannot use,
+private let repairCounter = Atomic<UInt64>(0)
+
+/// `<db>/lost+found/<time>-<pid>-<n>/`: where recovery and `fsck --repair` move files they cannot use,
 /// under their path relative to the database (nothing is deleted).
 struct LostAndFound {
     let layout: DatabaseLayout
@@ -14,7 +17,8 @@ struct LostAndFound {
     init(_ layout: DatabaseLayout) {
         self.layout = layout
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
-        directory = layout.lostAndFound + "/" + stamp + "-\(getpid())"
+        // Unique per repair, so that two repairs in one second never move onto each other's files.
+        directory = layout.lostAndFound + "/" + stamp + "-\(getpid())-\(repairCounter.add(1, ordering: .relaxed).newValue)"
     }
 
     /// Moves the file at `path` (inside the database) to the same relative path here; returns where.
