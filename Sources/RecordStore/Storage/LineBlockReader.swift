@@ -22,10 +22,12 @@ struct LineBlockReader {
     let end: Int
     let lineLimit: Int
     let blockSize: Int
-    /// File offset just past the last block returned.
+    /// File offset just past the last block returned: where the line being read starts.
     private(set) var consumed: Int
-    /// Bytes read after the last newline returned (a line not complete yet); at most `lineLimit`.
-    private var carry: [UInt8] = []
+    /// The bytes from ``consumed`` to ``position`` while they are at most one block; nil when the
+    /// pending line grew longer (it is read again from the file once its end is found, so that a
+    /// line over the limit never costs more than one block of memory).
+    private var carry: [UInt8]? = []
     /// The next file offset to read.
     private var position: Int
 
@@ -43,20 +45,36 @@ struct LineBlockReader {
         while position < end {
             let bytes = try Sys.pread(fd, count: min(blockSize, end - position), offset: position, path: path)
             if bytes.isEmpty { return .end }
-            position += bytes.count
             guard let lastNewline = bytes.lastIndex(of: 0x0A) else {
-                carry.append(contentsOf: bytes)
-                if carry.count > lineLimit { return .tooLong(at: consumed) }
+                position += bytes.count
+                if var pending = carry, pending.count + bytes.count <= blockSize {
+                    pending.append(contentsOf: bytes)
+                    carry = pending
+                } else {
+                    carry = nil
+                }
+                if position - consumed > lineLimit { return .tooLong(at: consumed) }
                 continue
             }
-            var block = Data(carry)
-            block.append(contentsOf: bytes[...lastNewline])
-            carry = Array(bytes[(lastNewline + 1)...])
+            let blockEnd = position + lastNewline + 1
+            let block: Data
+            if let pending = carry {
+                var joined = Data(pending)
+                joined.append(contentsOf: bytes[...lastNewline])
+                block = joined
+            } else {
+                // The first line is longer than a block: its length is known now, check it before reading it.
+                if let first = bytes.firstIndex(of: 0x0A), position + first - consumed > lineLimit { return .tooLong(at: consumed) }
+                block = Data(try Sys.pread(fd, count: blockEnd - consumed, offset: consumed, path: path))
+                guard block.count == blockEnd - consumed else { return .end }
+            }
             // Only the first line can be over the limit: later ones are within one read (blockSize ≤ lineLimit).
             if block.count > lineLimit, let first = block.indexOfNewline(in: 0..<block.count), first > lineLimit {
                 return .tooLong(at: consumed)
             }
-            consumed += block.count
+            carry = Array(bytes[(lastNewline + 1)...])
+            position += bytes.count
+            consumed = blockEnd
             return .lines(block)
         }
         return .end
