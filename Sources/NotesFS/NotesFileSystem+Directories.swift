@@ -47,14 +47,32 @@ extension NotesFileSystem {
         }
     }
 
+    /// The snapshot entry at `index` as it is *now*.
+    ///
+    /// Invariant (issue 7, item 3): every entry handed to the kernel names the inode that the name
+    /// has at the moment of the reply, or is not handed out. The snapshot taken at `opendir` only
+    /// fixes which names are offered and their offsets; each name is re-resolved against the live
+    /// listing under the state lock, so a name renamed or deleted since `opendir` is skipped and a
+    /// name re-created since carries its new inode (and, for readdirplus, the live node's
+    /// attributes). Otherwise the kernel would cache a stale name → inode, and a later
+    /// `open(O_CREAT)` of that name would write into another file.
+    private func liveEntry(_ item: DirectorySnapshotEntry, in directory: Inode, _ state: inout FileSystemState) -> DirectorySnapshotEntry? {
+        if item.name == "." || item.name == ".." { return item }
+        guard let listing = try? listing(directory, &state), let inode = listing.names[item.name] else { return nil }
+        let isDirectory = listing.members[inode]?.isDirectory ?? false
+        return DirectorySnapshotEntry(name: item.name, inode: inode, mode: isDirectory ? S_IFDIR : S_IFREG)
+    }
+
     public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno) {
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
-            var index = Int(offset)
+            // Offsets are indices into the snapshot; skipped entries still count.
+            var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {
                 let item = entries[index]
-                guard buffer.add(FileName(item.name), inode: item.inode, mode: item.mode, nextOffset: Int64(index + 1)) else { break }
                 index += 1
+                guard let live = liveEntry(item, in: inode, &state) else { continue }
+                guard buffer.add(FileName(live.name), inode: live.inode, mode: live.mode, nextOffset: Int64(index)) else { break }
             }
         }
     }
@@ -64,13 +82,12 @@ extension NotesFileSystem {
     ) throws(Errno) {
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
-            var index = Int(offset)
+            var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {
                 let item = entries[index]
                 index += 1
-                // An entry deleted since opendir is skipped (its offset still counts).
-                guard let entry = try? entry(item.inode, state) else { continue }
-                guard buffer.add(FileName(item.name), entry: entry, nextOffset: Int64(index)) else { break }
+                guard let live = liveEntry(item, in: inode, &state), let entry = try? entry(live.inode, state) else { continue }
+                guard buffer.add(FileName(live.name), entry: entry, nextOffset: Int64(index)) else { break }
             }
         }
     }
