@@ -22,6 +22,7 @@ extension NotesFileSystem {
         let string = try validName(name)
         try locked { (state) throws in
             let inode = try child(parent, string, &state)
+            if inode == Self.recoveredInode { throw Errno.readOnly }
             guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
             let contents = try listing(inode, &state)
             guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }

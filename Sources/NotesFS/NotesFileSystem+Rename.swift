@@ -22,9 +22,11 @@ extension NotesFileSystem {
         let target = try validName(newName)
         try locked { (state) throws in
             let inode = try child(parent, source, &state)
+            if inode == Self.recoveredInode { throw Errno.readOnly }
             let targetFolder = try folderReference(newParent, state)
             let existing = try listing(newParent, &state).names[target]
             if existing == inode { return }
+            if existing == Self.recoveredInode { throw Errno.readOnly }
             if existing != nil, flags.contains(.noReplace) { throw Errno.exists }
             let node = try self.node(inode, state)
             let existingNode = try existing.map { (inode) throws in try self.node(inode, state) }
@@ -40,7 +42,7 @@ extension NotesFileSystem {
             var targetInode = inode
             var sourceGone = false
             switch node {
-            case .root, .folder: throw Errno.invalidArgument
+            case .root, .recovered, .folder: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
                     try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)
@@ -115,11 +117,14 @@ extension NotesFileSystem {
             guard try listing(victim.identity, &state).names.isEmpty else { throw Errno.notEmpty }
             deletes.append(victim.recordID)
         }
-        // A folder cannot move into itself or its own subtree.
+        // A folder cannot move into itself or its own subtree (as shown: the tree's placements
+        // end at the root or Recovered, so this walk ends even where the records form a cycle).
+        let tree = folderTree(&state)
         var ancestor: RecordID? = folder
         while let current = ancestor {
             if current == metadata.recordID { throw Errno.invalidArgument }
-            ancestor = database.metadata(for: current)?.record["parent"]?.referenceValue?.recordID
+            guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
+            ancestor = parent
         }
         var record = try database.record(for: metadata.recordID)
         record["name"] = .string(EntryNames.name(fromFileName: target))

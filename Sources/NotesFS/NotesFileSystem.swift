@@ -153,6 +153,8 @@ enum Invalidation: Sendable {
 struct FileSystemState: ~Copyable {
     /// Directory listings built so far (root and folders), kept up to date incrementally.
     var listings: [Inode: DirectoryListing] = [:]
+    /// The folder hierarchy (nil: compute on next use); recomputed when a change touches folders.
+    var folderTree: FolderTree?
     /// The directory each listed entry is in.
     var parentOf: [Inode: Inode] = [:]
     var scratch: [Inode: ScratchFile] = [:]
