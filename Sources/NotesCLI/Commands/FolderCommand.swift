@@ -60,7 +60,7 @@ enum FolderCommand {
         if context.output.json {
             context.output.json(.array(folders.map(Formatting.json)))
         } else {
-            context.output.lines(folders.map(\.displayPath))
+            context.output.lines(folders.map { ShellQuoting.shown($0.path) + "/" })
         }
     }
 
@@ -98,7 +98,7 @@ enum FolderCommand {
         if context.output.json {
             context.output.json(.object([("dryRun", .bool(dryRun)), ("removed", .array(removed.map(Formatting.json)))]))
         } else {
-            context.output.lines(removed.map(\.displayPath))
+            context.output.lines(removed.map { ShellQuoting.shown($0.path) + ($0.kind == .folder ? "/" : "") })
             let counts = [EntryNames.Kind.folder, .note, .attachment].map { kind in removed.filter { $0.kind == kind }.count }
             let summary = [Formatting.count(counts[0], "folder"), Formatting.count(counts[1], "note"), Formatting.count(counts[2], "attachment")]
                 .joined(separator: ", ")
