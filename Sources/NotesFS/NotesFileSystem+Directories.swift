@@ -12,8 +12,7 @@ extension NotesFileSystem {
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
             var folder = Folder(name: EntryNames.name(fromFileName: string), parent: parentFolder)
             folder.ownership = Ownership(mode: UInt32(mode & ~context.umask & 0o7777), uid: context.uid, gid: context.gid)
-            let saved = try database.modify(saving: [folder.record]).savedRecords[0]
-            return try entry(saved.identity!, state)
+            return try entry(try Self.inode(of: try saveOne(folder.record)), state)
         }
     }
 

@@ -225,6 +225,15 @@ extension NotesFileSystem {
 
     /// Saves one record (and deletes `deleting`) in one modify; the saved record.
     /// - Throws: the store's errors; `EIO` if the store reports no saved record.
+    /// The inode of a record the store saved (its identity, which every saved record has).
+    static func inode(of saved: Record) throws(Errno) -> Inode {
+        guard let identity = saved.identity else {
+            Log.error("the store saved \(saved.recordID.recordName) without an identity")
+            throw .io
+        }
+        return identity
+    }
+
     func saveOne(_ record: Record, deleting: [RecordID] = []) throws -> Record {
         guard let saved = try database.modify(saving: [record], deleting: deleting).savedRecords.first else { throw Errno.io }
         return saved

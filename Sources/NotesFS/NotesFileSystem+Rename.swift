@@ -65,7 +65,7 @@ extension NotesFileSystem {
                 } else {
                     let saved = try createRecord(named: target, folder: targetFolder, from: file)
                     try removeScratch(file, &state)
-                    (targetInode, sourceGone) = (saved.identity!, true)
+                    (targetInode, sourceGone) = (try Self.inode(of: saved), true)
                 }
             case .note(let metadata), .attachment(let metadata):
                 // The bytes, only where needed (a rename of a title reads none of them).
@@ -93,7 +93,7 @@ extension NotesFileSystem {
                         mode: mode_t(truncatingIfNeeded: metadata.record[MountFields.mode]?.int64Value ?? 0o644) & 0o7777, uid: context.uid, gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
-                    (targetInode, sourceGone) = (saved.identity!, true)
+                    (targetInode, sourceGone) = (try Self.inode(of: saved), true)
                 }
             }
             // The kernel moved the source's dentry onto the target name. When another inode is

@@ -55,8 +55,8 @@ extension NotesFileSystem {
             }
             for metadata in change.deleted {
                 let inode = metadata.identity
-                if let parent = state.parentOf.removeValue(forKey: inode), state.listings[parent] != nil {
-                    for rename in state.listings[parent]!.remove(inode) {
+                if let parent = state.parentOf.removeValue(forKey: inode) {
+                    for rename in state.listings[parent]?.remove(inode) ?? [] {
                         guard let old = rename.old else { continue }
                         if rename.inode != inode {
                             out.append(.entry(parent: parent, name: old))  // a collision suffix changed
@@ -76,13 +76,13 @@ extension NotesFileSystem {
                 let oldParent = state.parentOf[inode]
                 // The kernel knows about names this mount changed itself; it must hear of collision
                 // suffixes that moved and of everything another process did.
-                if let oldParent, oldParent != parent, state.listings[oldParent] != nil {
-                    for rename in state.listings[oldParent]!.remove(inode) {
+                if let oldParent, oldParent != parent {
+                    for rename in state.listings[oldParent]?.remove(inode) ?? [] {
                         if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: oldParent, name: old)) }
                     }
                 }
-                if state.listings[parent] != nil {
-                    for rename in state.listings[parent]!.upsert(inode, member) {
+                if let renames = state.listings[parent]?.upsert(inode, member) {
+                    for rename in renames {
                         if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: parent, name: old)) }
                     }
                     state.parentOf[inode] = parent

@@ -38,8 +38,12 @@ enum FolderCommand {
         if let existing = try catalog.children(of: parent?.recordID).first(where: { Array($0.fileName.utf8) == shown }) {
             throw CLIError(.conflict, existing.displayPath, "already exists")
         }
+        let folder = Folder(name: folderName, parent: parent?.recordID)
         let saved: Record
-        do { saved = try database.modify(saving: [Folder(name: folderName, parent: parent?.recordID).record]).savedRecords[0] } catch {
+        do throws(RecordStoreError) {
+            guard let first = try database.modify(saving: [folder.record]).savedRecords.first else { throw RecordStoreError.unknownItem(folder.recordID) }
+            saved = first
+        } catch {
             throw CLIError.store(error, subject: full)
         }
         try context.finish(database)
