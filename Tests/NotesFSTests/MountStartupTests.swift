@@ -16,7 +16,8 @@ private struct Start {
     var mounted: Bool
 }
 
-private func start(database: String, extra: [String] = []) throws -> Start? {
+/// `whileMounted` runs with the mountpoint when the start left a mount, before it is detached.
+private func start(database: String, extra: [String] = [], whileMounted: (String) throws -> Void = { _ in }) throws -> Start? {
     guard let binary = notesfsBinary, InProcessMount.isFUSEDeviceUsable else {
         if fuseRequired { Issue.record("FUSE or the notesfs binary is unusable (NOTESFS_REQUIRE_FUSE=1)") }
         return nil
@@ -29,7 +30,10 @@ private func start(database: String, extra: [String] = []) throws -> Start? {
     let status = process.wait(seconds: 20)
     if status == nil { kill(process.pid, SIGKILL) }
     let mounted = try run(["/usr/bin/mountpoint", "-q", mountpoint]).status == 0
-    if mounted { detachMount(mountpoint) }
+    if mounted {
+        defer { detachMount(mountpoint) }
+        try whileMounted(mountpoint)
+    }
     return Start(status: status, stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "", mounted: mounted)
 }
 
@@ -66,8 +70,9 @@ private func start(database: String, extra: [String] = []) throws -> Start? {
         }
     }
 
-    /// The database directory on a read-only bind mount: the store cannot take its lock file
-    /// read-write. The daemon's open fails before the mount: clear message, non-zero, no mount.
+    /// The database directory on a read-only bind mount. Either the store opens it read-only and
+    /// the mount serves it (reads work, writes are refused with EROFS, unmount ends it), or the
+    /// open fails before the mount: a clear message, non-zero, and no mount left. Never a dead mount.
     @Test func aReadOnlyDatabaseLeavesNoDeadMount() throws {
         try withDatabaseDirectory { path in
             let database = try RecordDatabase(path: path, create: true)
@@ -82,10 +87,25 @@ private func start(database: String, extra: [String] = []) throws -> Start? {
                 return
             }
             defer { _ = try? sh("umount \(quoted(readOnly))") }
-            guard let result = try start(database: readOnly) else { return }
-            #expect(result.status != 0 && result.status != nil, "\(result)")
-            #expect(result.stderr.contains("Read-only file system"), "\(result.stderr)")
-            #expect(!result.mounted, "a dead mount was left")
+            var served = false
+            guard
+                let result = try start(
+                    database: readOnly,
+                    whileMounted: { mountpoint in
+                        served = true
+                        #expect(readFile(mountpoint + "/kept.md") == "read only", "the mount left is dead or empty")
+                        #expect(writeFile(mountpoint + "/new.md", "x") == EROFS)
+                        let unmount = try run(["/usr/bin/fusermount3", "-u", mountpoint])
+                        #expect(unmount.status == 0)
+                    })
+            else { return }
+            if result.status == 0 {
+                #expect(served, "exit 0 without a mount")
+            } else {
+                #expect(result.status != nil, "the parent did not exit")
+                #expect(result.stderr.contains("Read-only file system"), "\(result.stderr)")
+                #expect(!result.mounted, "a dead mount was left")
+            }
         }
     }
 
