@@ -55,10 +55,13 @@ extension NotesFileSystem {
     /// listing under the state lock, so a name renamed or deleted since `opendir` is skipped and a
     /// name re-created since carries its new inode (and, for readdirplus, the live node's
     /// attributes). Otherwise the kernel would cache a stale name → inode, and a later
-    /// `open(O_CREAT)` of that name would write into another file.
-    private func liveEntry(_ item: DirectorySnapshotEntry, in directory: Inode, _ state: inout FileSystemState) -> DirectorySnapshotEntry? {
+    /// `open(O_CREAT)` of that name would write into another file. Between this answer and the
+    /// kernel's use of it nothing moves: the kernel holds the directory's lock (shared) across a
+    /// readdir request, and create, rename and unlink in it take that lock exclusively; changes made
+    /// by other processes are followed by invalidations (`applyPendingChanges`).
+    private func liveEntry(_ item: DirectorySnapshotEntry, in listing: DirectoryListing?) -> DirectorySnapshotEntry? {
         if item.name == "." || item.name == ".." { return item }
-        guard let listing = try? listing(directory, &state), let inode = listing.names[item.name] else { return nil }
+        guard let listing, let inode = listing.names[item.name] else { return nil }
         let isDirectory = listing.members[inode]?.isDirectory ?? false
         return DirectorySnapshotEntry(name: item.name, inode: inode, mode: isDirectory ? S_IFDIR : S_IFREG)
     }
@@ -66,12 +69,14 @@ extension NotesFileSystem {
     public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno) {
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
-            // Offsets are indices into the snapshot; skipped entries still count.
+            // Offsets are indices into the snapshot; skipped entries still count. The directory
+            // itself may be gone: then only `.` and `..` are left.
+            let current = try? listing(inode, &state)
             var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {
                 let item = entries[index]
                 index += 1
-                guard let live = liveEntry(item, in: inode, &state) else { continue }
+                guard let live = liveEntry(item, in: current) else { continue }
                 guard buffer.add(FileName(live.name), inode: live.inode, mode: live.mode, nextOffset: Int64(index)) else { break }
             }
         }
@@ -82,11 +87,12 @@ extension NotesFileSystem {
     ) throws(Errno) {
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
+            let current = try? listing(inode, &state)
             var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {
                 let item = entries[index]
                 index += 1
-                guard let live = liveEntry(item, in: inode, &state), let entry = try? entry(live.inode, state) else { continue }
+                guard let live = liveEntry(item, in: current), let entry = try? entry(live.inode, state) else { continue }
                 guard buffer.add(FileName(live.name), entry: entry, nextOffset: Int64(index)) else { break }
             }
         }
