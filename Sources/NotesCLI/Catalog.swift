@@ -17,14 +17,16 @@ struct Entry: Sendable {
 
     var recordID: RecordID { metadata.recordID }
     var modificationDate: Date? { metadata.record.modificationDate }
-    /// Bytes of the note text or attachment content; nil for a folder.
+    /// Bytes of the note (text or content asset) or attachment content; nil for a folder.
     var size: Int? {
         switch kind {
         case .folder: nil
-        case .note: metadata.byteCount(of: "text") ?? 0
+        case .note: metadata.record["content"]?.assetValue.map { Int($0.size) } ?? metadata.byteCount(of: "text") ?? 0
         case .attachment: metadata.record["content"]?.assetValue.map { Int($0.size) } ?? 0
         }
     }
+    /// Whether this is a note kept as bytes (its `content` asset: not UTF-8 text, or over 8 MiB).
+    var isBinaryNote: Bool { kind == .note && metadata.record["content"]?.assetValue != nil }
     /// The path as listed: folders end in `/`.
     var displayPath: String { kind == .folder ? path + "/" : path }
 }
