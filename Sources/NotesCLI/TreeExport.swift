@@ -1,5 +1,6 @@
 import Foundation
 import Notes
+import NotesFS
 import RecordStore
 
 /// Exports folders as directories, notes as `Title.md`, attachments by name (``EntryNames``), and
@@ -73,7 +74,7 @@ struct TreeExport {
             // The exact bytes: a note's text or content asset, an attachment's content, streamed.
             let record: Record
             do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
-            try NoteBytes(of: record).write(toFile: item.path, database: database)
+            try StoredBytes(of: record).write(toFile: item.path, database: database)
         }
         if let date = entry.modificationDate { try FileSystem.setModificationDate(date, of: item.path) }
     }

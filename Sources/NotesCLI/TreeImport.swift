@@ -1,5 +1,6 @@
 import Foundation
 import Notes
+import NotesFS
 import RecordStore
 
 /// Imports a markdown tree: directories become folders, `*.md` notes, other files attachments.
@@ -97,8 +98,8 @@ struct TreeImport {
             case .regular:
                 let isNote = item.name.hasSuffix(EntryNames.noteExtension) && item.name != EntryNames.noteExtension
                 if item.name == EntryNames.noteExtension { output.detail("\(item.path): no title; imported as an attachment") }
-                let bytes: NoteBytes
-                do { bytes = try NoteBytes.read(item.path, asNote: isNote, database: database) } catch {
+                let bytes: StoredBytes
+                do { bytes = try StoredBytes.read(item.path, asNote: isNote, database: database) } catch {
                     summary.failures.append(error)
                     batchItems += 1
                     continue
@@ -107,13 +108,13 @@ struct TreeImport {
                 case (true, _):
                     if case .asset = bytes { output.detail("\(item.path): not UTF-8 text of at most 8 MiB; imported as the note's bytes") }
                     record = Note(title: EntryNames.title(fromFileName: item.name), folder: parent).record
-                    bytes.apply(toNote: &record)
+                    bytes.apply(to: &record)
                     summary.notes += 1
                 case (false, .asset(let asset)):
                     record = Attachment(name: EntryNames.name(fromFileName: item.name), content: asset, folder: parent).record
                     summary.attachments += 1
                 case (false, .text):
-                    // NoteBytes.read returns text only for a note.
+                    // StoredBytes.read returns text only for a note.
                     continue
                 }
             case .other:

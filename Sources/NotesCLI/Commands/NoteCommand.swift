@@ -1,5 +1,6 @@
 import Foundation
 import Notes
+import NotesFS
 import RecordStore
 
 /// `notesfs note new|cat|edit|rm|mv`.
@@ -113,7 +114,7 @@ enum NoteCommand {
         guard let entry, entry.kind != .folder else { throw CLIError(.notFound, argument, "is a folder, not a note") }
         let record: Record
         do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
-        try NoteBytes(of: record).write(to: STDOUT_FILENO, destination: "stdout", database: database)
+        try StoredBytes(of: record).write(to: STDOUT_FILENO, destination: "stdout", database: database)
     }
 
     // MARK: edit
@@ -124,7 +125,7 @@ enum NoteCommand {
         let catalog = Catalog(database: database)
         guard let entry = try catalog.resolve(path), entry.kind == .note else { throw CLIError(.notFound, path, "not a note") }
         var record = try fetchNote(entry, database: database).record
-        let original = NoteBytes(of: record)
+        let original = StoredBytes(of: record)
         let directory = try FileSystem.makeTemporaryDirectory("edit")
         let file = directory + "/" + entry.fileName
         let discard = { try? FileManager.default.removeItem(atPath: directory) }
@@ -142,8 +143,8 @@ enum NoteCommand {
             discard()
             throw CLIError(.io, Editor.command, "the editor failed (status \(status)); the note is unchanged")
         }
-        let edited: NoteBytes
-        do { edited = try NoteBytes.read(file, asNote: true, database: database) } catch {
+        let edited: StoredBytes
+        do { edited = try StoredBytes.read(file, asNote: true, database: database) } catch {
             var failure = error
             failure.message += "; your text is kept in \(file)"
             throw failure
@@ -153,7 +154,7 @@ enum NoteCommand {
             context.output.info("\(entry.path): unchanged")
             return
         }
-        edited.apply(toNote: &record)
+        edited.apply(to: &record)
         do {
             try database.modify(saving: [record], savePolicy: .ifServerRecordUnchanged)
         } catch {

@@ -1,47 +1,25 @@
 import Foundation
 import Notes
+import NotesFS
 import RecordStore
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
 
-/// A note's or attachment's bytes as the store keeps them, and the streamed copies between them and
-/// files that `note cat`, `note edit`, `import` and `export` make.
+/// The streamed copies between a note's or attachment's stored bytes (``StoredBytes``, as the mount
+/// keeps them) and the files that `note cat`, `note edit`, `import` and `export` make.
 ///
 /// A note whose bytes are valid UTF-8 of at most `Note.maxInlineTextBytes` keeps them as `text`;
 /// any other note (Latin-1, UTF-16, binary, larger) and every attachment keeps them as the `content`
 /// asset, as the mount does. Asset bytes are copied in 1 MiB chunks, never loaded whole.
-enum NoteBytes: Equatable {
-    case text(String)
-    case asset(Asset)
-
+extension StoredBytes {
     /// The bytes `record` holds: its `content` asset when it has one, else its `text` ("" if absent).
     init(of record: Record) {
         if let asset = record["content"]?.assetValue {
             self = .asset(asset)
         } else {
             self = .text(record["text"]?.stringValue ?? "")
-        }
-    }
-
-    /// The number of bytes.
-    var size: Int64 {
-        switch self {
-        case .text(let text): Int64(text.utf8.count)
-        case .asset(let asset): asset.size
-        }
-    }
-
-    /// Puts these bytes into a note's `record` (the field it does not use is removed).
-    func apply(toNote record: inout Record) {
-        switch self {
-        case .text(let text):
-            record["text"] = .string(text)
-            record["content"] = nil
-        case .asset(let asset):
-            record["content"] = .asset(asset)
-            record["text"] = nil
         }
     }
 
@@ -53,7 +31,7 @@ enum NoteBytes: Equatable {
     /// of at most `Note.maxInlineTextBytes`, else streamed into an asset
     /// (`makeAsset(readingFrom:size:)`), losslessly.
     /// - Throws: an I/O ``CLIError`` for the file, the store's errors as ``CLIError``.
-    static func read(_ path: String, asNote: Bool, database: RecordDatabase) throws(CLIError) -> NoteBytes {
+    static func read(_ path: String, asNote: Bool, database: RecordDatabase) throws(CLIError) -> StoredBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
         defer { close(fd) }
@@ -72,7 +50,7 @@ enum NoteBytes: Equatable {
         return try asset(fd, size: size, path: path, database: database)
     }
 
-    private static func asset(_ fd: Int32, size: Int64, path: String, database: RecordDatabase) throws(CLIError) -> NoteBytes {
+    private static func asset(_ fd: Int32, size: Int64, path: String, database: RecordDatabase) throws(CLIError) -> StoredBytes {
         do { return .asset(try database.makeAsset(readingFrom: fd, size: size)) } catch { throw CLIError.store(error, subject: path) }
     }
 
