@@ -54,6 +54,9 @@ struct CLIError: Error, Sendable {
         self.details = details
     }
 
+    /// `<subject>: <message>`, the error line without the `notesfs: ` prefix.
+    var line: String { (subject.map { $0 + ": " } ?? "") + message }
+
     static func usage(_ message: String, command: String? = nil) -> CLIError {
         CLIError(.usage, command, message + " (see 'notesfs \(command.map { $0 + " " } ?? "")--help')")
     }

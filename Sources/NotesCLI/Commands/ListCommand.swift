@@ -6,7 +6,8 @@ enum ListCommand {
         name: "ls", synopsis: "ls [PATH] [-l]", summary: "list a folder as the mount shows it (default: the root)",
         help: """
             Folders end in /, notes show as Title.md, attachments by name.
-              -l, --long   also the size in bytes and the modification date (UTC)
+              -l, --long   also the size in bytes and the modification date (UTC); a note kept
+                           as bytes (not UTF-8 text, or over 8 MiB) shows "binary" after its size
             """,
         options: [OptionSpec("--long", "-l")], run: run)
 
@@ -22,12 +23,16 @@ enum ListCommand {
             return
         }
         let single = target.map { $0.kind != .folder } ?? false
-        let names = entries.map { single ? $0.displayPath : ($0.kind == .folder ? $0.fileName + "/" : $0.fileName) }
+        // Names with a newline or other unprintable character are quoted (ShellQuoting).
+        let names = entries.map { entry in
+            single
+                ? ShellQuoting.shown(entry.displayPath) : ShellQuoting.shown(entry.fileName) + (entry.kind == .folder ? "/" : "")
+        }
         guard context.arguments.has("--long") else {
             context.output.lines(names)
             return
         }
-        let sizes = entries.map { $0.size.map(String.init) ?? "-" }
+        let sizes = entries.map { ($0.size.map(String.init) ?? "-") + ($0.isBinaryNote ? " binary" : "") }
         let width = sizes.map(\.count).max() ?? 1
         context.output.lines(
             entries.indices.map { index in

@@ -43,12 +43,18 @@ extension RecordDatabase {
         return Asset(sha256: hash, size: Int64(data.count))
     }
 
-    /// Stores the first `size` bytes of the file open at `fd` as an asset, streamed: the bytes are
-    /// read in 1 MiB chunks with `pread` (short reads looped, holes read as zeros), hashed and copied
-    /// to a temp file that becomes the asset, so memory does not grow with `size`.
+    /// Stores the first `size` bytes of the file open at `fd` as an asset, streamed and sparse:
+    /// only the source's data extents (found with `lseek(SEEK_DATA/SEEK_HOLE)`) are read, in 1 MiB
+    /// chunks with `pread` (short reads looped), hashed and written at their offsets to a temp file
+    /// that is then extended to `size` with `ftruncate` and becomes the asset. Holes are hashed as
+    /// zeros without being read or written, so `truncate -s 10G` costs no I/O and no disk beyond its
+    /// data, and memory does not grow with `size`.
     /// - Throws: `.io` when `fd` ends before `size` bytes or the copy cannot be written.
     public func makeAsset(readingFrom fd: Int32, size: Int64) throws(RecordStoreError) -> Asset {
         guard !isReadOnly else { throw .readOnly(path: path) }
+        var st = Glibc.stat()
+        if Sys.retrying({ Glibc.fstat(fd, &st) }) < 0 { throw Sys.fail("fstat", "asset source") }
+        if Int64(st.st_size) < size { throw .io(path: "asset source", operation: "pread (file ended early)", errno: EIO) }
         let temp = RecordFiles.tempPath(layout)
         let out = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL)
         var stored = false
@@ -60,20 +66,49 @@ extension RecordDatabase {
         defer { buffer.deallocate() }
         var offset: Int64 = 0
         while offset < size {
-            let want = Int(min(Int64(chunk), size - offset))
-            let n = Sys.retrying { Glibc.pread(fd, buffer.baseAddress, want, off_t(offset)) }
-            if n < 0 { throw Sys.fail("pread", "asset source") }
-            if n == 0 { throw .io(path: "asset source", operation: "pread (file ended early)", errno: EIO) }
-            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-            hasher.update(bytes)
-            try Sys.writeAll(out, bytes, path: temp)
-            offset += Int64(n)
+            let (dataStart, dataEnd) = Self.dataExtent(fd, from: offset, size: size)
+            if dataStart > offset {
+                // A hole: zeros in the hash, nothing read or written (the ftruncate below makes it).
+                buffer.initializeMemory(as: UInt8.self, repeating: 0)
+                while offset < dataStart {
+                    let count = Int(min(Int64(chunk), dataStart - offset))
+                    hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    offset += Int64(count)
+                }
+            }
+            if dataEnd > offset, Sys.retrying({ Glibc.lseek(out, off_t(offset), SEEK_SET) }) < 0 { throw Sys.fail("lseek", temp) }
+            while offset < dataEnd {
+                let want = Int(min(Int64(chunk), dataEnd - offset))
+                let n = Sys.retrying { Glibc.pread(fd, buffer.baseAddress, want, off_t(offset)) }
+                if n < 0 { throw Sys.fail("pread", "asset source") }
+                if n == 0 { throw .io(path: "asset source", operation: "pread (file ended early)", errno: EIO) }
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                hasher.update(bytes)
+                try Sys.writeAll(out, bytes, path: temp)
+                offset += Int64(n)
+            }
         }
+        if Sys.retrying({ Glibc.ftruncate(out, off_t(size)) }) < 0 { throw Sys.fail("ftruncate", temp) }
         let hash = SHA256.hex(hasher.finalize())
         if try !pinExisting(hash) { try store(hash, from: temp) }
         stored = true
         try? Sys.unlink(temp)
         return Asset(sha256: hash, size: size)
+    }
+
+    /// The next data extent `[start, end)` of the file open at `fd` at or after `offset`, clipped to
+    /// `size` (`lseek(SEEK_DATA)`, then `SEEK_HOLE`): `start == size` when only a hole is left. A
+    /// file system without `SEEK_DATA` (`EINVAL`) counts as all data. Moves `fd`'s file offset.
+    public static func dataExtent(_ fd: Int32, from offset: Int64, size: Int64) -> (start: Int64, end: Int64) {
+        // Linux's SEEK_DATA and SEEK_HOLE (not visible without _GNU_SOURCE).
+        let seekData: Int32 = 3
+        let seekHole: Int32 = 4
+        let data = Int64(Glibc.lseek(fd, off_t(offset), seekData))
+        if data < 0 { return errno == ENXIO ? (size, size) : (offset, size) }
+        let start = min(max(data, offset), size)
+        let hole = Int64(Glibc.lseek(fd, off_t(start), seekHole))
+        let end = hole <= start ? size : min(hole, size)
+        return (start, end)
     }
 
     private func pinPath(_ hash: String) -> String { "\(layout.temp)/\(getpid())-pin-\(hash)" }
