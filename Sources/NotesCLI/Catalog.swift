@@ -210,6 +210,13 @@ final class Catalog {
         var components = Self.components(path)
         guard let last = components.popLast() else { throw CLIError(.usage, path, "a name is needed") }
         let folder = try resolveFolder(components.joined(separator: "/"))
+        if let folder { try Self.refuseVirtual(folder, path) }
         return (folder, last)
+    }
+
+    /// Refuses to change the virtual `Recovered` folder itself (it is no record).
+    static func refuseVirtual(_ entry: Entry, _ path: String) throws(CLIError) {
+        guard entry.metadata == nil else { return }
+        throw CLIError(.usage, path, "\(FolderTree.recoveredName) is read-only: it shows damaged folders and notes; move them out of it")
     }
 }
