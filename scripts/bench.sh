@@ -2,11 +2,15 @@
 # Benchmarks: prints figures side by side with baselines run in the same invocation. Asserts nothing.
 #
 #   scripts/bench.sh store [--million]   record store at 100,000 notes (and 1,000,000 with --million)
-#   scripts/bench.sh fs [ROUNDS]         filesystem phases: tmpfs vs passthrough_ll vs notesfs
+#   scripts/bench.sh fs [ROUNDS]         filesystem phases: tmpfs vs passthrough_ll vs notesfs, then bigfile
+#   scripts/bench.sh bigfile [MIB]       one 1 GiB file written and read: MB/s and daemons' peak RSS
 #   scripts/bench.sh cli                 notesfs import of 10,000 notes vs cp -r
 #   scripts/bench.sh all
+#
+# NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build (so a running `swift test` does not block it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scratch=${NOTESFS_BENCH_BUILD:-.build}
 scripts/deps.sh
 what=${1:-all}
 work=$(mktemp -d /var/tmp/notesfs-bench.XXXXXX)
@@ -17,13 +21,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-build() { swift build -c release --product "$1" >&2; }
+build() { swift build -c release --scratch-path "$scratch" --product "$1" >&2; }
 
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 
 bench_store() {
     build store-bench
-    local bin=.build/release/store-bench db="$work/store-100k"
+    local bin=$scratch/release/store-bench db="$work/store-100k"
     echo "== record store: 100,000 notes of 1-4 KB in 100 folders (release build, $db)"
     $bin generate "$db" 100000 100
     sync
@@ -80,7 +84,7 @@ bench_fs() {
         fusermount3 -u "$work/pt"
         # notesfs, its database on tmpfs like passthrough_ll's source (same backing store)
         rm -rf "$shm" && mkdir -p "$shm/db" "$work/nfs"
-        .build/release/notesfs "$shm/db" "$work/nfs" && mounts+=("$work/nfs") && wait_mounted "$work/nfs"
+        $scratch/release/notesfs "$shm/db" "$work/nfs" && mounts+=("$work/nfs") && wait_mounted "$work/nfs"
         python3 Benchmarks/fs/phases.py "$work/nfs" $notes $folders | sed "s/^/notesfs /" >>"$results"
         fusermount3 -u "$work/nfs"
         rm -rf "$shm"
@@ -102,12 +106,12 @@ for p in order:
 PY
     echo "== notesfs at 100,000 notes: mount + first ls -lR, daemon peak RSS"
     build store-bench
-    .build/release/store-bench generate "$work/db100k" 100000 100 >/dev/null
+    $scratch/release/store-bench generate "$work/db100k" 100000 100 >/dev/null
     sync
     mkdir -p "$work/big"
     local start end pid
     start=$(date +%s.%N)
-    .build/release/notesfs "$work/db100k" "$work/big" -f &
+    $scratch/release/notesfs "$work/db100k" "$work/big" -f &
     pid=$!
     mounts+=("$work/big")
     wait_mounted "$work/big"
@@ -125,6 +129,70 @@ PY
     echo "daemon peak RSS                             $(peak_rss_mb $pid) MB"
     fusermount3 -u "$work/big"
     wait $pid || true
+    bench_bigfile
+}
+
+drop_caches() {
+    sync
+    echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || echo "(cannot drop caches: reads may come from the page cache)" >&2
+}
+
+# One MIB-MiB file (default 1 GiB) written (write + fsync + close) and read back after dropping the
+# page cache, on tmpfs, on passthrough_ll over tmpfs and on notesfs with its database on tmpfs; the
+# bytes read are checked by CRC against those written. Peak RSS is the daemon's VmHWM.
+bench_bigfile() {
+    local mib=${1:-1024}
+    build notesfs
+    local pt
+    pt=$(passthrough_ll)
+    local shm=/dev/shm/notesfs-bigfile-$$ results="$work/bigfile-results.txt" pid
+    : >"$results"
+    echo "== one ${mib} MiB file: write (+ fsync, close) and read after dropping caches; MB/s (10^6 bytes/s), daemon peak RSS"
+    echo "   tmpfs; passthrough_ll over tmpfs; notesfs with its database on tmpfs"
+    run_bigfile() { # FS DIR [PID]
+        python3 Benchmarks/fs/bigfile.py write "$2/big.bin" "$mib" | sed "s/^/$1 /" >>"$results"
+        drop_caches
+        python3 Benchmarks/fs/bigfile.py read "$2/big.bin" | sed "s/^/$1 /" >>"$results"
+        if [ -n "${3:-}" ]; then echo "$1 rss $(peak_rss_mb "$3")" >>"$results"; fi
+    }
+    rm -rf "$shm" && mkdir -p "$shm/t"
+    run_bigfile tmpfs "$shm/t"
+    rm -rf "$shm" && mkdir -p "$shm/src" "$work/ptbig"
+    "$pt" -f -o source="$shm/src" "$work/ptbig" &
+    pid=$!
+    mounts+=("$work/ptbig")
+    wait_mounted "$work/ptbig"
+    run_bigfile passthrough_ll "$work/ptbig" $pid
+    fusermount3 -u "$work/ptbig"
+    wait $pid || true
+    rm -rf "$shm" && mkdir -p "$shm/db" "$work/nfsbig"
+    "$scratch/release/notesfs" "$shm/db" "$work/nfsbig" -f 2>/dev/null &
+    pid=$!
+    mounts+=("$work/nfsbig")
+    wait_mounted "$work/nfsbig"
+    run_bigfile notesfs "$work/nfsbig" $pid
+    fusermount3 -u "$work/nfsbig"
+    wait $pid || true
+    rm -rf "$shm"
+    python3 - "$results" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    fs, what, *rest = line.split()
+    rows[(fs, what)] = rest
+names = ["tmpfs", "passthrough_ll", "notesfs"]
+print(f"{'':<16}" + "".join(f"{n:>16}" for n in names))
+for what in ["write", "read"]:
+    cells = []
+    for n in names:
+        secs, size, _ = rows[(n, what)]
+        cells.append(f"{int(size) / float(secs) / 1e6:>16.0f}")
+    print(f"{what + ' MB/s':<16}" + "".join(cells))
+print(f"{'seconds w/r':<16}" + "".join(f"{float(rows[(n, 'write')][0]):>7.2f} /{float(rows[(n, 'read')][0]):>6.2f}" for n in names))
+print(f"{'peak RSS MiB':<16}" + "".join(f"{rows[(n, 'rss')][0] if (n, 'rss') in rows else '-':>16}" for n in names))
+bad = [n for n in names if rows[(n, "write")][1:] != rows[(n, "read")][1:]]
+print("bytes read back: " + ("all match (size and CRC32)" if not bad else "MISMATCH on " + ", ".join(bad)))
+PY
 }
 
 bench_cli() {
@@ -134,7 +202,8 @@ bench_cli() {
 case "$what" in
 store) bench_store "${2:-}" ;;
 fs) bench_fs "${2:-3}" ;;
+bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli ;;
 all) bench_store; bench_fs 3; bench_cli ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | cli | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | bigfile [MIB] | cli | all" >&2; exit 2 ;;
 esac

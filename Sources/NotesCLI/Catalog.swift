@@ -18,7 +18,7 @@ struct Entry: Sendable {
 
     var recordID: RecordID { metadata?.recordID ?? Catalog.recoveredID }
     var modificationDate: Date? { metadata?.record.modificationDate }
-    /// Bytes of the note text or attachment content; nil for a folder.
+    /// Bytes of the note (text or content asset) or attachment content; nil for a folder.
     var size: Int? {
         switch kind {
         case .folder: nil
@@ -26,6 +26,8 @@ struct Entry: Sendable {
         case .attachment: metadata?.record["content"]?.assetValue.map { Int(clamping: $0.size) } ?? 0
         }
     }
+    /// Whether this is a note kept as bytes (its `content` asset: not UTF-8 text, or over 8 MiB).
+    var isBinaryNote: Bool { kind == .note && metadata?.record["content"]?.assetValue != nil }
     /// The path as listed: folders end in `/`.
     var displayPath: String { kind == .folder ? path + "/" : path }
 }

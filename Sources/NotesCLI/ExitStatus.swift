@@ -84,6 +84,8 @@ struct CLIError: Error, Sendable {
             CLIError(.usage, subject, "syntax error at column \(position): \(message)")
         case .io(let path, let operation, let code):
             CLIError(.io, path, "\(operation): \(String(cString: strerror(code)))")
+        case .readOnly(let path):
+            CLIError(.io, path, "read-only database: \(String(cString: strerror(EROFS)))")
         }
     }
 

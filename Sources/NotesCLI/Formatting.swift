@@ -60,6 +60,7 @@ enum Formatting {
             ("recordName", .string(entry.recordID.recordName)),
         ]
         if let size = entry.size { members.append(("size", .int(Int64(size)))) }
+        if entry.isBinaryNote { members.append(("binary", .bool(true))) }
         if let date = entry.metadata?.record.creationDate { members.append(("creationDate", .string(iso(date)))) }
         if let date = entry.modificationDate { members.append(("modificationDate", .string(iso(date)))) }
         return .object(members)

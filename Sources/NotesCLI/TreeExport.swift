@@ -1,5 +1,6 @@
 import Foundation
 import Notes
+import NotesFS
 import RecordStore
 
 /// Exports folders as directories, notes as `Title.md`, attachments by name (``EntryNames``), and
@@ -69,17 +70,11 @@ struct TreeExport {
         case .folder:
             try FileSystem.makeDirectory(item.path)
             return
-        case .note:
+        case .note, .attachment:
+            // The exact bytes: a note's text or content asset, an attachment's content, streamed.
             let record: Record
             do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
-            try FileSystem.write(Data((record["text"]?.stringValue ?? "").utf8), to: item.path)
-        case .attachment:
-            let data: Data
-            do {
-                let record = try database.record(for: entry.recordID)
-                data = try record["content"]?.assetValue.map { (asset) throws(RecordStoreError) in try database.assetData(asset) } ?? Data()
-            } catch { throw CLIError.store(error, subject: entry.path) }
-            try FileSystem.write(data, to: item.path)
+            try StoredBytes(of: record).write(toFile: item.path, database: database)
         }
         if let date = entry.modificationDate { try FileSystem.setModificationDate(date, of: item.path) }
     }

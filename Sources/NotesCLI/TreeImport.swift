@@ -1,8 +1,12 @@
 import Foundation
 import Notes
+import NotesFS
 import RecordStore
 
 /// Imports a markdown tree: directories become folders, `*.md` notes, other files attachments.
+///
+/// A note's bytes are its `text` when they are valid UTF-8 of at most 8 MiB, else its `content`
+/// asset (Latin-1, UTF-16, binary, larger), losslessly; file contents are streamed into assets.
 ///
 /// Each record's `modificationDate` is its file's mtime. Records are saved in batches (one atomic
 /// modify per ``batchSize`` records, folders before their contents) and synced at the end.
@@ -92,25 +96,26 @@ struct TreeImport {
                 folderIDs[index] = record.recordID
                 summary.folders += 1
             case .regular:
-                let data: Data
-                do { data = try FileSystem.read(item.path) } catch {
+                let isNote = item.name.hasSuffix(EntryNames.noteExtension) && item.name != EntryNames.noteExtension
+                if item.name == EntryNames.noteExtension { output.detail("\(item.path): no title; imported as an attachment") }
+                let bytes: StoredBytes
+                do { bytes = try StoredBytes.read(item.path, asNote: isNote, database: database) } catch {
                     summary.failures.append(error)
                     batchItems += 1
                     continue
                 }
-                if item.name.hasSuffix(EntryNames.noteExtension), item.name != EntryNames.noteExtension,
-                    let text = String(validating: data, as: UTF8.self)
-                {
-                    record = Note(title: EntryNames.title(fromFileName: item.name), text: text, folder: parent).record
+                switch (isNote, bytes) {
+                case (true, _):
+                    if case .asset = bytes { output.detail("\(item.path): not UTF-8 text of at most 8 MiB; imported as the note's bytes") }
+                    record = Note(title: EntryNames.title(fromFileName: item.name), folder: parent).record
+                    bytes.apply(to: &record)
                     summary.notes += 1
-                } else {
-                    if item.name.hasSuffix(EntryNames.noteExtension) {
-                        output.detail("\(item.path): " + (item.name == EntryNames.noteExtension ? "no title" : "not valid UTF-8") + "; imported as an attachment")
-                    }
-                    let asset: Asset
-                    do { asset = try database.makeAsset(data) } catch { throw CLIError.store(error, subject: item.path) }
+                case (false, .asset(let asset)):
                     record = Attachment(name: EntryNames.name(fromFileName: item.name), content: asset, folder: parent).record
                     summary.attachments += 1
+                case (false, .text):
+                    // StoredBytes.read returns text only for a note.
+                    continue
                 }
             case .other:
                 continue

@@ -126,11 +126,12 @@ func roundTrip(_ source: String, label: String) throws {
         let source = try Self.generateTree(fileCount: 1000)
         #expect(stamps(under: source).values.filter { !$0.isDirectory }.count == 1000)
         try roundTrip(source, label: "generated")
-        // The invalid UTF-8 .md file became an attachment; the others notes.
+        // The invalid UTF-8 .md file became a note kept as its bytes (content), like the others a note.
         let db = makeDatabasePath("generated-v")
         let verbose = try notesfs(["import", "-v", source], db: db)
-        #expect(verbose.stderr.contains("invalid utf8.md: not valid UTF-8; imported as an attachment"))
-        #expect(try notesfs(["query", "name == 'invalid utf8.md'", "--type", "Attachment"], db: db).lines.count == 1)
+        #expect(verbose.stderr.contains("invalid utf8.md: not UTF-8 text of at most 8 MiB; imported as the note's bytes"))
+        #expect(try notesfs(["query", "title == 'invalid utf8'", "--type", "Note"], db: db).lines.count == 1)
+        #expect(try notesfs(["query", "name == 'invalid utf8.md'", "--type", "Attachment"], db: db).lines.isEmpty)
     }
 
     @Test func importIntoAFolderAndExportFromIt() throws {

@@ -1,8 +1,10 @@
 /// A seeded, reproducible random operation tester (fsx-style): writes, truncates, reads, mmap
 /// reads and writes, fsyncs and close/reopens on one file through the mount, compared byte for byte with a
 /// shadow copy in memory. The file crosses the buffer's 1 MiB in-memory limit and switches between
-/// UTF-8 text and binary bytes. On a failure the seed and the operations so far are printed.
-/// `NOTESFS_FSX_OPS=100000 NOTESFS_FSX_SEED=N` runs more operations and other seeds (outside CI).
+/// UTF-8 text and binary bytes. Each file runs twice: with mmap reads and writes among the
+/// operations, and without (plain `pread`/`pwrite` only, as fsx's `-R -W`). On a failure the seed
+/// and the operations so far are printed. `scripts/fsx.sh [OPS] [SEED]` runs 100,000 operations
+/// (`NOTESFS_FSX_OPS`, `NOTESFS_FSX_SEED`) outside CI.
 
 import FUSE
 import Foundation
@@ -26,10 +28,10 @@ private let operationCount = ProcessInfo.processInfo.environment["NOTESFS_FSX_OP
 private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"].flatMap(UInt64.init) ?? 0
 
 @Suite struct RandomOperationTests {
-    @Test(arguments: [("fsx.md", UInt64(1)), ("fsx.bin", UInt64(2))])
-    func randomOperationsMatchAShadowCopy(name: String, seed baseSeed: UInt64) throws {
+    @Test(arguments: [("fsx.md", UInt64(1), true), ("fsx.bin", UInt64(2), true), ("fsx.md", UInt64(3), false), ("fsx.bin", UInt64(4), false)])
+    func randomOperationsMatchAShadowCopy(name: String, seed baseSeed: UInt64, mmap useMmap: Bool) throws {
         let seed = baseSeed &+ seedOffset
-        try withNotesMount(timeout: 600) { m in
+        try withNotesMount(timeout: max(600, Double(operationCount) / 10)) { m in  // the watchdog is for hangs: 100 ms an operation
             let path = m.path(name)
             var random = SeededGenerator(state: seed)
             var shadow: [UInt8] = []
@@ -39,7 +41,7 @@ private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"]
             #expect(fd >= 0)
             func fail(_ what: String) {
                 Issue.record(
-                    "seed \(seed), \(name), after \(log.count) operations: \(what)\nlast operations:\n\(log.suffix(30).joined(separator: "\n"))"
+                    "seed \(seed), \(name)\(useMmap ? "" : " (no mmap)"), after \(log.count) operations: \(what)\nlast operations:\n\(log.suffix(30).joined(separator: "\n"))"
                 )
             }
             func check(offset: Int, count: Int, _ label: String) -> Bool {
@@ -55,7 +57,9 @@ private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"]
                 return true
             }
             for _ in 0..<operationCount {
-                let choice = Int.random(in: 0..<100, using: &random)
+                var choice = Int.random(in: 0..<100, using: &random)
+                // Without mmap, its share goes to plain reads (75..<82) and writes (82..<85).
+                if !useMmap, (75..<85).contains(choice) { choice = choice < 82 ? 50 + (choice - 75) : 10 + (choice - 82) }
                 switch choice {
                 case 0..<40:  // write: text or binary, sometimes far past the end
                     let offset = Int.random(in: 0...min(maximum, shadow.count + (choice < 5 ? 1 << 20 : 4096)), using: &random)

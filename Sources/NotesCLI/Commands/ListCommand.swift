@@ -6,7 +6,8 @@ enum ListCommand {
         name: "ls", synopsis: "ls [PATH] [-l]", summary: "list a folder as the mount shows it (default: the root)",
         help: """
             Folders end in /, notes show as Title.md, attachments by name.
-              -l, --long   also the size in bytes and the modification date (UTC)
+              -l, --long   also the size in bytes and the modification date (UTC); a note kept
+                           as bytes (not UTF-8 text, or over 8 MiB) shows "binary" after its size
             """,
         options: [OptionSpec("--long", "-l")], run: run)
 
@@ -31,7 +32,7 @@ enum ListCommand {
             context.output.lines(names)
             return
         }
-        let sizes = entries.map { $0.size.map(String.init) ?? "-" }
+        let sizes = entries.map { ($0.size.map(String.init) ?? "-") + ($0.isBinaryNote ? " binary" : "") }
         let width = sizes.map(\.count).max() ?? 1
         context.output.lines(
             entries.indices.map { index in

@@ -1,5 +1,6 @@
 import Foundation
 import Notes
+import NotesFS
 import RecordStore
 
 /// `notesfs note new|cat|edit|rm|mv`.
@@ -16,15 +17,21 @@ enum NoteCommand {
                 """,
             options: [OptionSpec("--text", value: true), OptionSpec("--force", "-f")], writes: true, run: new),
         CommandSpec(
-            name: "note cat", synopsis: "note cat PATH|RECORDNAME", summary: "print a note's text (or an attachment's bytes)",
-            help: "Prints the stored bytes exactly, without adding a newline.", run: cat),
+            name: "note cat", synopsis: "note cat PATH|RECORDNAME", summary: "print a note's or an attachment's bytes",
+            help: """
+                Prints the stored bytes exactly, without adding a newline: a note's text, or the
+                bytes of a note that is not UTF-8 text or larger than 8 MiB (kept as its content),
+                streamed.
+                """, run: cat),
         CommandSpec(
             name: "note edit", synopsis: "note edit PATH", summary: "edit a note in $VISUAL or $EDITOR (default vi)",
             help: """
-                Copies the text to a temporary file, runs the editor on it through /bin/sh -c, and
-                saves the result only if the note did not change meanwhile (another notesfs
-                command, the mount). On such a conflict nothing is overwritten: the edited text stays
-                in the temporary file, whose path is printed, and the exit status is 3.
+                Copies the note's bytes to a temporary file, runs the editor on it through /bin/sh -c,
+                and saves the result only if the note did not change meanwhile (another notesfs
+                command, the mount). Valid UTF-8 of at most 8 MiB is saved as the note's text, other
+                bytes losslessly as its content, as the mount does. On such a conflict nothing is
+                overwritten: the edited text stays in the temporary file, whose path is printed, and
+                the exit status is 3.
                 """,
             writes: true, run: edit),
         CommandSpec(
@@ -105,17 +112,9 @@ enum NoteCommand {
             if entry == nil { throw error }
         }
         guard let entry, entry.kind != .folder else { throw CLIError(.notFound, argument, "is a folder, not a note") }
-        if entry.kind == .note {
-            context.output.raw(Data(try fetchNote(entry, database: database).text.utf8))
-        } else {
-            do {
-                let record = try database.record(for: entry.recordID)
-                guard let asset = record["content"]?.assetValue else { return }
-                context.output.raw(try database.assetData(asset))
-            } catch {
-                throw CLIError.store(error, subject: entry.path)
-            }
-        }
+        let record: Record
+        do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
+        try StoredBytes(of: record).write(to: STDOUT_FILENO, destination: "stdout", database: database)
     }
 
     // MARK: edit
@@ -125,12 +124,15 @@ enum NoteCommand {
         let database = try context.openDatabase()
         let catalog = Catalog(database: database)
         guard let entry = try catalog.resolve(path), entry.kind == .note else { throw CLIError(.notFound, path, "not a note") }
-        var note = try fetchNote(entry, database: database)
-        let original = Data(note.text.utf8)
+        var record = try fetchNote(entry, database: database).record
+        let original = StoredBytes(of: record)
         let directory = try FileSystem.makeTemporaryDirectory("edit")
         let file = directory + "/" + entry.fileName
-        try FileSystem.write(original, to: file)
         let discard = { try? FileManager.default.removeItem(atPath: directory) }
+        do throws(CLIError) { try original.write(toFile: file, database: database) } catch {
+            discard()
+            throw error
+        }
 
         let status: Int32
         do { status = try Editor.edit(file) } catch {
@@ -141,18 +143,20 @@ enum NoteCommand {
             discard()
             throw CLIError(.io, Editor.command, "the editor failed (status \(status)); the note is unchanged")
         }
-        let edited = try FileSystem.read(file)
+        let edited: StoredBytes
+        do { edited = try StoredBytes.read(file, asNote: true, database: database) } catch {
+            var failure = error
+            failure.message += "; your text is kept in \(file)"
+            throw failure
+        }
         if edited == original {
             discard()
             context.output.info("\(entry.path): unchanged")
             return
         }
-        guard let text = String(validating: edited, as: UTF8.self) else {
-            throw CLIError(.usage, entry.path, "the edited text is not UTF-8; it is kept in \(file)")
-        }
-        note.text = text
+        edited.apply(to: &record)
         do {
-            try database.modify(saving: [note.record], savePolicy: .ifServerRecordUnchanged)
+            try database.modify(saving: [record], savePolicy: .ifServerRecordUnchanged)
         } catch {
             switch error {
             case .serverRecordChanged:

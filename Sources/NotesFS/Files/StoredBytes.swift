@@ -6,12 +6,12 @@ import RecordStore
 /// How a file's bytes are kept in its record: a note's valid UTF-8 of at most
 /// `Note.maxInlineTextBytes` as `text` (what queries and search see); anything else (other bytes,
 /// larger notes, every attachment) losslessly as the `content` asset.
-enum StoredBytes: Sendable {
+public enum StoredBytes: Sendable, Equatable {
     case text(String)
     case asset(Asset)
 
     /// Puts these bytes into `record` (a `Note` drops the field it does not use).
-    func apply(to record: inout Record) {
+    public func apply(to record: inout Record) {
         switch self {
         case .text(let text):
             record["text"] = .string(text)

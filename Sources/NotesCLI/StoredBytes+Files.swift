@@ -1,0 +1,182 @@
+import Foundation
+import Notes
+import NotesFS
+import RecordStore
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The streamed copies between a note's or attachment's stored bytes (``StoredBytes``, as the mount
+/// keeps them) and the files that `note cat`, `note edit`, `import` and `export` make.
+///
+/// A note whose bytes are valid UTF-8 of at most `Note.maxInlineTextBytes` keeps them as `text`;
+/// any other note (Latin-1, UTF-16, binary, larger) and every attachment keeps them as the `content`
+/// asset, as the mount does. Asset bytes are copied in 1 MiB chunks, never loaded whole.
+extension StoredBytes {
+    /// The bytes `record` holds: its `content` asset when it has one, else its `text` ("" if absent).
+    init(of record: Record) {
+        if let asset = record["content"]?.assetValue {
+            self = .asset(asset)
+        } else {
+            self = .text(record["text"]?.stringValue ?? "")
+        }
+    }
+
+    static let chunkSize = 1 << 20
+
+    // MARK: Reading a file into the store
+
+    /// Reads the file at `path` into the store: as `text` when `asNote` and its bytes are valid UTF-8
+    /// of at most `Note.maxInlineTextBytes`, else streamed into an asset
+    /// (`makeAsset(readingFrom:size:)`), losslessly.
+    /// - Throws: an I/O ``CLIError`` for the file, the store's errors as ``CLIError``.
+    static func read(_ path: String, asNote: Bool, database: RecordDatabase) throws(CLIError) -> StoredBytes {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw CLIError.system("fstat", path, errno: errno) }
+        let size = Int64(st.st_size)
+        if asNote, size <= Int64(Note.maxInlineTextBytes) {
+            // Read one byte more than allowed: a file that grew since fstat is not text.
+            let bytes = try readPrefix(fd, limit: Note.maxInlineTextBytes + 1, path: path)
+            if let text = Note.inlineText(bytes) { return .text(text) }
+            if bytes.count != Int(size) {
+                // Changed while read: store what is there now, streamed.
+                return try asset(fd, size: try currentSize(fd, path: path), path: path, database: database)
+            }
+        }
+        return try asset(fd, size: size, path: path, database: database)
+    }
+
+    private static func asset(_ fd: Int32, size: Int64, path: String, database: RecordDatabase) throws(CLIError) -> StoredBytes {
+        do { return .asset(try database.makeAsset(readingFrom: fd, size: size)) } catch { throw CLIError.store(error, subject: path) }
+    }
+
+    private static func currentSize(_ fd: Int32, path: String) throws(CLIError) -> Int64 {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw CLIError.system("fstat", path, errno: errno) }
+        return Int64(st.st_size)
+    }
+
+    /// Up to `limit` bytes from the start of `fd` (short reads looped).
+    private static func readPrefix(_ fd: Int32, limit: Int, path: String) throws(CLIError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var total = 0
+        var failure: Int32 = 0
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while total < limit {
+                let n = pread(fd, base + total, limit - total, off_t(total))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 { return }
+                total += n
+            }
+        }
+        if failure != 0 { throw CLIError.system("read", path, errno: failure) }
+        bytes.removeSubrange(total...)
+        return bytes
+    }
+
+    // MARK: Writing the bytes out
+
+    /// Writes these bytes to `fd` from its current offset: the text, or the asset streamed in 1 MiB
+    /// chunks. Into a regular file the asset's holes stay holes (only its data extents are written,
+    /// found with `lseek(SEEK_DATA/SEEK_HOLE)`, then the file is extended to the size); into a pipe or
+    /// terminal they are written as zeros.
+    /// - Throws: an I/O ``CLIError`` naming `destination`, or the asset's.
+    func write(to fd: Int32, destination: String, database: RecordDatabase) throws(CLIError) {
+        switch self {
+        case .text(let text):
+            let bytes = Array(text.utf8)
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(CLIError) in try Self.writeAll(fd, buffer, at: nil, path: destination) }
+            }
+            try result.get()
+        case .asset(let asset):
+            try Self.copyAsset(asset, to: fd, destination: destination, database: database)
+        }
+    }
+
+    private static func copyAsset(_ asset: Asset, to out: Int32, destination: String, database: RecordDatabase) throws(CLIError) {
+        let source = database.assetPath(asset)
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else {
+            if errno == ENOENT { throw CLIError(.damaged, source, "asset file is missing") }
+            throw CLIError.system("open", source, errno: errno)
+        }
+        defer { close(input) }
+        var st = stat()
+        guard fstat(out, &st) == 0 else { throw CLIError.system("fstat", destination, errno: errno) }
+        // Holes are kept only in an empty regular file written from its start, not in append mode
+        // (export, `note cat > file`): there `pwrite` puts each extent at its offset and the
+        // rest reads as zeros.
+        let sparse = st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 && lseek(out, 0, SEEK_CUR) == 0 && fcntl(out, F_GETFL) & O_APPEND == 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        let size = asset.size
+        var offset: Int64 = 0
+        while offset < size {
+            let (dataStart, dataEnd) = RecordDatabase.dataExtent(input, from: offset, size: size)
+            if dataStart > offset, !sparse {
+                buffer.initializeMemory(as: UInt8.self, repeating: 0)
+                while offset < dataStart {
+                    let count = Int(min(Int64(chunkSize), dataStart - offset))
+                    try writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: nil, path: destination)
+                    offset += Int64(count)
+                }
+            }
+            offset = dataStart
+            while offset < dataEnd {
+                let want = Int(min(Int64(chunkSize), dataEnd - offset))
+                let n = pread(input, buffer.baseAddress, want, off_t(offset))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw CLIError.system("read", source, errno: errno)
+                }
+                if n == 0 { throw CLIError(.damaged, source, "asset file is shorter than its recorded size \(size)") }
+                try writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<n]), at: sparse ? offset : nil, path: destination)
+                offset += Int64(n)
+            }
+        }
+        if sparse {
+            guard ftruncate(out, off_t(size)) == 0 else { throw CLIError.system("ftruncate", destination, errno: errno) }
+            guard lseek(out, off_t(size), SEEK_SET) >= 0 else { throw CLIError.system("lseek", destination, errno: errno) }
+        }
+    }
+
+    /// `write(2)` or, with an offset, `pwrite(2)` of all of `bytes` (short writes and `EINTR` looped).
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64?, path: String) throws(CLIError) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n =
+                if let offset { pwrite(fd, base + done, bytes.count - done, off_t(offset + Int64(done))) } else {
+                    Glibc.write(fd, base + done, bytes.count - done)
+                }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIError.system("write", path, errno: errno)
+            }
+            done += n
+        }
+    }
+
+    /// Creates or replaces the file at `path` with these bytes (mode 0644 less the umask).
+    func write(toFile path: String, database: RecordDatabase) throws(CLIError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
+        do throws(CLIError) {
+            try write(to: fd, destination: path, database: database)
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard close(fd) == 0 else { throw CLIError.system("close", path, errno: errno) }
+    }
+}
