@@ -18,7 +18,9 @@ import Testing
         let gone = Folder(name: "Gone")
         var stranded = Note(title: "stranded", text: "no folder").record
         stranded["folder"] = .reference(Reference(recordID: gone.recordID, action: .none))
-        try store.modify(saving: [work.record, x.record, y.record, gone.record, Note(title: "in-x", text: "inside x", folder: x.recordID).record])
+        try store.modify(saving: [
+            work.record, x.record, y.record, gone.record, Note(title: "in-x", text: "inside x", folder: x.recordID).record,
+        ])
         try store.modify(saving: [stranded])
         var cyclic = try store.record(for: x.recordID)
         cyclic["parent"] = .reference(Reference(recordID: y.recordID, action: .deleteSelf))
