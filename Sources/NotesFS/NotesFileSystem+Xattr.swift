@@ -20,10 +20,9 @@ extension NotesFileSystem {
             case "user.notesfs.recordName": return Array(metadata.recordID.recordName.utf8)
             case "user.notesfs.changeTag": return Array((metadata.record.recordChangeTag ?? "").utf8)
             case "user.notesfs.creationDate":
-                // A damaged record may hold any double: clamp to years 1-9999 (NaN: 1970), keeping
-                // the fraction of a second.
+                // A damaged record may hold any double: clamp to years 1-9999 (NaN: 1970).
                 let interval = metadata.record.creationDate?.timeIntervalSince1970 ?? 0
-                let date = Date(timeIntervalSince1970: interval.isFinite ? min(max(interval, -62_135_596_800), 253_402_300_799) : 0)
+                let date = Date(timeIntervalSince1970: interval.isNaN ? 0 : min(max(interval, -62_135_596_800), 253_402_300_799))
                 let formatter = ISO8601DateFormatter()
                 formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
                 return Array(formatter.string(from: date).utf8)
