@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <linux/falloc.h>
 
 /// utimensat(2)'s special nanosecond values (macros Swift does not import).
 static inline long notesfs_utime_now(void) { return UTIME_NOW; }

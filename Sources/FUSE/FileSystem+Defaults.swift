@@ -52,6 +52,9 @@ extension FileSystem {
     public func flush(_ context: RequestContext, inode: Inode, handle: UInt64) throws(Errno) {}
     public func release(_ context: RequestContext, inode: Inode, handle: UInt64, flags: Int32) throws(Errno) {}
     public func fsync(_ context: RequestContext, inode: Inode, handle: UInt64, dataOnly: Bool) throws(Errno) {}
+    public func fallocate(_ context: RequestContext, inode: Inode, handle: UInt64, mode: AllocateMode, offset: Int64, length: Int64) throws(Errno) {
+        throw .notSupported
+    }
     public func opendir(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
         Opened()
     }

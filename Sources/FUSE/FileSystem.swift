@@ -97,6 +97,9 @@ public protocol FileSystem: Sendable {
     /// fsync(2)/fdatasync(2) (`dataOnly`).
     func fsync(_ context: RequestContext, inode: Inode, handle: UInt64, dataOnly: Bool) throws(Errno)
 
+    /// fallocate(2)/posix_fallocate(3) on an open file (`mode` as fallocate(2)'s flags).
+    func fallocate(_ context: RequestContext, inode: Inode, handle: UInt64, mode: AllocateMode, offset: Int64, length: Int64) throws(Errno)
+
     /// Opens a directory; snapshot the listing here so readdir offsets stay stable.
     func opendir(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened
 

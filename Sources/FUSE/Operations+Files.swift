@@ -1,4 +1,4 @@
-/// Trampolines for open files: open, read, write, flush, release, fsync, create.
+/// Trampolines for open files: open, read, write, flush, release, fsync, fallocate, create.
 
 import CFuse
 import Glibc
@@ -66,6 +66,16 @@ extension Operations {
         let handle = info.pointee.fh
         replyStatus(request) { fs, context throws(Errno) in
             try fs.fsync(context, inode: inode, handle: handle, dataOnly: dataSync != 0)
+        }
+    }
+
+    static func fallocate(
+        _ request: fuse_req_t, _ inode: fuse_ino_t, _ mode: Int32, _ offset: off_t, _ length: off_t,
+        _ info: UnsafeMutablePointer<fuse_file_info>
+    ) {
+        let handle = info.pointee.fh
+        replyStatus(request) { fs, context throws(Errno) in
+            try fs.fallocate(context, inode: inode, handle: handle, mode: AllocateMode(rawValue: mode), offset: Int64(offset), length: Int64(length))
         }
     }
 

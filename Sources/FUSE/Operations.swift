@@ -34,6 +34,7 @@ enum Operations {
         ops.flush = { req, ino, fi in Operations.flush(req!, ino, fi!) }
         ops.release = { req, ino, fi in Operations.release(req!, ino, fi!) }
         ops.fsync = { req, ino, datasync, fi in Operations.fsync(req!, ino, datasync, fi!) }
+        ops.fallocate = { req, ino, mode, offset, length, fi in Operations.fallocate(req!, ino, mode, offset, length, fi!) }
         ops.opendir = { req, ino, fi in Operations.opendir(req!, ino, fi!) }
         ops.readdir = { req, ino, size, off, fi in Operations.readdir(req!, ino, size, off, fi!) }
         ops.readdirplus = { req, ino, size, off, fi in Operations.readdirplus(req!, ino, size, off, fi!) }

@@ -149,7 +149,7 @@ public enum EntryNames {
                 if taken.insert(Array(name.utf8)).inserted { chosen = name }
                 counter += 1
             }
-            names[index] = chosen!
+            names[index] = chosen ?? bases[index]  // never nil: the loop above ends only with a name
         }
         return names
     }

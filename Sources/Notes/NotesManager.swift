@@ -73,7 +73,12 @@ public final class NotesManager: Sendable {
     /// Saves any wrapped record with a CloudKit save policy; returns it as stored.
     public func save<W: RecordWrapper>(_ item: W, policy: SavePolicy = .ifServerRecordUnchanged) async throws(NotesError) -> W {
         let saved: Record
-        do { saved = try database.modify(saving: [item.record], savePolicy: policy).savedRecords[0] } catch { throw .store(error) }
+        do throws(RecordStoreError) {
+            guard let first = try database.modify(saving: [item.record], savePolicy: policy).savedRecords.first else {
+                throw RecordStoreError.unknownItem(item.recordID)
+            }
+            saved = first
+        } catch { throw .store(error) }
         return try W(record: saved)
     }
 

@@ -5,39 +5,53 @@ import RecordStore
 /// One entry of a folder as the mount shows it: a folder, a note or an attachment, with its file name.
 struct Entry: Sendable {
     var kind: EntryNames.Kind
-    var metadata: RecordMetadata
+    /// The record; nil for the virtual `Recovered` folder (``Catalog/recoveredID``).
+    var metadata: RecordMetadata?
     /// The stored name (folder `name`, note `title`, attachment `name`).
     var name: String
     /// The name shown in the folder (``EntryNames``).
     var fileName: String
-    /// The containing folder; nil at the root.
+    /// The containing folder (``Catalog/recoveredID`` inside `Recovered`); nil at the root.
     var parent: RecordID?
     /// The path from the root, without a trailing `/`.
     var path: String
 
-    var recordID: RecordID { metadata.recordID }
-    var modificationDate: Date? { metadata.record.modificationDate }
+    var recordID: RecordID { metadata?.recordID ?? Catalog.recoveredID }
+    var modificationDate: Date? { metadata?.record.modificationDate }
     /// Bytes of the note (text or content asset) or attachment content; nil for a folder.
     var size: Int? {
         switch kind {
         case .folder: nil
-        case .note: metadata.record["content"]?.assetValue.map { Int($0.size) } ?? metadata.byteCount(of: "text") ?? 0
-        case .attachment: metadata.record["content"]?.assetValue.map { Int($0.size) } ?? 0
+        case .note: (metadata?.record["content"]?.assetValue.map { Int(clamping: $0.size) } ?? metadata?.byteCount(of: "text")) ?? 0
+        case .attachment: metadata?.record["content"]?.assetValue.map { Int(clamping: $0.size) } ?? 0
         }
     }
     /// Whether this is a note kept as bytes (its `content` asset: not UTF-8 text, or over 8 MiB).
-    var isBinaryNote: Bool { kind == .note && metadata.record["content"]?.assetValue != nil }
+    var isBinaryNote: Bool { kind == .note && metadata?.record["content"]?.assetValue != nil }
     /// The path as listed: folders end in `/`.
     var displayPath: String { kind == .folder ? path + "/" : path }
 }
 
 /// The folder tree of a database, named as the mount names it, for resolving and printing paths.
 ///
-/// Reads metadata only (the store's in-memory index); caches each folder's listing.
+/// Reads metadata only (the store's in-memory index); caches each folder's listing. Folders are
+/// placed by ``FolderTree``: damaged ones (a parent cycle, a dangling parent) and notes whose
+/// folder is gone show under a virtual `Recovered` folder at the root, as in the mount.
 final class Catalog {
     let database: RecordDatabase
     private var listings: [RecordID?: [Entry]] = [:]
     private var folderPaths: [RecordID: String] = [:]
+    private var cachedTree: FolderTree?
+
+    /// The ID that stands for the virtual `Recovered` folder (no record has it).
+    static let recoveredID = RecordID(recordName: FolderTree.recoveredRecordName)
+
+    var tree: FolderTree {
+        if let cachedTree { return cachedTree }
+        let tree = FolderTree(database: database)
+        cachedTree = tree
+        return tree
+    }
 
     init(database: RecordDatabase) { self.database = database }
 
@@ -57,11 +71,16 @@ final class Catalog {
     func children(of folder: RecordID?) throws(CLIError) -> [Entry] {
         if let cached = listings[folder] { return cached }
         var metadata: [(EntryNames.Kind, RecordMetadata)] = []
+        let tree = tree
         for kind in [EntryNames.Kind.folder, .note, .attachment] {
             let type = kind == .folder ? Folder.recordType : kind == .note ? Note.recordType : Attachment.recordType
             let key = Self.parentKey(kind)
-            if let folder {
-                metadata += database.referrers(to: folder, key: key).filter { $0.recordType == type }.map { (kind, $0) }
+            if folder == Self.recoveredID {
+                if kind == .folder { metadata += tree.recovered.compactMap { database.metadata(for: $0) }.map { (kind, $0) } }
+            } else if let folder {
+                metadata += database.referrers(to: folder, key: key).filter {
+                    $0.recordType == type && (kind != .folder || tree.placement(ofFolder: $0.recordID) == .folder(folder))
+                }.map { (kind, $0) }
             } else {
                 let predicate: RecordStore.Predicate
                 do { predicate = try RecordStore.Predicate(format: "%K == nil", .string(key)) } catch {
@@ -70,18 +89,31 @@ final class Catalog {
                 metadata += database.queryMetadata(Query(recordType: type, predicate: predicate)).map { (kind, $0) }
             }
         }
+        if folder == Self.recoveredID {
+            metadata += tree.strandedItems(in: database).compactMap { item in Self.kind(of: item.recordType).map { ($0, item) } }
+        }
         var names: [String] = []
         for (kind, item) in metadata { names.append(try storedName(item, kind: kind)) }
-        let candidates = zip(metadata, names).map { pair in
+        var candidates = zip(metadata, names).map { pair in
             EntryNames.Candidate(recordName: pair.0.1.recordID.recordName, kind: pair.0.0, name: pair.1, creationDate: pair.0.1.record.creationDate)
+        }
+        // The virtual Recovered folder at the root, when there is something in it (as the mount).
+        let showsRecovered = folder == nil && (!tree.recovered.isEmpty || !tree.strandedItems(in: database).isEmpty)
+        if showsRecovered {
+            candidates.append(
+                EntryNames.Candidate(
+                    recordName: FolderTree.recoveredRecordName, kind: .folder, name: FolderTree.recoveredName, creationDate: .distantFuture))
         }
         let fileNames = EntryNames.assign(candidates)
         let prefix = try folder.map { (id) throws(CLIError) in try self.folderPath(id) }
         var entries: [Entry] = []
-        for index in metadata.indices {
+        for index in candidates.indices {
             let path = prefix.map { $0 + "/" + fileNames[index] } ?? fileNames[index]
+            let item = index < metadata.count ? metadata[index] : nil
             entries.append(
-                Entry(kind: metadata[index].0, metadata: metadata[index].1, name: names[index], fileName: fileNames[index], parent: folder, path: path))
+                Entry(
+                    kind: item?.0 ?? .folder, metadata: item?.1, name: index < names.count ? names[index] : FolderTree.recoveredName,
+                    fileName: fileNames[index], parent: folder, path: path))
         }
         entries.sort { $0.fileName.utf8.lexicographicallyPrecedes($1.fileName.utf8) }
         listings[folder] = entries
@@ -92,6 +124,16 @@ final class Catalog {
     func invalidate() {
         listings = [:]
         folderPaths = [:]
+        cachedTree = nil
+    }
+
+    /// The folder an entry is listed in (nil: the root), by the tree.
+    private func shownParent(_ metadata: RecordMetadata) -> RecordID? {
+        switch tree.placement(of: metadata) {
+        case .root, nil: nil
+        case .folder(let id): id
+        case .recovered: Self.recoveredID
+        }
     }
 
     /// The stored name of a record, read from its file when too long to be held in memory.
@@ -108,13 +150,13 @@ final class Catalog {
     /// The path of a folder from the root.
     func folderPath(_ id: RecordID) throws(CLIError) -> String {
         if let cached = folderPaths[id] { return cached }
-        guard let metadata = database.metadata(for: id) else { throw CLIError(.notFound, id.recordName, "no such folder") }
-        let parent = metadata.record["parent"]?.referenceValue?.recordID
-        var seen: Set<RecordID> = [id]
-        var ancestor = parent
-        while let current = ancestor {
-            guard seen.insert(current).inserted else { throw CLIError(.damaged, id.recordName, "folder is inside itself") }
-            ancestor = database.metadata(for: current)?.record["parent"]?.referenceValue?.recordID
+        // The tree's placements end at the root or Recovered, so this recursion ends.
+        let parent: RecordID?
+        if id == Self.recoveredID {
+            parent = nil
+        } else {
+            guard let metadata = database.metadata(for: id), tree.contains(id) else { throw CLIError(.notFound, id.recordName, "no such folder") }
+            parent = shownParent(metadata)
         }
         guard let entry = try children(of: parent).first(where: { $0.recordID == id }) else {
             throw CLIError(.notFound, id.recordName, "no such folder")
@@ -125,9 +167,8 @@ final class Catalog {
 
     /// The entry of any record (nil when it is not a folder, note or attachment, or is gone).
     func entry(for id: RecordID) -> Entry? {
-        guard let metadata = database.metadata(for: id), let kind = Self.kind(of: metadata.recordType) else { return nil }
-        let parent = metadata.record[Self.parentKey(kind)]?.referenceValue?.recordID
-        return (try? children(of: parent))?.first { $0.recordID == id }
+        guard let metadata = database.metadata(for: id), Self.kind(of: metadata.recordType) != nil else { return nil }
+        return (try? children(of: shownParent(metadata)))?.first { $0.recordID == id }
     }
 
     static func components(_ path: String) -> [String] {

@@ -54,6 +54,9 @@ struct CLIError: Error, Sendable {
         self.details = details
     }
 
+    /// `<subject>: <message>`, the error line without the `notesfs: ` prefix.
+    var line: String { (subject.map { $0 + ": " } ?? "") + message }
+
     static func usage(_ message: String, command: String? = nil) -> CLIError {
         CLIError(.usage, command, message + " (see 'notesfs \(command.map { $0 + " " } ?? "")--help')")
     }
@@ -81,6 +84,8 @@ struct CLIError: Error, Sendable {
             CLIError(.usage, subject, "syntax error at column \(position): \(message)")
         case .io(let path, let operation, let code):
             CLIError(.io, path, "\(operation): \(String(cString: strerror(code)))")
+        case .readOnly(let path):
+            CLIError(.io, path, "read-only database: \(String(cString: strerror(EROFS)))")
         }
     }
 

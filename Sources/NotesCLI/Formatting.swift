@@ -10,7 +10,7 @@ import RecordStore
 enum Formatting {
     /// `2026-11-29T22:09:45.123456Z` (UTC, microseconds).
     static func iso(_ date: Date) -> String {
-        let t = date.timeIntervalSince1970
+        let t = clampedInterval(date)
         var seconds = Int(t.rounded(.down))
         var micros = Int(((t - Double(seconds)) * 1_000_000).rounded())
         if micros >= 1_000_000 {
@@ -23,6 +23,17 @@ enum Formatting {
         return String(
             format: "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
             Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), micros)
+    }
+
+    /// The earliest and latest instants printed: 0001-01-01 and 9999-12-31T23:59:59Z.
+    static let printableSeconds: ClosedRange<Double> = -62_135_596_800...253_402_300_799
+
+    /// Seconds since 1970 clamped to ``printableSeconds`` (a damaged or hand-edited record may hold
+    /// any double: 1e300 or -1e300 print as the bounds, NaN as 1970), so no conversion traps.
+    static func clampedInterval(_ date: Date) -> Double {
+        let t = date.timeIntervalSince1970
+        guard !t.isNaN else { return 0 }
+        return min(max(t, printableSeconds.lowerBound), printableSeconds.upperBound)
     }
 
     /// `2026-11-29 22:09:45` (UTC), for `ls -l`.
@@ -50,7 +61,7 @@ enum Formatting {
         ]
         if let size = entry.size { members.append(("size", .int(Int64(size)))) }
         if entry.isBinaryNote { members.append(("binary", .bool(true))) }
-        if let date = entry.metadata.record.creationDate { members.append(("creationDate", .string(iso(date)))) }
+        if let date = entry.metadata?.record.creationDate { members.append(("creationDate", .string(iso(date)))) }
         if let date = entry.modificationDate { members.append(("modificationDate", .string(iso(date)))) }
         return .object(members)
     }

@@ -41,25 +41,41 @@ enum MountCommand {
         let databasePath = absolute(database)
         var isDirectory: ObjCBool = false
         if explicitDatabase, !FileManager.default.fileExists(atPath: databasePath, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            return fail("\(databasePath): no such database directory", status: 1)
+            return fail(CLIError.store(.notADatabase(path: databasePath, reason: "no such directory"), subject: databasePath))
         }
         do {
-            // Create the default database on first use; check any database opens before daemonising.
-            try RecordDatabase.validate(path: databasePath, create: true)
+            // Create the default database on first use; check the format before anything else.
+            try RecordDatabase.validate(path: databasePath, create: !explicitDatabase)
         } catch {
-            return fail("\(databasePath): \(error)", status: 4)
+            return fail(CLIError.store(error, subject: databasePath))
         }
         let resolvedMountpoint: String
         do { resolvedMountpoint = try Mountpoint.validate(absolute(mountpoint)) } catch {
-            return fail("\(error)", status: 1)
+            return fail("\(error)", status: ExitStatus.notFound.rawValue)
         }
         let fileSystem = NotesFileSystem(databasePath: databasePath, options: NotesFileSystem.Options(synchronous: options.synchronous))
         do {
-            let status = try Session.serve(fileSystem: fileSystem, mountpoint: resolvedMountpoint, options: options, fsname: databasePath)
-            return status >= 0 ? 0 : 5
+            // The database is opened in the daemon before the mount: a failure is reported here,
+            // with its exit status, and leaves no mount behind.
+            let status = try Session.serve(
+                fileSystem: fileSystem, mountpoint: resolvedMountpoint, options: options, fsname: databasePath
+            ) { () throws(StartupFailure) in
+                do throws(RecordStoreError) { try fileSystem.openDatabase() } catch {
+                    let failure = CLIError.store(error, subject: databasePath)
+                    throw StartupFailure("notesfs: " + failure.line, status: failure.status.rawValue)
+                }
+            }
+            return status >= 0 ? 0 : ExitStatus.io.rawValue
+        } catch let failure as StartupFailure {
+            FileHandle.standardError.write(Data((failure.message + "\n").utf8))
+            return failure.status
         } catch {
-            return fail("\(error)", status: 5)
+            return fail("\(error)", status: ExitStatus.io.rawValue)
         }
+    }
+
+    private static func fail(_ error: CLIError) -> Int32 {
+        fail(error.line, status: error.status.rawValue)
     }
 
     private static func absolute(_ path: String) -> String {

@@ -37,7 +37,7 @@ struct Output: Sendable {
 
     /// An error line on stderr (always): `notesfs: <subject>: <message>`, then its detail lines.
     func error(_ error: CLIError) {
-        var text = "notesfs: " + (error.subject.map { $0 + ": " } ?? "") + error.message + "\n"
+        var text = "notesfs: " + error.line + "\n"
         for detail in error.details { text += detail + "\n" }
         write(Data(text.utf8), to: .standardError)
     }

@@ -21,6 +21,7 @@ enum ErrnoMapping {
             case .invalidArguments: return .invalidArgument
             case .damagedRecord, .notADatabase, .unsupportedFormat, .changeTokenExpired: return .io
             case .predicateSyntax: return .invalidArgument
+            case .readOnly: return Errno(rawValue: EROFS)
             case .io(_, _, let code): return code == ENOSPC ? .noSpace : code == EDQUOT ? Errno(rawValue: EDQUOT) : .io
             }
         default:

@@ -6,6 +6,8 @@ import RecordStore
 /// What an inode is.
 enum Node: Sendable {
     case root
+    /// The virtual, read-only `Recovered` directory.
+    case recovered
     case folder(RecordMetadata)
     case note(RecordMetadata)
     case attachment(RecordMetadata)
@@ -14,7 +16,7 @@ enum Node: Sendable {
     var metadata: RecordMetadata? {
         switch self {
         case .folder(let m), .note(let m), .attachment(let m): m
-        case .root, .scratch: nil
+        case .root, .recovered, .scratch: nil
         }
     }
 }
@@ -32,6 +34,7 @@ enum MountFields {
 extension NotesFileSystem {
     func node(_ inode: Inode, _ state: borrowing FileSystemState) throws(Errno) -> Node {
         if inode == Self.rootInode { return .root }
+        if inode == Self.recoveredInode { return .recovered }
         if let target = state.aliases[inode] { return try node(target, state) }
         if let file = state.scratch[inode] { return .scratch(file) }
         guard let metadata = database.metadata(identity: inode) else { throw .noEntry }
@@ -83,9 +86,11 @@ extension NotesFileSystem {
             throw error
         }
         switch node {
-        case .root:
+        case .root, .recovered:
+            var permissions: mode_t = 0o755
+            if case .recovered = node { permissions = 0o555 }
             return Attributes(
-                inode: inode, mode: S_IFDIR | 0o755, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
+                inode: inode, mode: S_IFDIR | permissions, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
         case .scratch(let file):
             return Attributes(

@@ -12,8 +12,7 @@ extension NotesFileSystem {
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
             var folder = Folder(name: EntryNames.name(fromFileName: string), parent: parentFolder)
             folder.ownership = Ownership(mode: UInt32(mode & ~context.umask & 0o7777), uid: context.uid, gid: context.gid)
-            let saved = try database.modify(saving: [folder.record]).savedRecords[0]
-            return try entry(saved.identity!, state)
+            return try entry(try Self.inode(of: try saveOne(folder.record)), state)
         }
     }
 
@@ -22,6 +21,7 @@ extension NotesFileSystem {
         let string = try validName(name)
         try locked { (state) throws in
             let inode = try child(parent, string, &state)
+            if inode == Self.recoveredInode { throw Errno.readOnly }
             guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
             let contents = try listing(inode, &state)
             guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
@@ -47,14 +47,37 @@ extension NotesFileSystem {
         }
     }
 
+    /// The snapshot entry at `index` as it is *now*.
+    ///
+    /// Invariant (issue 7, item 3): every entry handed to the kernel names the inode that the name
+    /// has at the moment of the reply, or is not handed out. The snapshot taken at `opendir` only
+    /// fixes which names are offered and their offsets; each name is re-resolved against the live
+    /// listing under the state lock, so a name renamed or deleted since `opendir` is skipped and a
+    /// name re-created since carries its new inode (and, for readdirplus, the live node's
+    /// attributes). Otherwise the kernel would cache a stale name → inode, and a later
+    /// `open(O_CREAT)` of that name would write into another file. Between this answer and the
+    /// kernel's use of it nothing moves: the kernel holds the directory's lock (shared) across a
+    /// readdir request, and create, rename and unlink in it take that lock exclusively; changes made
+    /// by other processes are followed by invalidations (`applyPendingChanges`).
+    private func liveEntry(_ item: DirectorySnapshotEntry, in listing: DirectoryListing?) -> DirectorySnapshotEntry? {
+        if item.name == "." || item.name == ".." { return item }
+        guard let listing, let inode = listing.names[item.name] else { return nil }
+        let isDirectory = listing.members[inode]?.isDirectory ?? false
+        return DirectorySnapshotEntry(name: item.name, inode: inode, mode: isDirectory ? S_IFDIR : S_IFREG)
+    }
+
     public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno) {
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
-            var index = Int(offset)
+            // Offsets are indices into the snapshot; skipped entries still count. The directory
+            // itself may be gone: then only `.` and `..` are left.
+            let current = try? listing(inode, &state)
+            var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {
                 let item = entries[index]
-                guard buffer.add(FileName(item.name), inode: item.inode, mode: item.mode, nextOffset: Int64(index + 1)) else { break }
                 index += 1
+                guard let live = liveEntry(item, in: current) else { continue }
+                guard buffer.add(FileName(live.name), inode: live.inode, mode: live.mode, nextOffset: Int64(index)) else { break }
             }
         }
     }
@@ -64,13 +87,13 @@ extension NotesFileSystem {
     ) throws(Errno) {
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
-            var index = Int(offset)
+            let current = try? listing(inode, &state)
+            var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {
                 let item = entries[index]
                 index += 1
-                // An entry deleted since opendir is skipped (its offset still counts).
-                guard let entry = try? entry(item.inode, state) else { continue }
-                guard buffer.add(FileName(item.name), entry: entry, nextOffset: Int64(index)) else { break }
+                guard let live = liveEntry(item, in: current), let entry = try? entry(live.inode, state) else { continue }
+                guard buffer.add(FileName(live.name), entry: entry, nextOffset: Int64(index)) else { break }
             }
         }
     }

@@ -13,7 +13,7 @@ extension NotesFileSystem {
         let open: OpenFile
         switch node {
         case .scratch(let file): open = OpenFile(content: file.content, baseTag: nil)
-        case .root, .folder: throw Errno.isDirectory
+        case .root, .recovered, .folder: throw Errno.isDirectory
         case .note(let m), .attachment(let m):
             open = OpenFile(content: try loadContent(node), baseTag: m.record.recordChangeTag)
         }
@@ -225,6 +225,15 @@ extension NotesFileSystem {
 
     /// Saves one record (and deletes `deleting`) in one modify; the saved record.
     /// - Throws: the store's errors; `EIO` if the store reports no saved record.
+    /// The inode of a record the store saved (its identity, which every saved record has).
+    static func inode(of saved: Record) throws(Errno) -> Inode {
+        guard let identity = saved.identity else {
+            Log.error("the store saved \(saved.recordID.recordName) without an identity")
+            throw .io
+        }
+        return identity
+    }
+
     func saveOne(_ record: Record, deleting: [RecordID] = []) throws -> Record {
         guard let saved = try database.modify(saving: [record], deleting: deleting).savedRecords.first else { throw Errno.io }
         return saved
@@ -257,6 +266,7 @@ extension NotesFileSystem {
         switch try node(parent, state) {
         case .root: return nil
         case .folder(let m): return m.recordID
+        case .recovered: throw Errno.readOnly
         default: throw Errno.notDirectory
         }
     }
@@ -395,7 +405,7 @@ extension NotesFileSystem {
             let node = try node(inode, state)
             switch node {
             case .scratch(let file): return .buffer(file.content)
-            case .root, .folder: throw Errno.isDirectory
+            case .root, .recovered, .folder: throw Errno.isDirectory
             case .note(let m), .attachment(let m):
                 if let asset = m.record["content"]?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
@@ -533,7 +543,7 @@ extension NotesFileSystem {
         try locked { (state) throws in
             let inode = try child(parent, string, &state)
             switch try node(inode, state) {
-            case .root, .folder: throw Errno.isDirectory
+            case .root, .recovered, .folder: throw Errno.isDirectory
             case .scratch(let file):
                 try removeScratch(file, &state)
             case .note(let m), .attachment(let m):

@@ -22,9 +22,11 @@ extension NotesFileSystem {
         let target = try validName(newName)
         try locked { (state) throws in
             let inode = try child(parent, source, &state)
+            if inode == Self.recoveredInode { throw Errno.readOnly }
             let targetFolder = try folderReference(newParent, state)
             let existing = try listing(newParent, &state).names[target]
             if existing == inode { return }
+            if existing == Self.recoveredInode { throw Errno.readOnly }
             if existing != nil, flags.contains(.noReplace) { throw Errno.exists }
             let node = try self.node(inode, state)
             let existingNode = try existing.map { (inode) throws in try self.node(inode, state) }
@@ -40,7 +42,7 @@ extension NotesFileSystem {
             var targetInode = inode
             var sourceGone = false
             switch node {
-            case .root, .folder: throw Errno.invalidArgument
+            case .root, .recovered, .folder: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
                     try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)
@@ -63,7 +65,7 @@ extension NotesFileSystem {
                 } else {
                     let saved = try createRecord(named: target, folder: targetFolder, from: file)
                     try removeScratch(file, &state)
-                    (targetInode, sourceGone) = (saved.identity!, true)
+                    (targetInode, sourceGone) = (try Self.inode(of: saved), true)
                 }
             case .note(let metadata), .attachment(let metadata):
                 // The bytes, only where needed (a rename of a title reads none of them).
@@ -91,7 +93,7 @@ extension NotesFileSystem {
                         mode: mode_t(truncatingIfNeeded: metadata.record[MountFields.mode]?.int64Value ?? 0o644) & 0o7777, uid: context.uid, gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
-                    (targetInode, sourceGone) = (saved.identity!, true)
+                    (targetInode, sourceGone) = (try Self.inode(of: saved), true)
                 }
             }
             // The kernel moved the source's dentry onto the target name. When another inode is
@@ -115,11 +117,14 @@ extension NotesFileSystem {
             guard try listing(victim.identity, &state).names.isEmpty else { throw Errno.notEmpty }
             deletes.append(victim.recordID)
         }
-        // A folder cannot move into itself or its own subtree.
+        // A folder cannot move into itself or its own subtree (as shown: the tree's placements
+        // end at the root or Recovered, so this walk ends even where the records form a cycle).
+        let tree = folderTree(&state)
         var ancestor: RecordID? = folder
         while let current = ancestor {
             if current == metadata.recordID { throw Errno.invalidArgument }
-            ancestor = database.metadata(for: current)?.record["parent"]?.referenceValue?.recordID
+            guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
+            ancestor = parent
         }
         var record = try database.record(for: metadata.recordID)
         record["name"] = .string(EntryNames.name(fromFileName: target))

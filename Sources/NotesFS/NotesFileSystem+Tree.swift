@@ -6,6 +6,30 @@ import RecordStore
 /// Directory listings: built from the store on first use, then updated from store changes.
 extension NotesFileSystem {
     static let rootInode: Inode = 1
+    /// The virtual, read-only `Recovered` directory at the root (``FolderTree``): folders whose
+    /// parent chain is a cycle or dangles, and notes and attachments whose folder is missing.
+    /// Below the scratch inodes (2^48 up); record identities never come near.
+    static let recoveredInode: Inode = (1 << 48) - 1
+
+    /// The folder hierarchy, computed once and again after changes to folders.
+    func folderTree(_ state: inout FileSystemState) -> FolderTree {
+        if let tree = state.folderTree { return tree }
+        let tree = FolderTree(database: database)
+        state.folderTree = tree
+        return tree
+    }
+
+    /// Recomputes the folder tree after a change to folders; true when what `Recovered` holds
+    /// changed (then every listing is rebuilt, as after a reset).
+    private func refreshFolderTree(after change: RecordStoreChange, _ state: inout FileSystemState) -> Bool {
+        let touchesFolders =
+            change.saved.contains { $0.recordType == Folder.recordType } || change.deleted.contains { $0.recordType == Folder.recordType }
+        guard touchesFolders else { return false }
+        let old = state.folderTree
+        let new = FolderTree(database: database)
+        state.folderTree = new
+        return old.map { $0.recovered != new.recovered } ?? false
+    }
 
     /// Applies queued store changes to the listings and queues the kernel notifications they need.
     func applyPendingChanges(_ state: inout FileSystemState) {
@@ -16,7 +40,7 @@ extension NotesFileSystem {
         guard !changes.isEmpty else { return }
         var out: [Invalidation] = []
         for change in changes {
-            if change.isReset {
+            if refreshFolderTree(after: change, &state) || change.isReset {
                 for (directory, listing) in state.listings {
                     for (inode, name) in listing.nameOf where state.scratch[inode] == nil {
                         out.append(.entry(parent: directory, name: name))
@@ -24,14 +48,15 @@ extension NotesFileSystem {
                     }
                 }
                 state.listings = [:]
+                state.folderTree = nil
                 state.parentOf = state.parentOf.filter { state.scratch[$0.key] != nil }
                 state.cachedTags = [:]
                 continue
             }
             for metadata in change.deleted {
                 let inode = metadata.identity
-                if let parent = state.parentOf.removeValue(forKey: inode), state.listings[parent] != nil {
-                    for rename in state.listings[parent]!.remove(inode) {
+                if let parent = state.parentOf.removeValue(forKey: inode) {
+                    for rename in state.listings[parent]?.remove(inode) ?? [] {
                         guard let old = rename.old else { continue }
                         if rename.inode != inode {
                             out.append(.entry(parent: parent, name: old))  // a collision suffix changed
@@ -46,18 +71,18 @@ extension NotesFileSystem {
             }
             for metadata in change.saved {
                 let inode = metadata.identity
-                guard let parent = parentInode(of: metadata), let member = member(for: metadata) else { continue }
+                guard let parent = parentInode(of: metadata, &state), let member = member(for: metadata) else { continue }
                 if state.detached.values.contains(where: { $0.values.contains(inode) }) { continue }
                 let oldParent = state.parentOf[inode]
                 // The kernel knows about names this mount changed itself; it must hear of collision
                 // suffixes that moved and of everything another process did.
-                if let oldParent, oldParent != parent, state.listings[oldParent] != nil {
-                    for rename in state.listings[oldParent]!.remove(inode) {
+                if let oldParent, oldParent != parent {
+                    for rename in state.listings[oldParent]?.remove(inode) ?? [] {
                         if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: oldParent, name: old)) }
                     }
                 }
-                if state.listings[parent] != nil {
-                    for rename in state.listings[parent]!.upsert(inode, member) {
+                if let renames = state.listings[parent]?.upsert(inode, member) {
+                    for rename in renames {
                         if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: parent, name: old)) }
                     }
                     state.parentOf[inode] = parent
@@ -83,18 +108,21 @@ extension NotesFileSystem {
         }
     }
 
-    /// The directory a record shows in: its folder's (or parent folder's) inode, or the root.
-    /// Nil for records the mount does not show.
-    func parentInode(of metadata: RecordMetadata) -> Inode? {
-        let key: String
-        switch metadata.recordType {
-        case Folder.recordType: key = "parent"
-        case Note.recordType, Attachment.recordType: key = "folder"
-        default: return nil
+    /// The directory a record shows in (``FolderTree``): its folder's (or parent folder's) inode,
+    /// the root, or `Recovered`. Nil for records the mount does not show.
+    func parentInode(of metadata: RecordMetadata, _ state: inout FileSystemState) -> Inode? {
+        guard let placement = folderTree(&state).placement(of: metadata) else { return nil }
+        switch placement {
+        case .root: return Self.rootInode
+        case .recovered: return Self.recoveredInode
+        case .folder(let id): return database.metadata(for: id)?.identity ?? Self.recoveredInode
         }
-        guard let reference = metadata.record[key]?.referenceValue else { return Self.rootInode }
-        return database.metadata(for: reference.recordID)?.identity ?? Self.rootInode
     }
+
+    /// `Recovered` as an entry of the root.
+    static let recoveredMember = DirectoryListing.Member(
+        recordName: FolderTree.recoveredRecordName, recordType: Folder.recordType, title: FolderTree.recoveredName,
+        created: .distantFuture, isDirectory: true)
 
     /// How a record appears in its directory listing.
     func member(for metadata: RecordMetadata) -> DirectoryListing.Member? {
@@ -119,13 +147,20 @@ extension NotesFileSystem {
                 let predicate = (try? RecordStore.Predicate(format: "%K == nil", .string(key))) ?? .truePredicate
                 records += database.queryMetadata(Query(recordType: type, predicate: predicate))
             }
+        } else if inode == Self.recoveredInode {
+            let tree = folderTree(&state)
+            records = tree.recovered.compactMap { database.metadata(for: $0) } + tree.strandedItems(in: database)
         } else {
             guard let folder = database.metadata(identity: inode) else {
                 if state.scratch[inode] != nil { throw .notDirectory }
                 throw .noEntry
             }
             guard folder.recordType == Folder.recordType else { throw .notDirectory }
-            records = database.referrers(to: folder.recordID, key: "parent").filter { $0.recordType == Folder.recordType }
+            // Folders shown here: a cycle member that names this one as parent is under Recovered.
+            let tree = folderTree(&state)
+            records = database.referrers(to: folder.recordID, key: "parent").filter {
+                $0.recordType == Folder.recordType && tree.placement(ofFolder: $0.recordID) == .folder(folder.recordID)
+            }
             records += database.referrers(to: folder.recordID, key: "folder").filter {
                 $0.recordType == Note.recordType || $0.recordType == Attachment.recordType
             }
@@ -136,6 +171,13 @@ extension NotesFileSystem {
             guard let member = member(for: metadata) else { continue }
             listing.upsert(metadata.identity, member)
             state.parentOf[metadata.identity] = inode
+        }
+        if inode == Self.rootInode {
+            let tree = folderTree(&state)
+            if !tree.recovered.isEmpty || !tree.strandedItems(in: database).isEmpty {
+                listing.upsert(Self.recoveredInode, Self.recoveredMember)
+                state.parentOf[Self.recoveredInode] = Self.rootInode
+            }
         }
         for file in state.scratch.values where file.parent == inode {
             listing.upsert(file.inode, scratchMember(file))

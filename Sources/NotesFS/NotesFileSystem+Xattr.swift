@@ -20,7 +20,9 @@ extension NotesFileSystem {
             case "user.notesfs.recordName": return Array(metadata.recordID.recordName.utf8)
             case "user.notesfs.changeTag": return Array((metadata.record.recordChangeTag ?? "").utf8)
             case "user.notesfs.creationDate":
-                let date = metadata.record.creationDate ?? Date(timeIntervalSince1970: 0)
+                // A damaged record may hold any double: clamp as st_mtime does.
+                let time = Self.fileTime(metadata.record.creationDate ?? Date(timeIntervalSince1970: 0))
+                let date = Date(timeIntervalSince1970: Double(min(max(time.seconds, -62_135_596_800), 253_402_300_799)))
                 let formatter = ISO8601DateFormatter()
                 formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
                 return Array(formatter.string(from: date).utf8)

@@ -72,16 +72,26 @@ public final class NotesFileSystem: FileSystem {
         observe(database)
     }
 
-    /// A filesystem that opens the database at `path` when the kernel connects (after
-    /// `fuse_daemonize` forked, so the store's threads live in the daemon).
+    /// A filesystem over the database at `path`, opened by ``openDatabase()`` (in the daemon, after
+    /// the fork, so the store's threads live there; before the mount, so a failure leaves none).
     public init(databasePath: String, options: Options = Options()) {
         self.options = options
         self.databasePath = databasePath
         databaseBox = Mutex(nil)
     }
 
+    /// Opens the database given to ``init(databasePath:options:)``, if not open yet.
+    /// - Throws: the store's error (not a database, newer format, I/O).
+    public func openDatabase() throws(RecordStoreError) {
+        guard databaseBox.withLock({ $0 == nil }), let databasePath else { return }
+        let database = try RecordDatabase(path: databasePath, create: false)
+        databaseBox.withLock { $0 = database }
+        observe(database)
+    }
+
     /// The open database. Set before the kernel's first request: by `init(database:)`, or by
-    /// `initialize` (which exits when it cannot open it), so no request reaches the unwrap with nil.
+    /// ``openDatabase()`` (`Session.serve` runs it before mounting; `initialize` exits when it
+    /// cannot open it), so no request reaches the unwrap with nil.
     var database: RecordDatabase { databaseBox.withLock { $0! } }
 
     public var implementsReaddirplus: Bool { true }
@@ -95,15 +105,9 @@ public final class NotesFileSystem: FileSystem {
     }
 
     public func initialize(connection: inout ConnectionInfo, notifier: Notifier) {
-        if databaseBox.withLock({ $0 == nil }), let databasePath {
-            do {
-                let database = try RecordDatabase(path: databasePath, create: false)
-                databaseBox.withLock { $0 = database }
-                observe(database)
-            } catch {
-                Log.error("cannot open the database \(databasePath): \(error)")
-                exit(1)
-            }
+        do { try openDatabase() } catch {
+            Log.error("cannot open the database \(databasePath ?? ""): \(error)")
+            exit(1)
         }
         notifierBox.withLock { $0 = notifier }
         running.store(true, ordering: .relaxed)
@@ -149,6 +153,8 @@ enum Invalidation: Sendable {
 struct FileSystemState: ~Copyable {
     /// Directory listings built so far (root and folders), kept up to date incrementally.
     var listings: [Inode: DirectoryListing] = [:]
+    /// The folder hierarchy (nil: compute on next use); recomputed when a change touches folders.
+    var folderTree: FolderTree?
     /// The directory each listed entry is in.
     var parentOf: [Inode: Inode] = [:]
     var scratch: [Inode: ScratchFile] = [:]

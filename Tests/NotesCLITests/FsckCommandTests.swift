@@ -37,7 +37,7 @@ import Testing
             try db.modify(saving: [folder] + notes + [target, link])
             // A dangling reference: the target goes, the .none reference stays.
             try db.modify(deleting: [target.recordID])
-            // An orphaned asset: stored, used by no record.
+            // An unused asset younger than the grace period (a save may be about to use it): not reported.
             let orphan = try db.makeAsset(Data("nobody uses me".utf8))
             try db.checkpoint()
             try db.close()
@@ -50,24 +50,25 @@ import Testing
 
         let result = try notesfs(["fsck"], db: path)
         #expect(result.status == 4)
-        #expect(result.lines.count == 4)
+        #expect(result.lines.count == 3)
         let out = result.out
         #expect(out.contains(RecordFileName.relativePath(for: "truncated") + ": damaged record file"))
         #expect(out.contains(RecordFileName.relativePath(for: "notjson") + ": damaged record file"))
         #expect(out.contains("Link.md: record link field see references missing record target"))
-        #expect(out.contains("orphaned asset"))
-        #expect(result.stderr.hasSuffix("notesfs: \(path): 4 problems found; run 'notesfs fsck --repair'\n"))
+        #expect(!out.contains("orphaned asset"))
+        #expect(result.stderr.hasSuffix("notesfs: \(path): 3 problems found; run 'notesfs fsck --repair'\n"))
 
         let json = try parseJSON(try notesfs(["fsck", "--json"], db: path).stdout) as? [String: Any]
         let kinds = (json?["problems"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }.sorted()
-        #expect(kinds == ["damagedRecordFile", "damagedRecordFile", "danglingReference", "orphanedAsset"])
+        #expect(kinds == ["damagedRecordFile", "damagedRecordFile", "danglingReference"])
 
         let repaired = try notesfs(["fsck", "--repair"], db: path)
         #expect(repaired.lines.filter { $0.hasPrefix("moved aside: ") }.count == 2)
         #expect(repaired.lines.filter { $0.hasPrefix("dropped from the index: ") }.count == 2)
-        // The dangling reference and the orphaned asset remain (repair deletes nothing).
+        // The dangling reference remains (repair deletes no record), and so does the young asset.
         #expect(repaired.status == 4)
-        #expect(repaired.stderr.contains("2 remaining after repair"))
+        #expect(repaired.stderr.contains("1 remaining after repair"))
+        #expect(repaired.out.contains("not repaired: record link field see: record target is gone"))
         #expect(try notesfs(["note", "cat", "Work/fine"], db: path).out == long)
         #expect(try notesfs(["ls", "Work"], db: path).out == "fine.md\n")
     }

@@ -74,7 +74,7 @@ import Testing
         let script = dir + "/editor.sh"
         try Data("#!/bin/sh\nsed -i 's/old/new/' \"$1\"\n".utf8).write(to: URL(fileURLWithPath: script))
         chmod(script, 0o755)
-        let result = try notesfs(["note", "edit", "Plan"], db: db, environment: ["VISUAL": "", "EDITOR": script])
+        let result = try notesfs(["note", "edit", "Plan"], db: db, environment: ["VISUAL": "", "EDITOR": "/bin/sh " + script])
         #expect(result.status == 0)
         #expect(try notesfs(["note", "cat", "Plan"], db: db).out == "new text\n")
         // An editor that fails leaves the note alone.
@@ -97,7 +97,7 @@ import Testing
             """
         try Data(body.utf8).write(to: URL(fileURLWithPath: script))
         chmod(script, 0o755)
-        let result = try notesfs(["note", "edit", "Plan"], db: db, environment: ["VISUAL": script])
+        let result = try notesfs(["note", "edit", "Plan"], db: db, environment: ["VISUAL": "/bin/sh " + script])
         #expect(result.status == 3)
         #expect(result.stderr.hasPrefix("notesfs: Plan.md: changed by someone else while you edited it; your text is kept in "))
         let kept = String(result.stderr.split(separator: " ").last ?? "").trimmingCharacters(in: .whitespacesAndNewlines)

@@ -217,3 +217,31 @@ private func expectNote(
         }
     }
 }
+
+/// JetBrains IDEs' safe write, replayed with its exact names and system calls: write
+/// `x.md___jb_tmp___`, rename `x.md` to `x.md___jb_old___`, rename the temp to `x.md`, delete the old.
+@Suite struct JetBrainsSafeWriteTests {
+    @Test func safeWriteKeepsTheNotesIdentity() throws {
+        try withDatabaseDirectory { db in
+            var name = ""
+            try withNotesMount(databasePath: db) { m in
+                #expect(writeFile(m.path("x.md"), "first\n") == 0)
+                name = try #require(recordName(m.path("x.md")))
+                for round in 1...3 {
+                    let text = "saved by the IDE, round \(round)\n"
+                    #expect(writeFile(m.path("x.md___jb_tmp___"), text) == 0)
+                    #expect(rename(m.path("x.md"), m.path("x.md___jb_old___")) == 0)
+                    #expect(rename(m.path("x.md___jb_tmp___"), m.path("x.md")) == 0)
+                    #expect(unlink(m.path("x.md___jb_old___")) == 0)
+                    expectNote(m, "x.md", recordName: name, text: text, fileRecords: 1)
+                    #expect(listing(m.root) == ["x.md"], "no scratch file left")
+                }
+            }
+            // After unmount: one note, the same record, and a clean check.
+            let database = try RecordDatabase(path: db)
+            #expect(notes(database).map(\.recordID.recordName) == [name])
+            #expect(note(database, recordName: name)?.text == "saved by the IDE, round 3\n")
+            #expect(try database.check().problems.isEmpty)
+        }
+    }
+}

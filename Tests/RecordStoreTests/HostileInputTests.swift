@@ -66,7 +66,9 @@ import Testing
         // A query skips damaged records instead of failing.
         let all = try reopened.query(Query(recordType: "Note"))
         #expect(Set(all.records.map(\.recordID.recordName)) == ["n0", "n4", "n5"])
-        let report = try reopened.check()
+        // README.txt and stray.json were written with the test's umask: looseMode, checked in FileModeTests.
+        var report = try reopened.check()
+        report.problems.removeAll { if case .looseMode = $0 { true } else { false } }
         let damagedPaths = Set(report.problems.compactMap { problem -> String? in
             if case .damagedRecordFile(let p, _) = problem { return p }
             return nil
@@ -79,7 +81,7 @@ import Testing
         #expect(repaired.movedAside.count == 4)
         #expect(Set(repaired.droppedRecords.map(\.recordName)) == ["n1", "n2", "n3"])
         #expect(repaired.movedAside.allSatisfy { FileManager.default.fileExists(atPath: $0) })
-        #expect(try reopened.check().problems == [.foreignFile(path: path + "/README.txt")])
+        #expect(try reopened.check().problems == [.foreignFile(path: path + "/README.txt")])  // its mode was tightened
     }
 
     @Test func newerFormatIsRefusedClearly() throws {

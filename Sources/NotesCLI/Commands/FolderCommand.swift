@@ -38,8 +38,12 @@ enum FolderCommand {
         if let existing = try catalog.children(of: parent?.recordID).first(where: { Array($0.fileName.utf8) == shown }) {
             throw CLIError(.conflict, existing.displayPath, "already exists")
         }
+        let folder = Folder(name: folderName, parent: parent?.recordID)
         let saved: Record
-        do { saved = try database.modify(saving: [Folder(name: folderName, parent: parent?.recordID).record]).savedRecords[0] } catch {
+        do throws(RecordStoreError) {
+            guard let first = try database.modify(saving: [folder.record]).savedRecords.first else { throw RecordStoreError.unknownItem(folder.recordID) }
+            saved = first
+        } catch {
             throw CLIError.store(error, subject: full)
         }
         try context.finish(database)
@@ -60,7 +64,7 @@ enum FolderCommand {
         if context.output.json {
             context.output.json(.array(folders.map(Formatting.json)))
         } else {
-            context.output.lines(folders.map(\.displayPath))
+            context.output.lines(folders.map { ShellQuoting.shown($0.path) + "/" })
         }
     }
 
@@ -98,7 +102,7 @@ enum FolderCommand {
         if context.output.json {
             context.output.json(.object([("dryRun", .bool(dryRun)), ("removed", .array(removed.map(Formatting.json)))]))
         } else {
-            context.output.lines(removed.map(\.displayPath))
+            context.output.lines(removed.map { ShellQuoting.shown($0.path) + ($0.kind == .folder ? "/" : "") })
             let counts = [EntryNames.Kind.folder, .note, .attachment].map { kind in removed.filter { $0.kind == kind }.count }
             let summary = [Formatting.count(counts[0], "folder"), Formatting.count(counts[1], "note"), Formatting.count(counts[2], "attachment")]
                 .joined(separator: ", ")

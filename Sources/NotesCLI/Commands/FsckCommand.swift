@@ -6,11 +6,14 @@ enum FsckCommand {
     static let spec = CommandSpec(
         name: "fsck", synopsis: "fsck [--repair]", summary: "check the database (and repair it)",
         help: """
-            Reads every record file, checks the index, references and assets, and prints each
-            problem with the file or note it is about. Exits 0 when the database is clean, 4
+            Reads every record file (each at most 64 MiB), checks the index, references, folder
+            cycles, assets and file modes, and prints each problem with the file or note it is
+            about. Works on a database you may only read. Exits 0 when the database is clean, 4
             when problems remain.
-              --repair   move damaged and foreign record files into <db>/damaged/ (nothing is
-                         deleted) and drop their records from the index, then check again
+              --repair   move damaged, oversized and foreign record files into <db>/lost+found/
+                         (nothing is deleted) and drop their records from the index; set modes
+                         to 0700/0600; break folder cycles (the first folder becomes top-level);
+                         delete assets no record has used for 5 minutes; then check again
             """,
         options: [OptionSpec("--repair")], run: run)
 
@@ -36,6 +39,8 @@ enum FsckCommand {
             if repair {
                 members.append(("movedAside", .array(report.movedAside.map(JSONValue.string))))
                 members.append(("droppedRecords", .array(report.droppedRecords.map { .string($0.recordName) })))
+                members.append(("repaired", .array(report.repaired.map(JSONValue.string))))
+                members.append(("unrepaired", .array(report.unrepaired.map(JSONValue.string))))
                 members.append(("remainingProblems", .int(Int64(remaining.count))))
             }
             context.output.json(.object(members))
@@ -43,6 +48,8 @@ enum FsckCommand {
             var out = lines
             out += report.movedAside.map { "moved aside: \($0)" }
             out += report.droppedRecords.map { "dropped from the index: record \($0.recordName)" }
+            out += report.repaired.map { "repaired: \($0)" }
+            out += report.unrepaired.map { "not repaired: \($0)" }
             context.output.lines(out)
             context.output.info(
                 Formatting.count(report.recordsChecked, "record file") + " checked, " + Formatting.count(report.problems.count, "problem") + " found"
@@ -61,6 +68,8 @@ enum FsckCommand {
         case .missingAsset: "missingAsset"
         case .orphanedAsset: "orphanedAsset"
         case .foreignFile: "foreignFile"
+        case .looseMode: "looseMode"
+        case .referenceCycle: "referenceCycle"
         }
     }
 
@@ -70,6 +79,7 @@ enum FsckCommand {
         switch problem {
         case .missingRecordFile(let id, _), .missingAsset(let id, _, _): record = id
         case .danglingReference(let from, _, _): record = from
+        case .referenceCycle(_, let members): record = members.first
         default: break
         }
         let notePath = record.flatMap { catalog.entry(for: $0)?.displayPath }

@@ -23,7 +23,11 @@ enum ListCommand {
             return
         }
         let single = target.map { $0.kind != .folder } ?? false
-        let names = entries.map { single ? $0.displayPath : ($0.kind == .folder ? $0.fileName + "/" : $0.fileName) }
+        // Names with a newline or other unprintable character are quoted (ShellQuoting).
+        let names = entries.map { entry in
+            single
+                ? ShellQuoting.shown(entry.displayPath) : ShellQuoting.shown(entry.fileName) + (entry.kind == .folder ? "/" : "")
+        }
         guard context.arguments.has("--long") else {
             context.output.lines(names)
             return

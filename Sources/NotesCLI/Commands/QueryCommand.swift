@@ -44,7 +44,7 @@ enum QueryCommand {
         if context.output.json {
             context.output.json(.array(zip(records, paths).map { Formatting.json($0.0, path: $0.1) }))
         } else {
-            context.output.lines(zip(records, paths).map { $0.0.recordID.recordName + "\t" + ($0.1 ?? $0.0.recordType) })
+            context.output.lines(zip(records, paths).map { $0.0.recordID.recordName + "\t" + ($0.1.map(ShellQuoting.shown) ?? $0.0.recordType) })
         }
     }
 

@@ -51,7 +51,7 @@ extension NotesFileSystem {
         let directory = database.temporaryDirectoryPath
         switch node {
         case .scratch(let file): return file.content
-        case .root, .folder: throw Errno.isDirectory
+        case .root, .recovered, .folder: throw Errno.isDirectory
         case .note(let metadata), .attachment(let metadata):
             var asset = metadata.record["content"]?.assetValue
             var text: String?

@@ -73,15 +73,16 @@ struct DirectoryListing {
             // The shared rule (EntryNames.assign) over the records that want this name; a scratch
             // file keeps its name (creating one over an existing name is refused).
             let inodes = Array(groups[base] ?? [])
-            let records = inodes.filter { members[$0]!.recordType != Self.scratchType }
-            for inode in inodes where members[inode]!.recordType == Self.scratchType { assigned.append((inode, base)) }
-            let candidates = records.map { inode -> EntryNames.Candidate in
-                let member = members[inode]!
-                return EntryNames.Candidate(
+            // (Every inode of a group is a member: upsert and remove keep the two in step.)
+            let grouped = inodes.compactMap { inode in members[inode].map { (inode, $0) } }
+            let records = grouped.filter { $0.1.recordType != Self.scratchType }
+            for (inode, member) in grouped where member.recordType == Self.scratchType { assigned.append((inode, base)) }
+            let candidates = records.map { _, member in
+                EntryNames.Candidate(
                     recordName: member.recordName, kind: EntryNames.kind(ofRecordType: member.recordType) ?? .attachment,
                     name: member.title, creationDate: member.created)
             }
-            for (inode, name) in zip(records, EntryNames.assign(candidates)) { assigned.append((inode, name)) }
+            for ((inode, _), name) in zip(records, EntryNames.assign(candidates)) { assigned.append((inode, name)) }
         }
         // Clear old names first so that swaps within a group resolve cleanly.
         for (inode, name) in assigned where nameOf[inode] != name {

@@ -9,8 +9,12 @@ import Foundation
 /// <db>/index.jsonl       index snapshot at the last checkpoint: one line of metadata per record
 /// <db>/records/xx/*.json one file per record (full record, jq-readable)
 /// <db>/assets/xx/<sha256> asset contents by hash
-/// <db>/tmp/              temp files before rename (leftovers are removed at open)
+/// <db>/tmp/              temp files before rename, asset pins (a dead process's are removed at open)
+/// <db>/lost+found/<time>/ files fsck --repair or recovery moved aside (never deleted)
 /// ```
+///
+/// Every directory is created 0700 and every file 0600, whatever the umask. No file is read whole
+/// without a limit (the constants below): a larger one is reported as damaged, never loaded.
 struct DatabaseLayout: Sendable {
     let root: String
 
@@ -27,10 +31,21 @@ struct DatabaseLayout: Sendable {
     var records: String { root + "/records" }
     var assets: String { root + "/assets" }
     var temp: String { root + "/tmp" }
+    /// Where older versions' `fsck --repair` moved files.
     var damaged: String { root + "/damaged" }
+    var lostAndFound: String { root + "/lost+found" }
 
     func recordPath(_ name: String) -> String { root + "/" + RecordFileName.relativePath(for: name) }
     func assetPath(_ sha256: String) -> String { "\(assets)/\(sha256.prefix(2))/\(sha256)" }
 
     static let formatVersion = 1
+
+    /// Largest record file read (a record's JSON: its text and small byte fields).
+    static let recordFileLimit = 64 << 20
+    /// Largest journal line read (one commit: its records' JSON).
+    static let journalLineLimit = 128 << 20
+    /// Largest line of `index.jsonl` (the header holds the tombstones).
+    static let snapshotLineLimit = 128 << 20
+    /// Largest `notesfs.json`.
+    static let formatFileLimit = 64 << 10
 }

@@ -113,7 +113,7 @@ extension RecordDatabase {
         let replaced = try state.journal.isReplaced()
         var changes = try applyNewEntries(&state)
         if replaced {
-            let next = try JournalFile(path: layout.journal)
+            let next = try JournalFile(path: layout.journal, writable: !isReadOnly)
             if next.baseSeq == state.index.seq {
                 state.journal.close()
                 state.journal = next
@@ -163,7 +163,7 @@ extension RecordDatabase {
             }
             var index = loaded.0
             let (header, bytes) = (loaded.1, loaded.bytes)
-            let journal = try JournalFile(path: layout.journal)
+            let journal = try JournalFile(path: layout.journal, writable: !isReadOnly)
             guard journal.baseSeq == header.seq else {
                 journal.close()
                 continue

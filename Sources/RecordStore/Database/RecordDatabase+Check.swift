@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
 /// One fault `check()` found in a database directory.
 public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     /// A record file that is not a valid record (truncated, not JSON, wrong types, misplaced).
@@ -14,6 +18,10 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     case orphanedAsset(path: String)
     /// A file that does not belong in the database directory.
     case foreignFile(path: String)
+    /// A file or directory of the database that others may read or write (`mode`: its permission bits).
+    case looseMode(path: String, mode: UInt32)
+    /// Records whose `key` references lead back to themselves (a folder inside itself); `members` is the cycle.
+    case referenceCycle(key: String, members: [RecordID])
 
     public var description: String {
         switch self {
@@ -23,6 +31,9 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
         case .missingAsset(let id, let key, let path): "record \(id) field \(key): asset \(path) is missing"
         case .orphanedAsset(let path): "orphaned asset \(path) (no record uses it)"
         case .foreignFile(let path): "foreign file \(path)"
+        case .looseMode(let path, let mode): "\(path) has mode \(String(mode, radix: 8)): others may read it (should be \(String(mode & 0o040000 != 0 ? 0o700 : 0o600, radix: 8)))"
+        case .referenceCycle(let key, let members):
+            "records \(members.map(\.recordName).joined(separator: " → ")) form a cycle through field \(key)"
         }
     }
 
@@ -30,9 +41,9 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     public var path: String? {
         switch self {
         case .damagedRecordFile(let path, _), .missingRecordFile(_, let path), .missingAsset(_, _, let path),
-            .orphanedAsset(let path), .foreignFile(let path):
+            .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _):
             path
-        case .danglingReference: nil
+        case .danglingReference, .referenceCycle: nil
         }
     }
 }
@@ -40,8 +51,12 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
 /// What `check()` found and, with repair, did.
 public struct CheckReport: Sendable {
     public var problems: [CheckProblem]
-    /// Files moved into `<db>/damaged/` by a repair (never deleted).
+    /// Files moved into `<db>/lost+found/` by a repair (never deleted).
     public var movedAside: [String] = []
+    /// What a repair did besides moving files (modes fixed, cycles broken, orphans deleted).
+    public var repaired: [String] = []
+    /// Problems a repair could not fix, with why.
+    public var unrepaired: [String] = []
     /// Records dropped from the index because their file was damaged or missing (their bytes are in `damaged/`).
     public var droppedRecords: [RecordID] = []
     public var recordsChecked: Int
@@ -51,16 +66,19 @@ extension RecordDatabase {
     /// Checks every file of the database (fsck): reads each record file, compares with the index,
     /// checks references and assets. Never throws for damage: it is reported.
     ///
-    /// With `repair`, damaged and foreign files are moved into `<db>/damaged/<time>/` and records
-    /// whose file is unusable are dropped from the index; nothing is deleted.
+    /// With `repair`, damaged, oversized and foreign files are moved into `<db>/lost+found/<time>/`
+    /// and records whose file is unusable are dropped from the index; loose modes are tightened;
+    /// a reference cycle is broken by clearing the field of one member; orphaned assets (unused
+    /// for longer than ``assetGracePeriod``) are deleted. Nothing else is deleted.
     public func check(repair: Bool = false) throws(RecordStoreError) -> CheckReport {
         try refresh()
-        let index = state.withLock { $0.index }
+        let (index, orphans) = state.withLock { ($0.index, orphanedAssets($0, olderThan: Self.assetGracePeriod)) }
         var problems: [CheckProblem] = []
         var usable = Set<String>()
         var assetsInUse = Set<String>()
-        let scanned = RecordFiles.scan(layout)
-        for (path, result) in scanned {
+        var recordsChecked = 0
+        RecordFiles.scan(layout) { path, result in
+            recordsChecked += 1
             switch result {
             case .failure(let error): problems.append(.damagedRecordFile(path: path, reason: error.description))
             case .success(let record):
@@ -87,47 +105,67 @@ extension RecordDatabase {
                 }
             }
         }
+        problems += orphans.map { CheckProblem.orphanedAsset(path: $0) }
+        problems += Self.referenceCycles(index)
+        problems += looseModes()
         let fm = FileManager.default
-        for shard in ((try? fm.contentsOfDirectory(atPath: layout.assets)) ?? []).sorted() {
-            let dir = layout.assets + "/" + shard
-            for name in ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
-                let path = dir + "/" + name
-                if !assetsInUse.contains(path) { problems.append(.orphanedAsset(path: path)) }
-            }
-        }
-        let known: Set<String> = ["notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged"]
+        let known: Set<String> = ["notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found"]
         for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted() where !known.contains(name) && !name.hasPrefix("journal.damaged-") {
             problems.append(.foreignFile(path: layout.root + "/" + name))
         }
-        var report = CheckReport(problems: problems, recordsChecked: scanned.count)
+        var report = CheckReport(problems: problems, recordsChecked: recordsChecked)
         if repair { try self.repair(&report, index: index) }
         return report
     }
 
     private func repair(_ report: inout CheckReport, index: RecordIndex) throws(RecordStoreError) {
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
-        let aside = layout.damaged + "/" + stamp
+        guard !isReadOnly else { throw .readOnly(path: path) }
+        let lostAndFound = LostAndFound(layout)
         var unusable: [RecordID] = []
+        var cycles: [(key: String, members: [RecordID])] = []
         for problem in report.problems {
             switch problem {
             case .damagedRecordFile(let path, _), .foreignFile(let path):
                 // Only files inside records/; anything else in the directory may be the user's.
-                guard path.hasPrefix(layout.records + "/") else { continue }
-                let relative = String(path.dropFirst(layout.root.count + 1))
-                let target = aside + "/" + relative
-                do {
-                    try FileManager.default.createDirectory(
-                        atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                } catch { throw .io(path: target, operation: "mkdir", errno: EIO) }
-                try Sys.rename(path, target)
-                report.movedAside.append(target)
+                guard path.hasPrefix(layout.records + "/") else {
+                    report.unrepaired.append("\(path): not inside records/, left for you to look at")
+                    continue
+                }
+                report.movedAside.append(try lostAndFound.moveAside(path))
                 if let name = index.entries.first(where: { layout.recordPath($0.key) == path })?.key {
                     unusable.append(RecordID(recordName: name))
                 }
             case .missingRecordFile(let id, _):
                 unusable.append(id)
-            default:
+            case .looseMode(let path, let mode):
+                if chmod(path, mode & UInt32(S_IFMT) == UInt32(S_IFDIR) ? Sys.directoryMode : Sys.fileMode) == 0 {
+                    report.repaired.append("\(path): mode set to owner only")
+                } else {
+                    report.unrepaired.append("\(path): chmod: \(String(cString: strerror(errno)))")
+                }
+            case .referenceCycle(let key, let members):
+                cycles.append((key, members))
+            case .missingAsset(let id, let key, _):
+                report.unrepaired.append("record \(id.recordName) field \(key): the asset's bytes are gone; restore the file or delete the record")
+            case .danglingReference(let from, let key, let to):
+                report.unrepaired.append("record \(from.recordName) field \(key): record \(to.recordName) is gone; delete or edit the record")
+            case .orphanedAsset:
                 break
+            }
+        }
+        if report.problems.contains(where: { if case .orphanedAsset = $0 { true } else { false } }) {
+            for path in try collectOrphanedAssets() { report.repaired.append("\(path): unused asset deleted") }
+        }
+        for (key, members) in cycles {
+            // Clear the field of the first member: it becomes top-level and the others hang below it again.
+            guard let first = members.first else { continue }
+            do {
+                var record = try readRecordFile(first)
+                record[key] = nil
+                try modify(saving: [record])
+                report.repaired.append("record \(first.recordName): field \(key) cleared to break the cycle")
+            } catch {
+                report.unrepaired.append("record \(first.recordName): could not clear field \(key): \(error)")
             }
         }
         guard !unusable.isEmpty else { return }
@@ -137,6 +175,65 @@ extension RecordDatabase {
         }
         report.droppedRecords = entry.deletes
     }
+
+    /// Chains of single references through one field that lead back to where they started.
+    static func referenceCycles(_ index: RecordIndex) -> [CheckProblem] {
+        var edges: [String: [String: String]] = [:]
+        for (name, metadata) in index.entries {
+            for (key, value) in metadata.record.fields {
+                if case .reference(let reference) = value { edges[key, default: [:]][name] = reference.recordID.recordName }
+            }
+        }
+        var problems: [CheckProblem] = []
+        for (key, next) in edges.sorted(by: { $0.key < $1.key }) {
+            var done = Set<String>()
+            for start in next.keys.sorted() where !done.contains(start) {
+                var path: [String] = []
+                var onPath = Set<String>()
+                var current = start
+                while !done.contains(current) {
+                    if onPath.contains(current) {
+                        if let first = path.firstIndex(of: current) {
+                            problems.append(.referenceCycle(key: key, members: path[first...].map(RecordID.init(recordName:))))
+                        }
+                        break
+                    }
+                    onPath.insert(current)
+                    path.append(current)
+                    guard let target = next[current] else { break }
+                    current = target
+                }
+                done.formUnion(path)
+            }
+        }
+        return problems
+    }
+
+    /// Every file and directory of the database that group or others may access.
+    func looseModes() -> [CheckProblem] {
+        var problems: [CheckProblem] = []
+        var pending = [layout.root]
+        while let dir = pending.popLast() {
+            var st = stat()
+            guard lstat(dir, &st) == 0 else { continue }
+            if UInt32(st.st_mode) & 0o077 != 0 { problems.append(.looseMode(path: dir, mode: UInt32(st.st_mode))) }
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
+                let path = dir + "/" + name
+                guard lstat(path, &st) == 0 else { continue }
+                switch st.st_mode & S_IFMT {
+                case S_IFDIR: pending.append(path)
+                case S_IFREG where UInt32(st.st_mode) & 0o077 != 0: problems.append(.looseMode(path: path, mode: UInt32(st.st_mode)))
+                default: break
+                }
+            }
+        }
+        return problems.sorted { ($0.path ?? "") < ($1.path ?? "") }
+    }
+}
+
+extension Record {
+    /// Every asset in the record's fields (an asset used twice is listed twice).
+    var assets: [Asset] { fields.values.flatMap(\.assets) }
 }
 
 extension FieldValue {

@@ -43,13 +43,6 @@ extension RecordDatabase {
         for id in records.map(\.recordID) + recordIDs where !seen.insert(id).inserted {
             throw .invalidArguments("record \(id) appears twice")
         }
-        for record in records {
-            for (key, value) in record.fields {
-                if case .asset(let asset) = value, try Sys.fileStatus(layout.assetPath(asset.sha256)) == nil {
-                    throw .invalidArguments("record \(record.recordID) field \(key): asset \(asset.sha256) was not stored")
-                }
-            }
-        }
         let entry = try commit { (index, seq) throws(RecordStoreError) in
             try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index)
         }
@@ -59,6 +52,7 @@ extension RecordDatabase {
     /// Commits one journal entry built by `build` from the caught-up index, with the commit lock held:
     /// append to the journal, write the record files, apply to the index, notify observers.
     func commit(_ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry) throws(RecordStoreError) -> JournalEntry {
+        guard !isReadOnly else { throw .readOnly(path: path) }
         let (entry, changes) = try state.withLock { (state) throws(RecordStoreError) -> (JournalEntry, [RecordStoreChange]) in
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }
@@ -71,6 +65,9 @@ extension RecordDatabase {
 
             let seq = state.index.seq + 1
             let entry = try build(state.index, seq)
+            try ensureAssetsStored(entry.saves, state: &state)
+            let assetsBefore = (entry.deletes.map(\.recordName) + entry.saves.map(\.recordID.recordName))
+                .flatMap { state.index.entries[$0]?.record.assets ?? [] }
             try state.journal.append(entry.encodedLine())
             state.dirty = true
             do {
@@ -81,6 +78,7 @@ extension RecordDatabase {
                 log("writing record files of commit \(seq): \(error)")
             }
             let deleted = state.index.apply(entry)
+            noteAssetChanges(entry, before: assetsBefore, state: &state)
             let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
             changes.append(
                 RecordStoreChange(
@@ -198,11 +196,16 @@ extension RecordDatabase {
         state.journal = next
         state.dirty = false
         state.unsyncedAssets = []
+        // Everything is durable (syncfs): what this process left unused and what crashes left can go.
+        collectAssets(&state)
+        _ = sweepOrphans(&state, olderThan: Self.assetGracePeriod)
     }
 
-    /// Makes every commit so far survive power loss: fsyncs new assets, then the journal.
+    /// Makes every commit so far survive power loss: fsyncs new assets, then the journal; then
+    /// deletes the assets this process's commits left unused (see ``RecordDatabase/makeAsset(_:)``).
     public func sync() throws(RecordStoreError) {
-        try state.withLock { (state) throws(RecordStoreError) in
+        guard !isReadOnly else { return }
+        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
             for path in state.unsyncedAssets { try Sys.fsyncPath(path) }
             for dir in Set(state.unsyncedAssets.map { ($0 as NSString).deletingLastPathComponent }) {
                 try Sys.fsyncPath(dir, directory: true)
@@ -210,15 +213,23 @@ extension RecordDatabase {
             state.unsyncedAssets = []
             try state.journal.sync()
             state.dirty = false
+            guard !state.collectable.isEmpty else { return [] }
+            try Sys.lock(state.lockFD, path: layout.lockFile)
+            defer { Sys.unlock(state.lockFD) }
+            let changes = try catchUp(&state)
+            collectAssets(&state)
+            return changes
         }
+        notify(changes)
     }
 
     func syncIfDirty() throws(RecordStoreError) {
-        if state.withLock({ $0.dirty || !$0.unsyncedAssets.isEmpty }) { try sync() }
+        if state.withLock({ $0.dirty || !$0.unsyncedAssets.isEmpty || !$0.collectable.isEmpty }) { try sync() }
     }
 
     /// Forces a checkpoint now (tests and `fsck` use it).
     public func checkpoint() throws(RecordStoreError) {
+        guard !isReadOnly else { throw .readOnly(path: path) }
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }

@@ -15,6 +15,9 @@ public final class RecordDatabase: Sendable {
     public let path: String
     /// Identifies this database in change tokens.
     public let databaseID: String
+    /// Whether this process may not write the database (read-only filesystem or permissions):
+    /// reads work, changes throw ``RecordStoreError/readOnly(path:)``.
+    public let isReadOnly: Bool
     let layout: DatabaseLayout
     let state: Mutex<DatabaseState>
     let observers = Mutex<[UInt64: @Sendable (RecordStoreChange) -> Void]>([:])
@@ -33,12 +36,15 @@ public final class RecordDatabase: Sendable {
         self.layout = layout
         self.path = layout.root
         self.databaseID = try Self.prepareDirectory(layout, create: create)
-        let lockFD = try Sys.open(layout.lockFile, O_RDWR | O_CREAT)
+        let (lockFD, writable) = try Self.openLock(layout)
+        isReadOnly = !writable
         do throws(RecordStoreError) {
-            try Sys.lock(lockFD, path: layout.lockFile)
+            // Read-only: a shared lock, so that no commit is half-done while the index loads.
+            try Sys.lock(lockFD, shared: !writable, path: layout.lockFile)
             defer { Sys.unlock(lockFD) }
-            let recovered = try Self.recover(layout)
+            let recovered = try Self.recover(layout, writable: writable)
             state = Mutex(DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes))
+            if writable { _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) } }
         } catch {
             Sys.close(lockFD)
             throw error
@@ -58,6 +64,7 @@ public final class RecordDatabase: Sendable {
         background.store(false, ordering: .relaxed)
         state.withLock { state in
             try? state.journal.sync()
+            for pin in state.pins.values { try? Sys.unlink(pin) }
             state.journal.close()
             Sys.close(state.lockFD)
         }
@@ -79,19 +86,35 @@ public final class RecordDatabase: Sendable {
         _ = try prepareDirectory(DatabaseLayout(root: path), create: create)
     }
 
+    /// Opens the lock file for writing (creating it); when the database may not be written
+    /// (`EROFS`, `EACCES`, `EPERM`, or a full disk where the lock file is missing) opens it, or the
+    /// directory, read-only: `flock(2)` works on any descriptor. Returns the descriptor and whether
+    /// the database is writable.
+    private static func openLock(_ layout: DatabaseLayout) throws(RecordStoreError) -> (Int32, Bool) {
+        do {
+            return (try Sys.open(layout.lockFile, O_RDWR | O_CREAT), true)
+        } catch {
+            guard case .io(_, _, let code) = error, [EROFS, EACCES, EPERM, ENOSPC, EDQUOT].contains(code) else { throw error }
+            if let fd = try? Sys.open(layout.lockFile, O_RDONLY) { return (fd, false) }
+            return (try Sys.open(layout.root, O_RDONLY | O_DIRECTORY), false)
+        }
+    }
+
     private static func prepareDirectory(_ layout: DatabaseLayout, create: Bool) throws(RecordStoreError) -> String {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDirectory) {
             guard create else { throw .notADatabase(path: layout.root, reason: "no such directory") }
+            let parent = (layout.root as NSString).deletingLastPathComponent
             do {
-                try FileManager.default.createDirectory(atPath: layout.root, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
             } catch {
-                throw .io(path: layout.root, operation: "mkdir", errno: EACCES)
+                throw .io(path: parent, operation: "mkdir", errno: EACCES)
             }
+            try Sys.mkdir(layout.root)
         } else if !isDirectory.boolValue {
             throw .notADatabase(path: layout.root, reason: "not a directory")
         }
-        if let data = try Sys.readFile(layout.formatFile) {
+        if let data = try Sys.readFile(layout.formatFile, limit: DatabaseLayout.formatFileLimit) {
             guard let json = try? JSON.parse(data), let format = json["format"]?.int64, let id = json["databaseID"]?.string else {
                 throw .notADatabase(path: layout.root, reason: "notesfs.json is damaged")
             }
@@ -109,52 +132,92 @@ public final class RecordDatabase: Sendable {
         let id = UUID().uuidString
         for dir in [layout.records, layout.assets, layout.temp] { try Sys.mkdir(dir) }
         for shard in 0..<256 { try Sys.mkdir(layout.records + "/" + String(format: "%02x", shard)) }
-        try JournalFile.create(path: layout.journal, temp: layout.temp + "/journal.new", generation: 0, baseSeq: 0)
+        try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 0)
         let format = "{\"format\":\(DatabaseLayout.formatVersion),\"databaseID\":\"\(id)\"}\n"
-        try Sys.writeFileAtomically(layout.formatFile, Array(format.utf8), temp: layout.temp + "/notesfs.json.new", durable: true)
+        try Sys.writeFileAtomically(layout.formatFile, Array(format.utf8), temp: RecordFiles.tempPath(layout), durable: true)
         return id
     }
 
     /// Crash recovery, with the commit lock held: load the snapshot (or rebuild it from the record
     /// files), replay the journal, cut a torn last line, and redo record files the journal holds.
-    private static func recover(_ layout: DatabaseLayout) throws(RecordStoreError) -> (index: RecordIndex, journal: JournalFile, snapshotBytes: Int) {
-        try Sys.mkdir(layout.temp)
-        if let leftovers = try? FileManager.default.contentsOfDirectory(atPath: layout.temp) {
-            for name in leftovers { try Sys.unlink(layout.temp + "/" + name) }
+    ///
+    /// A damaged or oversized journal or snapshot is moved into `lost+found/` and what it held is
+    /// rebuilt from the record files. Read-only (`writable` false), nothing is written: the index
+    /// is built in memory and damage is only logged.
+    private static func recover(_ layout: DatabaseLayout, writable: Bool) throws(RecordStoreError) -> (index: RecordIndex, journal: JournalFile, snapshotBytes: Int) {
+        if writable {
+            try Sys.mkdir(layout.temp)
+            TempFiles.clearLeftovers(layout)
+            if try Sys.fileStatus(layout.journal) == nil {
+                try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 0)
+            }
         }
-        if try Sys.fileStatus(layout.journal) == nil {
-            try JournalFile.create(path: layout.journal, temp: layout.temp + "/journal.new", generation: 0, baseSeq: 0)
+        let lostAndFound = LostAndFound(layout)
+        var journal: JournalFile
+        do {
+            journal = try JournalFile(path: layout.journal, writable: writable)
+        } catch {
+            guard writable, case .damagedRecord = error else { throw error }
+            // An unreadable journal header: keep the file, start a journal whose index is rebuilt from the record files.
+            let moved = try lostAndFound.moveAside(layout.journal)
+            if try Sys.fileStatus(layout.snapshot) != nil { try lostAndFound.moveAside(layout.snapshot) }
+            notice("\(error); the journal was moved to \(moved) and the index is rebuilt from the record files")
+            try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 1)
+            journal = try JournalFile(path: layout.journal, writable: true)
         }
-        var journal = try JournalFile(path: layout.journal)
         var index: RecordIndex
         var snapshotBytes = 0
-        if let (loaded, _, bytes) = try Snapshot.load(from: layout.snapshot) {
-            index = loaded
+        var loaded: (RecordIndex, Snapshot.Header, bytes: Int)?
+        do {
+            loaded = try Snapshot.load(from: layout.snapshot)
+        } catch {
+            guard case .damagedRecord = error else { throw error }
+            if writable {
+                let moved = try lostAndFound.moveAside(layout.snapshot)
+                notice("\(error); it was moved to \(moved) and the index is rebuilt from the record files")
+            } else {
+                notice("\(error); the index is rebuilt from the record files (in memory: the database is read-only)")
+            }
+        }
+        if let (snapshotIndex, _, bytes) = loaded {
+            index = snapshotIndex
             snapshotBytes = bytes
         } else if journal.baseSeq == 0 {
             index = RecordIndex()
         } else {
-            index = try rebuildIndex(layout)
+            index = rebuildIndex(layout)
+            index.seq = journal.baseSeq
+            if writable {
+                snapshotBytes = try Snapshot.write(index, generation: journal.generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
+            }
         }
         let damage = try journal.readEntries { (entry) throws(RecordStoreError) in
             guard entry.seq > index.seq else { return }
             index.apply(entry)
-            try redo(entry, layout: layout, verify: true)
+            if writable { try redo(entry, layout: layout, verify: true) }
         }
         if let damage {
-            // A complete line that does not parse: power loss garbage at the tail. Keep the bytes aside.
-            let rest = try Sys.pread(journal.fd, count: journal.trailingBytes, offset: journal.offset, path: layout.journal)
-            try? Sys.writeFileAtomically(layout.root + "/journal.damaged-\(Int(Date().timeIntervalSince1970))", rest, temp: layout.temp + "/damaged.new", durable: true)
-            FileHandle.standardError.write(Data("notesfs: \(damage); the rest of the journal was moved aside\n".utf8))
+            if writable {
+                // A complete line that does not parse (power-loss garbage) or one over the limit: keep
+                // the whole file aside and go on with the lines before it.
+                let moved = try journal.setAsideTail(lostAndFound)
+                notice("\(damage); the journal was moved to \(moved) and its lines before that byte kept")
+            } else {
+                notice("\(damage); the rest of the journal is ignored (read-only)")
+            }
         }
-        try journal.truncateTail()
+        if writable { try journal.truncateTail() }
         return (index, journal, snapshotBytes)
     }
 
+    static func notice(_ message: String) {
+        FileHandle.standardError.write(Data("notesfs: \(message)\n".utf8))
+    }
+
     /// Rebuilds the index by reading every record file (when the snapshot is lost).
-    static func rebuildIndex(_ layout: DatabaseLayout) throws(RecordStoreError) -> RecordIndex {
+    static func rebuildIndex(_ layout: DatabaseLayout) -> RecordIndex {
         var index = RecordIndex()
-        for (_, result) in RecordFiles.scan(layout) {
+        RecordFiles.scan(layout) { _, result in
             if case .success(let record) = result {
                 index.insert(RecordMetadata(fullRecord: record, seq: 0))
             }
@@ -178,7 +241,7 @@ public final class RecordDatabase: Sendable {
             let path = layout.recordPath(record.recordID.recordName)
             let encoded = entry.encodedSaves?[i] ?? RecordCoding.encode(record)
             // The encoding is deterministic: equal bytes mean the file is already this version.
-            if verify, let data = try Sys.readFile(path), data.count == encoded.count, data == Data(encoded) { continue }
+            if verify, let data = try? Sys.readFile(path, limit: DatabaseLayout.recordFileLimit), data.count == encoded.count, data == Data(encoded) { continue }
             try Sys.overwriteFile(path, encoded)
         }
     }
@@ -222,6 +285,10 @@ struct DatabaseState: ~Copyable {
     var dirty = false
     /// Asset files written since the last sync.
     var unsyncedAssets: [String] = []
+    /// Assets this process made and has not saved yet: SHA-256 → pin path in `tmp/` (see ``RecordDatabase/makeAsset(_:)``).
+    var pins: [String: String] = [:]
+    /// Assets this process's commits left unused: unlinked at the next sync if still unused.
+    var collectable: Set<String> = []
     /// Identities reserved by this process and not handed out yet.
     var reservedIdentities: Range<UInt64> = 0..<0
     /// The last journal entry read from another process, whose record files are not yet checked.

@@ -8,6 +8,9 @@ struct RecordIndex {
     var names: [UInt64: String] = [:]
     /// For each referenced record name: the referring record names, by field key.
     var referrers: [String: [String: Set<String>]] = [:]
+    /// How many live records use each asset (by SHA-256): kept by ``insert(_:)`` and ``removeReferences(of:)``,
+    /// so rebuilt with the index. An asset that drops out of here is collected (see ``AssetCollector``).
+    var assetReferences: [String: Int] = [:]
     /// The last commit applied.
     var seq: UInt64 = 0
     var nextIdentity: UInt64 = RecordIndex.firstIdentity
@@ -40,6 +43,10 @@ struct RecordIndex {
     }
 
     private mutating func removeReferences(of metadata: RecordMetadata) {
+        for asset in metadata.record.assets {
+            let count = (assetReferences[asset.sha256] ?? 1) - 1
+            assetReferences[asset.sha256] = count > 0 ? count : nil
+        }
         let name = metadata.recordID.recordName
         for (key, ref) in metadata.record.references {
             let target = ref.recordID.recordName

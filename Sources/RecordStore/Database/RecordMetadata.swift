@@ -53,7 +53,8 @@ public struct RecordMetadata: Sendable, Hashable {
         case .string(let s): s.utf8.count <= smallStringLimit
         case .bytes(let d): d.count <= smallBytesLimit
         case .list(let items):
-            items.allSatisfy { $0.referenceValue != nil } || (items.count <= smallListLimit && items.allSatisfy(isSmall))
+            // References and assets are always kept: the reference index and asset counts need them.
+            items.allSatisfy { $0.referenceValue != nil || $0.assetValue != nil } || (items.count <= smallListLimit && items.allSatisfy(isSmall))
         default: true
         }
     }

@@ -22,6 +22,9 @@ public enum RecordStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case predicateSyntax(message: String, position: Int)
     /// A system call failed.
     case io(path: String, operation: String, errno: Int32)
+    /// A write to a database opened read-only (a read-only filesystem or a directory the user may
+    /// only read): reads work, every change fails with this (the mount answers `EROFS`).
+    case readOnly(path: String)
 
     public var description: String {
         switch self {
@@ -40,6 +43,7 @@ public enum RecordStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .predicateSyntax(let message, let position): "predicate syntax error at column \(position): \(message)"
         case .io(let path, let operation, let code):
             "\(operation) \(path): \(String(cString: strerror(code)))"
+        case .readOnly(let path): "\(path): the database is read-only here (no write access); nothing was changed"
         }
     }
 }

@@ -99,10 +99,10 @@ struct JournalFile {
         try Sys.writeFileAtomically(path, Array(header.utf8), temp: temp, durable: true)
     }
 
-    /// Opens the journal and reads its header.
-    init(path: String) throws(RecordStoreError) {
+    /// Opens the journal (read-only unless `writable`) and reads its header.
+    init(path: String, writable: Bool = true) throws(RecordStoreError) {
         self.path = path
-        fd = try Sys.open(path, O_RDWR | O_APPEND)
+        fd = try Sys.open(path, writable ? O_RDWR | O_APPEND : O_RDONLY)
         do throws(RecordStoreError) {
             let info = try Sys.fileSize(fd, path: path)
             inode = info.inode
@@ -143,27 +143,66 @@ struct JournalFile {
             trailingBytes = 0
             return nil
         }
-        let bytes = try Sys.pread(fd, count: size - offset, offset: offset, path: path)
-        var lineStart = 0
+        // Streamed: at most one block and one line (≤ journalLineLimit) in memory.
+        var reader = LineBlockReader(fd: fd, path: path, from: offset, end: size, lineLimit: DatabaseLayout.journalLineLimit)
         var damage: String?
-        while let newline = bytes.withUnsafeBufferPointer({ buffer -> Int? in
-            guard lineStart < buffer.count, let found = memchr(buffer.baseAddress! + lineStart, 0x0A, buffer.count - lineStart) else { return nil }
-            return UnsafeRawPointer(found) - UnsafeRawPointer(buffer.baseAddress!)
-        }) {
-            let line = Data(bytes[lineStart..<newline])
-            let entry: JournalEntry
-            do {
-                entry = try JournalEntry.decode(line)
-            } catch {
-                damage = "journal line at byte \(offset + lineStart): \(error)"
-                break
+        reading: while true {
+            switch try reader.next() {
+            case .end:
+                break reading
+            case .tooLong(let at):
+                damage = "journal line at byte \(at) is longer than \(DatabaseLayout.journalLineLimit) bytes"
+                break reading
+            case .lines(let block):
+                var lineStart = 0
+                while let newline = block.indexOfNewline(in: lineStart..<block.count) {
+                    let entry: JournalEntry
+                    do {
+                        entry = try JournalEntry.decode(block[lineStart..<newline])
+                    } catch {
+                        damage = "journal line at byte \(offset): \(error)"
+                        break reading
+                    }
+                    try body(entry)
+                    offset += newline + 1 - lineStart
+                    lineStart = newline + 1
+                }
             }
-            try body(entry)
-            lineStart = newline + 1
         }
-        offset += lineStart
-        trailingBytes = bytes.count - lineStart
+        trailingBytes = size - offset
         return damage
+    }
+
+    /// Moves the whole journal file into `lostAndFound` (keeping every byte) and puts in its place a
+    /// copy of the lines before ``offset`` (streamed), then reads on from the copy. Call with the
+    /// commit lock held, after ``readEntries(_:)`` stopped at a damaged line. Returns where the file went.
+    mutating func setAsideTail(_ lostAndFound: LostAndFound) throws(RecordStoreError) -> String {
+        let temp = RecordFiles.tempPath(lostAndFound.layout)
+        let out = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL)
+        do throws(RecordStoreError) {
+            var copied = 0
+            while copied < offset {
+                let bytes = try Sys.pread(fd, count: min(1 << 20, offset - copied), offset: copied, path: path)
+                if bytes.isEmpty { throw RecordStoreError.io(path: path, operation: "read (file shrank)", errno: EIO) }
+                try Sys.writeAll(out, bytes, path: temp)
+                copied += bytes.count
+            }
+            try Sys.fsync(out, path: temp)
+            Sys.close(out)
+        } catch {
+            Sys.close(out)
+            try? Sys.unlink(temp)
+            throw error
+        }
+        let moved = try lostAndFound.moveAside(path)
+        try Sys.rename(temp, path)
+        try Sys.fsyncPath((path as NSString).deletingLastPathComponent, directory: true)
+        let next = try Sys.open(path, O_RDWR | O_APPEND)
+        Sys.close(fd)
+        fd = next
+        inode = try Sys.fileSize(fd, path: path).inode
+        trailingBytes = 0
+        return moved
     }
 
     /// Cuts off everything after the last complete line (call with the commit lock held).
@@ -175,7 +214,7 @@ struct JournalFile {
 
     /// Appends one complete line (call with the commit lock held, after reading every line).
     mutating func append(_ line: [UInt8]) throws(RecordStoreError) {
-        precondition(line.last == 0x0A)
+        guard line.last == 0x0A else { throw .invalidArguments("journal line without its newline") }
         do {
             try Sys.writeAll(fd, line, path: path)
         } catch {

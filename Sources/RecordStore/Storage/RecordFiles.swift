@@ -24,7 +24,12 @@ enum RecordFiles {
     /// Reads one record file. Missing or damaged files throw ``RecordStoreError/damagedRecord(_:path:reason:)``.
     static func read(_ id: RecordID, layout: DatabaseLayout) throws(RecordStoreError) -> Record {
         let path = layout.recordPath(id.recordName)
-        guard let data = try Sys.readFile(path) else {
+        let file: Data?
+        do { file = try Sys.readFile(path, limit: DatabaseLayout.recordFileLimit) } catch {
+            if Sys.isOverLimit(error), case .damagedRecord(_, _, let reason) = error { throw .damagedRecord(id, path: path, reason: reason) }
+            throw error
+        }
+        guard let data = file else {
             throw .damagedRecord(id, path: path, reason: "record file is missing")
         }
         let record: Record
@@ -37,35 +42,41 @@ enum RecordFiles {
         return record
     }
 
-    /// Every file under `records/` with what it holds. Files whose name does not match the record
-    /// inside are reported as damaged (a foreign or misplaced file).
-    static func scan(_ layout: DatabaseLayout) -> [(path: String, result: Result<Record, RecordDecodingError>)] {
-        var results: [(String, Result<Record, RecordDecodingError>)] = []
+    /// Every file under `records/` with what it holds, handed to `body` one at a time (so memory
+    /// holds one record, however many there are). Files whose name does not match the record
+    /// inside are reported as damaged (a foreign or misplaced file); files over
+    /// ``DatabaseLayout/recordFileLimit`` are reported, not read.
+    static func scan(_ layout: DatabaseLayout, _ body: (String, Result<Record, RecordDecodingError>) -> Void) {
         let fm = FileManager.default
         let shards = ((try? fm.contentsOfDirectory(atPath: layout.records)) ?? []).sorted()
         for shard in shards {
             let dir = layout.records + "/" + shard
             var isDir: ObjCBool = false
             guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
-                results.append((dir, .failure(RecordDecodingError("not a shard directory"))))
+                body(dir, .failure(RecordDecodingError("not a shard directory")))
                 continue
             }
             for name in ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
                 let path = dir + "/" + name
                 do {
-                    guard let data = try Sys.readFile(path) else { continue }
+                    guard let data = try Sys.readFile(path, limit: DatabaseLayout.recordFileLimit) else { continue }
                     let record = try RecordCoding.decode(data)
                     guard layout.recordPath(record.recordID.recordName) == path else {
                         throw RecordDecodingError("file name does not match record \(record.recordID)")
                     }
-                    results.append((path, .success(record)))
+                    body(path, .success(record))
                 } catch let error as RecordDecodingError {
-                    results.append((path, .failure(error)))
+                    body(path, .failure(error))
+                } catch let error as RecordStoreError {
+                    if case .damagedRecord(_, _, let reason) = error {
+                        body(path, .failure(RecordDecodingError(reason)))
+                    } else {
+                        body(path, .failure(RecordDecodingError(error.description)))
+                    }
                 } catch {
-                    results.append((path, .failure(RecordDecodingError("\(error)"))))
+                    body(path, .failure(RecordDecodingError("\(error)")))
                 }
             }
         }
-        return results
     }
 }

@@ -1,6 +1,10 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
 /// The index snapshot, `index.jsonl`: a header line, then one line of metadata per record.
 ///
 /// Written at a checkpoint (temp + fsync + rename + directory fsync) so that opening a database
@@ -44,41 +48,78 @@ enum Snapshot {
 
     /// Loads a snapshot; nil when there is none. A damaged snapshot throws.
     ///
-    /// Lines are parsed in parallel chunks (one per core), then inserted in order.
+    /// Read in blocks of whole lines (memory: the index plus one block); each block's lines are
+    /// parsed in parallel chunks (one per core), then inserted in order.
     static func load(from path: String) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
-        guard let data = try Sys.readFile(path) else { return nil }
+        let fd = Sys.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw Sys.fail("open", path)
+        }
+        defer { Sys.close(fd) }
+        let size = try Sys.fileSize(fd, path: path).size
         func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: why) }
-        guard let firstNewline = data.indexOfNewline(in: data.startIndex..<data.endIndex) else { throw damaged("truncated header") }
+        var reader = LineBlockReader(fd: fd, path: path, from: 0, end: size, lineLimit: DatabaseLayout.snapshotLineLimit, blockSize: 8 << 20)
         var index = RecordIndex()
-        let header: Header
+        var header: Header?
+        while true {
+            switch try reader.next() {
+            case .end:
+                guard let header else { throw damaged("truncated header") }
+                guard reader.consumed == size else { throw damaged("truncated last line") }
+                index.seq = header.seq
+                index.nextIdentity = max(index.nextIdentity, header.nextIdentity)
+                index.tombstoneHorizon = header.tombstoneHorizon
+                return (index, header, size)
+            case .tooLong(let at):
+                throw damaged("line at byte \(at) is longer than \(DatabaseLayout.snapshotLineLimit) bytes")
+            case .lines(let block):
+                var bodyStart = 0
+                if header == nil {
+                    guard let newline = block.indexOfNewline(in: 0..<block.count) else { throw damaged("truncated header") }
+                    header = try decodeHeader(block[0..<newline], into: &index, path: path)
+                    bodyStart = newline + 1
+                    // A hint only: at most what 64 MiB of lines would hold, whatever the file claims.
+                    index.entries.reserveCapacity(min(size, 64 << 20) / 300)
+                }
+                try decodeLines(block, from: bodyStart, fileOffset: reader.consumed - block.count, into: &index, path: path)
+            }
+        }
+    }
+
+    private static func decodeHeader(_ line: Data, into index: inout RecordIndex, path: String) throws(RecordStoreError) -> Header {
+        func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: why) }
         do {
-            let json = try JSON.parse(data[data.startIndex..<firstNewline])
+            let json = try JSON.parse(line)
             guard json["snapshot"]?.int64 == 1, let seq = json["seq"]?.uint64, let generation = json["generation"]?.uint64,
                 let next = json["nextIdentity"]?.uint64, let horizon = json["tombstoneHorizon"]?.uint64
             else { throw damaged("bad header") }
-            header = Header(seq: seq, generation: generation, nextIdentity: next, tombstoneHorizon: horizon)
             for item in json["tombstones"]?.array ?? [] {
                 let metadata = try decodeLine(item)
                 index.tombstones.append((metadata.seq, metadata))
             }
+            return Header(seq: seq, generation: generation, nextIdentity: next, tombstoneHorizon: horizon)
         } catch let error as RecordStoreError {
             throw error
         } catch {
             throw damaged("header: \(error)")
         }
-        guard data.last == 0x0A else { throw damaged("truncated last line") }
-        // Split the body into chunks at line boundaries.
-        let body = data[(firstNewline + 1)...]
+    }
+
+    /// Parses the lines of `block` from `start` (each ends in `\n`) in parallel chunks and inserts them in order.
+    private static func decodeLines(_ data: Data, from start: Int, fileOffset: Int, into index: inout RecordIndex, path: String) throws(RecordStoreError) {
+        let body = data[start...]
+        guard !body.isEmpty else { return }
         let chunkCount = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))
         var bounds: [Range<Int>] = []
-        var start = body.startIndex
+        var chunkStart = body.startIndex
         for i in 1...chunkCount {
-            var end = i == chunkCount ? body.endIndex : max(start, body.startIndex + body.count * i / chunkCount)
-            if end > start, end < body.endIndex, body[end - 1] != 0x0A {
+            var end = i == chunkCount ? body.endIndex : max(chunkStart, body.startIndex + body.count * i / chunkCount)
+            if end > chunkStart, end < body.endIndex, body[end - 1] != 0x0A {
                 end = (data.indexOfNewline(in: end..<body.endIndex) ?? body.endIndex - 1) + 1
             }
-            bounds.append(start..<end)
-            start = end
+            bounds.append(chunkStart..<end)
+            chunkStart = end
         }
         let results = Mutex<[Int: Result<[RecordMetadata], RecordStoreError>]>([:])
         let chunkBounds = bounds
@@ -88,27 +129,24 @@ enum Snapshot {
             var lineStart = bounds[i].lowerBound
             var outcome: Result<[RecordMetadata], RecordStoreError>
             do {
+                // Every line of the block ends in a newline (LineBlockReader); the fallback is for safety.
                 while lineStart < bounds[i].upperBound {
-                    let lineEnd = data.indexOfNewline(in: lineStart..<bounds[i].upperBound)!
+                    let lineEnd = data.indexOfNewline(in: lineStart..<bounds[i].upperBound) ?? bounds[i].upperBound
                     let decoded = try RecordCoding.decodeWithExtras(data[lineStart..<lineEnd])
                     parsed.append(RecordMetadata(record: decoded.record, sizes: decoded.sizes, seq: decoded.seq))
                     lineStart = lineEnd + 1
                 }
                 outcome = .success(parsed)
             } catch {
-                outcome = .failure(.damagedRecord(nil, path: path, reason: "line at byte \(lineStart): \(error)"))
+                outcome = .failure(.damagedRecord(nil, path: path, reason: "line at byte \(fileOffset + lineStart): \(error)"))
             }
             results.withLock { $0[i] = outcome }
         }
         let chunks = results.withLock { $0 }
-        index.entries.reserveCapacity(data.count / 300)
         for i in 0..<bounds.count {
-            for metadata in try chunks[i]!.get() { index.insert(metadata) }
+            guard let chunk = chunks[i] else { continue }
+            for metadata in try chunk.get() { index.insert(metadata) }
         }
-        index.seq = header.seq
-        index.nextIdentity = max(index.nextIdentity, header.nextIdentity)
-        index.tombstoneHorizon = header.tombstoneHorizon
-        return (index, header, data.count)
     }
 
     private static func decodeLine(_ json: JSON) throws(RecordDecodingError) -> RecordMetadata {
@@ -130,5 +168,6 @@ extension RecordIndex {
         for (key, ref) in metadata.record.references {
             referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)
         }
+        for asset in metadata.record.assets { assetReferences[asset.sha256, default: 0] += 1 }
     }
 }

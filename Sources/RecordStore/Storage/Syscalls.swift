@@ -18,9 +18,22 @@ enum Sys {
         }
     }
 
-    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o644) throws(RecordStoreError) -> Int32 {
+    /// Mode of every file the store creates: the owner's only, whatever the umask.
+    static let fileMode: mode_t = 0o600
+    /// Mode of every directory the store creates.
+    static let directoryMode: mode_t = 0o700
+
+    /// `open(2)`. A file it creates gets exactly `mode` (`fchmod` undoes a umask that took more).
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = fileMode) throws(RecordStoreError) -> Int32 {
         let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
         if fd < 0 { throw fail("open", path) }
+        // The umask may have taken bits from `mode` (umask 0277 would leave 0400); one fchmod is cheap.
+        // EPERM: an existing file of another owner (opened for its lock); its mode is fsck's business.
+        if flags & O_CREAT != 0, fchmod(fd, mode) < 0, errno != EPERM {
+            let error = fail("fchmod", path)
+            close(fd)
+            throw error
+        }
         return fd
     }
 
@@ -62,8 +75,14 @@ enum Sys {
         if Glibc.unlink(path) < 0, errno != ENOENT { throw fail("unlink", path) }
     }
 
+    /// Creates a directory with ``directoryMode`` (exactly, whatever the umask); an existing one is not an error.
     static func mkdir(_ path: String) throws(RecordStoreError) {
-        if Glibc.mkdir(path, 0o755) < 0, errno != EEXIST { throw fail("mkdir", path) }
+        if Glibc.mkdir(path, directoryMode) < 0 {
+            if errno != EEXIST { throw fail("mkdir", path) }
+            return
+        }
+        // The umask may have taken bits from directoryMode.
+        if chmod(path, directoryMode) < 0 { throw fail("chmod", path) }
     }
 
     static func fileSize(_ fd: Int32, path: String) throws(RecordStoreError) -> (size: Int, inode: UInt64) {
@@ -97,8 +116,10 @@ enum Sys {
         return buffer
     }
 
-    /// Reads a whole file; nil when it does not exist.
-    static func readFile(_ path: String) throws(RecordStoreError) -> Data? {
+    /// Reads a whole file of at most `limit` bytes; nil when it does not exist. A larger file is
+    /// not read: it throws ``RecordStoreError/damagedRecord(_:path:reason:)`` saying so (see
+    /// ``isOverLimit(_:)``), so no file on disk can make the store allocate more than `limit`.
+    static func readFile(_ path: String, limit: Int) throws(RecordStoreError) -> Data? {
         let fd = retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -106,7 +127,24 @@ enum Sys {
         }
         defer { close(fd) }
         let size = try fileSize(fd, path: path).size
-        return Data(try pread(fd, count: size, offset: 0, path: path))
+        guard size <= limit else { throw overLimit(path, size: size, limit: limit) }
+        // One byte more than the size: a file that grew since fstat is cut at the limit, not read on.
+        var bytes = try pread(fd, count: min(size + 1, limit + 1), offset: 0, path: path)
+        if bytes.count > limit { throw overLimit(path, size: bytes.count, limit: limit) }
+        bytes.removeSubrange(min(bytes.count, size)...)
+        return Data(bytes)
+    }
+
+    static let overLimitReason = "over the size limit"
+
+    static func overLimit(_ path: String, size: Int, limit: Int) -> RecordStoreError {
+        .damagedRecord(nil, path: path, reason: "file of \(size) bytes is \(overLimitReason) of \(limit) bytes; not read")
+    }
+
+    /// Whether an error is a file refused by ``readFile(_:limit:)`` for its size.
+    static func isOverLimit(_ error: RecordStoreError) -> Bool {
+        if case .damagedRecord(_, _, let reason) = error { return reason.contains(overLimitReason) }
+        return false
     }
 
     /// Writes a file by temp file + rename; with `durable`, also fsyncs the file and its directory.

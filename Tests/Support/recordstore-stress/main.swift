@@ -2,6 +2,9 @@
 //
 //   recordstore-stress commit DB PREFIX COUNT   each modify saves PREFIX-i-a/b/c (all or none) and
 //                                              deletes PREFIX-(i-3)-*; prints "ok i" after it returns
+//   recordstore-stress assets DB PREFIX COUNT   each modify makes an asset, saves PREFIX-i with it,
+//                                              replaces PREFIX-(i-1)'s asset and deletes PREFIX-(i-3);
+//                                              prints "ok i" after it returns
 //   recordstore-stress counter DB NAME COUNT    increments field n of record NAME COUNT times with
 //                                              ifServerRecordUnchanged, retrying on conflicts; prints
 //                                              "conflicts K" and "token T" at the end
@@ -40,6 +43,21 @@ do {
             }
             let deletes = i >= 3 ? ["a", "b", "c"].map { RecordID(recordName: "\(prefix)-\(i - 3)-\($0)") } : []
             try db.modify(saving: records, deleting: deletes)
+            say("ok \(i)")
+        }
+    case "assets":
+        let prefix = args[3]
+        for i in 0..<count {
+            var record = Record(recordType: "Attachment", recordID: RecordID(recordName: "\(prefix)-\(i)"))
+            record["content"] = .asset(try db.makeAsset(Data(text(i, "asset").utf8)))
+            var records = [record]
+            if i >= 1, var previous = try? db.record(for: RecordID(recordName: "\(prefix)-\(i - 1)")) {
+                previous["content"] = .asset(try db.makeAsset(Data(text(i, "replaced").utf8)))
+                records.append(previous)
+            }
+            let deletes = i >= 3 ? [RecordID(recordName: "\(prefix)-\(i - 3)")] : []
+            try db.modify(saving: records, deleting: deletes)
+            if i % 5 == 0 { try db.sync() }
             say("ok \(i)")
         }
     case "counter":

@@ -1,0 +1,118 @@
+import RecordStore
+
+/// The folder hierarchy of a database, computed once, with structural damage made visible.
+///
+/// A folder's `parent` chain should end at the root. In a damaged (or hand-edited) database it may
+/// instead end at a record that is missing or is not a folder (a dangling parent), or run in a
+/// cycle; such folders would be reachable from nowhere and vanish with their notes. Here they are
+/// placed under a virtual, read-only `Recovered` folder at the root instead:
+///
+/// - a folder whose chain reaches the root is shown under its parent (or at the root);
+/// - a folder whose parent is missing or not a folder, and every member of a cycle, is shown under
+///   `Recovered`;
+/// - any other unreachable folder (one whose chain leads into such a folder) stays under its
+///   parent, which is now shown.
+///
+/// So the placements always form a forest rooted at the root and `Recovered`: walking up from any
+/// folder ends. Notes and attachments whose `folder` is missing or not a folder also go under
+/// `Recovered` (see ``placement(ofItemIn:)``). The mount and the CLI both name things by this.
+public struct FolderTree: Sendable, Equatable {
+    /// Where a folder, note or attachment is shown.
+    public enum Placement: Hashable, Sendable {
+        case root
+        case folder(RecordID)
+        case recovered
+    }
+
+    /// The virtual folder's name at the root.
+    public static let recoveredName = "Recovered"
+    /// The record name the virtual folder uses when names are assigned (``EntryNames``); no record
+    /// has it. Its creation date is `.distantFuture`, so that a real folder named `Recovered` keeps
+    /// its name and the virtual one takes the suffix.
+    public static let recoveredRecordName = "notesfs.Recovered"
+
+    private var placements: [RecordID: Placement] = [:]
+    /// The folders placed directly under `Recovered`, by record name.
+    public private(set) var recovered: [RecordID] = []
+
+    /// The tree of `parents`: every folder and the record its `parent` names (nil at the root).
+    public init(parents: [RecordID: RecordID?]) {
+        // Each walk goes up from a folder not yet placed until it meets the root, a placed folder,
+        // a missing parent, or its own path (a cycle). Every folder is walked over once: O(folders).
+        for start in parents.keys where placements[start] == nil {
+            var path: [RecordID] = []
+            var onPath: [RecordID: Int] = [:]
+            var current = start
+            while true {
+                if placements[current] != nil { break }
+                if let position = onPath[current] {
+                    for member in path[position...] { placements[member] = .recovered }
+                    break
+                }
+                onPath[current] = path.count
+                path.append(current)
+                guard let parentEntry = parents[current], let parent = parentEntry else {
+                    // parents[current] is present (every path member is a folder): nil means the root.
+                    placements[current] = .root
+                    break
+                }
+                guard parents[parent] != nil else {
+                    placements[current] = .recovered  // a dangling parent
+                    break
+                }
+                current = parent
+            }
+            // The rest of the path hangs under its parent, which is placed now.
+            for member in path where placements[member] == nil {
+                if let parentEntry = parents[member], let parent = parentEntry { placements[member] = .folder(parent) }
+            }
+        }
+        recovered = placements.compactMap { $0.value == .recovered ? $0.key : nil }.sorted { $0.recordName < $1.recordName }
+    }
+
+    /// The tree of every folder in `database` (its in-memory index; no record file is read).
+    public init(database: RecordDatabase) {
+        var parents: [RecordID: RecordID?] = [:]
+        for metadata in database.queryMetadata(Query(recordType: Folder.recordType)) {
+            parents[metadata.recordID] = .some(metadata.record[Self.parentKey]?.referenceValue?.recordID)
+        }
+        self.init(parents: parents)
+    }
+
+    static let parentKey = "parent"
+    static let folderKey = "folder"
+
+    /// Where folder `id` is shown; nil when it is not a folder of this tree.
+    public func placement(ofFolder id: RecordID) -> Placement? { placements[id] }
+
+    /// Whether `id` is a folder of this tree.
+    public func contains(_ id: RecordID) -> Bool { placements[id] != nil }
+
+    /// Where a note or attachment whose `folder` reference is `folder` is shown.
+    public func placement(ofItemIn folder: RecordID?) -> Placement {
+        guard let folder else { return .root }
+        return contains(folder) ? .folder(folder) : .recovered
+    }
+
+    /// Where any folder, note or attachment is shown; nil for other record types.
+    public func placement(of metadata: RecordMetadata) -> Placement? {
+        switch metadata.recordType {
+        case Folder.recordType: placement(ofFolder: metadata.recordID)
+        case Note.recordType, Attachment.recordType:
+            placement(ofItemIn: metadata.record[Self.folderKey]?.referenceValue?.recordID)
+        default: nil
+        }
+    }
+
+    /// Notes and attachments whose folder is missing or not a folder (shown under `Recovered`).
+    /// Scans the in-memory index of every note and attachment.
+    public func strandedItems(in database: RecordDatabase) -> [RecordMetadata] {
+        var items: [RecordMetadata] = []
+        for type in [Note.recordType, Attachment.recordType] {
+            for metadata in database.queryMetadata(Query(recordType: type)) {
+                if let folder = metadata.record[Self.folderKey]?.referenceValue?.recordID, !contains(folder) { items.append(metadata) }
+            }
+        }
+        return items
+    }
+}

@@ -1,0 +1,100 @@
+/// Issue 7, item 6 (mount side): folders whose parent chain is a cycle or dangles, and notes whose
+/// folder is gone, stay reachable under the virtual read-only `Recovered` directory.
+
+import FUSE
+import Foundation
+import Glibc
+import Notes
+import RecordStore
+import Testing
+
+/// What the damaged database holds.
+struct DamagedTree {
+    var x: RecordID
+    var y: RecordID
+    var z: RecordID
+    var plain: RecordID
+}
+
+/// Seeds structural damage through the store's own API (each save is valid on its own):
+/// - `Plain` at the root (undamaged), with `plain.md`;
+/// - `X` ↔ `Y` a parent cycle, `X` holding `in-x.md` and a subfolder `Z` holding `in-z.md`;
+/// - `Orphan`, whose parent (referenced with action none) was deleted, holding `in-orphan.md`;
+/// - `stranded.md`, whose folder (referenced with action none) was deleted.
+@discardableResult
+func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
+    let plain = try saveFolder(database, name: "Plain")
+    try saveNote(database, title: "plain", text: "plain text", folder: plain.recordID)
+    let x = try saveFolder(database, name: "X")
+    var y = try saveFolder(database, name: "Y", parent: x.recordID)
+    try saveNote(database, title: "in-x", text: "inside x", folder: x.recordID)
+    let z = try saveFolder(database, name: "Z", parent: x.recordID)
+    try saveNote(database, title: "in-z", text: "inside z", folder: z.recordID)
+    // Close the cycle: X's parent is Y.
+    var xRecord = try database.record(for: x.recordID)
+    xRecord["parent"] = .reference(Reference(recordID: y.recordID, action: .deleteSelf))
+    try database.modify(saving: [xRecord])
+    y = try Folder(record: database.record(for: y.recordID))
+    // A dangling parent and a stranded note: references without cascade, then the target deleted.
+    let gone = try saveFolder(database, name: "Gone")
+    var orphan = Folder(name: "Orphan").record
+    orphan["parent"] = .reference(Reference(recordID: gone.recordID, action: .none))
+    try database.modify(saving: [orphan])
+    try saveNote(database, title: "in-orphan", text: "inside orphan", folder: orphan.recordID)
+    var stranded = Note(title: "stranded", text: "no folder").record
+    stranded["folder"] = .reference(Reference(recordID: gone.recordID, action: .none))
+    try database.modify(saving: [stranded])
+    try database.modify(deleting: [gone.recordID])
+    return DamagedTree(x: x.recordID, y: y.recordID, z: z.recordID, plain: plain.recordID)
+}
+
+@Suite struct RecoveredTests {
+    @Test func damagedFoldersShowUnderRecovered() throws {
+        try withNotesMount(seed: { try seedDamagedTree($0) }) { m in
+            #expect(listing(m.root) == ["Plain", "Recovered"])
+            #expect(listing(m.path("Recovered")) == ["Orphan", "X", "Y", "stranded.md"])
+            #expect(listing(m.path("Recovered/X")) == ["Z", "in-x.md"])
+            #expect(listing(m.path("Recovered/Y")) == [])
+            #expect(readFile(m.path("Recovered/X/in-x.md")) == "inside x")
+            #expect(readFile(m.path("Recovered/X/Z/in-z.md")) == "inside z")
+            #expect(readFile(m.path("Recovered/Orphan/in-orphan.md")) == "inside orphan")
+            #expect(readFile(m.path("Recovered/stranded.md")) == "no folder")
+            #expect(readFile(m.path("Plain/plain.md")) == "plain text")
+            let (st, _) = statOf(m.path("Recovered"))
+            #expect(st.map { $0.st_ino } == (1 << 48) - 1)
+            #expect(st.map { $0.st_mode & 0o7777 } == 0o555)
+            #expect(st.map { $0.st_mode & S_IFMT } == S_IFDIR)
+            // find walks everything once and ends.
+            let find = try run(["/usr/bin/find", m.root, "-name", "*.md"], timeout: 20)
+            #expect(find.status == 0, "\(find)")
+            #expect(find.output.split(separator: "\n").count == 5, "\(find.output)")
+        }
+    }
+
+    @Test func recoveredIsReadOnly() throws {
+        try withNotesMount(seed: { try seedDamagedTree($0) }) { m in
+            #expect(errnoOf { mkdir(m.path("Recovered/new"), 0o755) } == EROFS)
+            #expect(writeFile(m.path("Recovered/new.md"), "x") == EROFS)
+            #expect(errnoOf { rmdir(m.path("Recovered")) } == EROFS)
+            #expect(renameErrno(m.path("Recovered"), m.path("Elsewhere")) == EROFS)
+            #expect(renameErrno(m.path("Plain/plain.md"), m.path("Recovered/plain.md")) == EROFS)
+            #expect(listing(m.root) == ["Plain", "Recovered"])
+        }
+    }
+
+    /// Moving a folder out of Recovered repairs the record: the cycle is broken, and Y (whose
+    /// parent X is now reachable) shows inside X.
+    @Test func movingOutOfRecoveredRepairs() throws {
+        try withNotesMount(seed: { try seedDamagedTree($0) }) { m in
+            #expect(listing(m.path("Recovered")) == ["Orphan", "X", "Y", "stranded.md"])
+            #expect(renameErrno(m.path("Recovered/X"), m.path("Plain/X")) == 0)
+            #expect(listing(m.path("Plain/X")) == ["Y", "Z", "in-x.md"])
+            #expect(listing(m.path("Recovered")) == ["Orphan", "stranded.md"])
+            #expect(readFile(m.path("Plain/X/Z/in-z.md")) == "inside z")
+            #expect(renameErrno(m.path("Recovered/Orphan"), m.path("Orphan")) == 0)
+            #expect(renameErrno(m.path("Recovered/stranded.md"), m.path("stranded.md")) == 0)
+            #expect(readFile(m.path("stranded.md")) == "no folder")
+            #expect(readFile(m.path("Orphan/in-orphan.md")) == "inside orphan")
+        }
+    }
+}
