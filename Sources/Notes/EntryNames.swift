@@ -61,7 +61,7 @@ public enum EntryNames {
         switch recordType {
         case "Folder": .folder
         case "Note": .note
-        case "Attachment": .attachment
+        case "Attachment", "Symlink", "SpecialFile": .attachment
         default: nil
         }
     }

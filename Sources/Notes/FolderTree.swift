@@ -24,6 +24,9 @@ public struct FolderTree: Sendable, Equatable {
         case recovered
     }
 
+    /// Record types shown as files in a folder (by their `folder` reference).
+    public static let itemTypes = [Note.recordType, Attachment.recordType, Symlink.recordType, SpecialFile.recordType]
+
     /// The virtual folder's name at the root.
     public static let recoveredName = "Recovered"
     /// The record name the virtual folder uses when names are assigned (``EntryNames``); no record
@@ -98,7 +101,7 @@ public struct FolderTree: Sendable, Equatable {
     public func placement(of metadata: RecordMetadata) -> Placement? {
         switch metadata.recordType {
         case Folder.recordType: placement(ofFolder: metadata.recordID)
-        case Note.recordType, Attachment.recordType:
+        case let type where Self.itemTypes.contains(type):
             placement(ofItemIn: metadata.record[Self.folderKey]?.referenceValue?.recordID)
         default: nil
         }
@@ -108,7 +111,7 @@ public struct FolderTree: Sendable, Equatable {
     /// Scans the in-memory index of every note and attachment.
     public func strandedItems(in database: RecordDatabase) -> [RecordMetadata] {
         var items: [RecordMetadata] = []
-        for type in [Note.recordType, Attachment.recordType] {
+        for type in Self.itemTypes {
             for metadata in database.queryMetadata(Query(recordType: type)) {
                 if let folder = metadata.record[Self.folderKey]?.referenceValue?.recordID, !contains(folder) { items.append(metadata) }
             }

@@ -11,11 +11,14 @@ enum Node: Sendable {
     case folder(RecordMetadata)
     case note(RecordMetadata)
     case attachment(RecordMetadata)
+    /// A `Symlink` or `SpecialFile` record (``NotesFileSystem/nodeAttributes(_:_:)``).
+    case symlink(RecordMetadata)
+    case special(RecordMetadata)
     case scratch(ScratchFile)
 
     var metadata: RecordMetadata? {
         switch self {
-        case .folder(let m), .note(let m), .attachment(let m): m
+        case .folder(let m), .note(let m), .attachment(let m), .symlink(let m), .special(let m): m
         case .root, .recovered, .scratch: nil
         }
     }
@@ -42,6 +45,8 @@ extension NotesFileSystem {
         case Folder.recordType: return .folder(metadata)
         case Note.recordType: return .note(metadata)
         case Attachment.recordType: return .attachment(metadata)
+        case Symlink.recordType: return .symlink(metadata)
+        case SpecialFile.recordType: return .special(metadata)
         default: throw .noEntry
         }
     }
@@ -92,6 +97,10 @@ extension NotesFileSystem {
             return Attributes(
                 inode: inode, mode: S_IFDIR | permissions, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
+        case .symlink(let m), .special(let m):
+            return nodeAttributes(inode, m)
+        case .scratch(let file) where file.symlinkTarget != nil:
+            return nodeAttributes(file)
         case .scratch(let file):
             return Attributes(
                 inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,

@@ -14,6 +14,7 @@ extension NotesFileSystem {
         switch node {
         case .scratch(let file): open = OpenFile(content: file.content, baseTag: nil)
         case .root, .recovered, .folder: throw Errno.isDirectory
+        case .symlink, .special: throw Errno.invalidArgument  // the kernel opens these itself
         case .note(let m), .attachment(let m):
             open = OpenFile(content: try loadContent(node), baseTag: m.record.recordChangeTag)
         }
@@ -343,8 +344,11 @@ extension NotesFileSystem {
     }
 
     public func mknod(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, rdev: UInt64) throws(Errno) -> Entry {
-        guard mode & S_IFMT == S_IFREG else { throw .permissionDenied }
         let string = try validName(name)
+        if let type = Self.specialFileType(mode) {
+            return try makeSpecialFile(context, parent: parent, name: string, type: type, mode: mode, rdev: rdev)
+        }
+        guard mode & S_IFMT == S_IFREG else { throw .permissionDenied }
         return try locked { (state) throws in
             let inode = try createFile(context, parent: parent, name: string, mode: mode, &state)
             try save(inode, &state)
@@ -406,6 +410,7 @@ extension NotesFileSystem {
             switch node {
             case .scratch(let file): return .buffer(file.content)
             case .root, .recovered, .folder: throw Errno.isDirectory
+            case .symlink, .special: throw Errno.invalidArgument  // the kernel opens these itself
             case .note(let m), .attachment(let m):
                 if let asset = m.record["content"]?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
@@ -546,6 +551,8 @@ extension NotesFileSystem {
             case .root, .recovered, .folder: throw Errno.isDirectory
             case .scratch(let file):
                 try removeScratch(file, &state)
+            case .symlink(let m), .special(let m):
+                try database.modify(deleting: [m.recordID])
             case .note(let m), .attachment(let m):
                 // Open descriptors keep reading (and writing) the bytes until the last close.
                 if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }

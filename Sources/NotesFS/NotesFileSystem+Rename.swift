@@ -36,13 +36,16 @@ extension NotesFileSystem {
             }
             if case .folder = existingNode { throw Errno.isDirectory }
             if case .scratch(let file) = existingNode { try removeScratch(file, &state) }
-            let replaced = existingNode?.metadata
+            if try renameNode(node, inode: inode, replacing: existingNode, to: target, in: newParent, folder: targetFolder, &state) {
+                return
+            }
+            let replaced = existingNode?.fileMetadata
             // The inode that ends up behind the target name, and whether the source inode is gone
             // (then the kernel's dentry, moved onto the target name, must lead to the new inode).
             var targetInode = inode
             var sourceGone = false
             switch node {
-            case .root, .recovered, .folder: throw Errno.invalidArgument
+            case .root, .recovered, .folder, .symlink, .special: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
                     try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)

@@ -147,7 +147,7 @@ extension NotesFileSystem {
         var records: [RecordMetadata]
         if inode == Self.rootInode {
             records = []
-            for (type, key) in [(Folder.recordType, "parent"), (Note.recordType, "folder"), (Attachment.recordType, "folder")] {
+            for (type, key) in [(Folder.recordType, "parent")] + FolderTree.itemTypes.map({ ($0, "folder") }) {
                 let predicate = (try? RecordStore.Predicate(format: "%K == nil", .string(key))) ?? .truePredicate
                 records += database.queryMetadata(Query(recordType: type, predicate: predicate))
             }
@@ -166,7 +166,7 @@ extension NotesFileSystem {
                 $0.recordType == Folder.recordType && tree.placement(ofFolder: $0.recordID) == .folder(folder.recordID)
             }
             records += database.referrers(to: folder.recordID, key: "folder").filter {
-                $0.recordType == Note.recordType || $0.recordType == Attachment.recordType
+                FolderTree.itemTypes.contains($0.recordType)
             }
         }
         let hidden = Set(state.detached[inode]?.values.map { $0 } ?? [])

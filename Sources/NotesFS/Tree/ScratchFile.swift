@@ -19,6 +19,8 @@ final class ScratchFile: @unchecked Sendable {
     /// A new note or attachment not saved yet: `inode` is a reserved record identity and the first
     /// flush saves it as a record (one commit per new file instead of two).
     var isPendingRecord = false
+    /// The target of a scratch symlink (emacs' `.#x` lock link); nil for a regular scratch file.
+    var symlinkTarget: [UInt8]?
     /// Whether `modificationTime` was set explicitly (utimensat before the first save).
     var modificationTimeWasSet = false
 
