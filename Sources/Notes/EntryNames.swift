@@ -61,7 +61,7 @@ public enum EntryNames {
         switch recordType {
         case "Folder": .folder
         case "Note": .note
-        case "Attachment", "Symlink", "SpecialFile": .attachment
+        case "Attachment", "Symlink", "SpecialFile", "Link": .attachment
         default: nil
         }
     }

@@ -25,7 +25,7 @@ public struct FolderTree: Sendable, Equatable {
     }
 
     /// Record types shown as files in a folder (by their `folder` reference).
-    public static let itemTypes = [Note.recordType, Attachment.recordType, Symlink.recordType, SpecialFile.recordType]
+    public static let itemTypes = [Note.recordType, Attachment.recordType, Symlink.recordType, SpecialFile.recordType, Link.recordType]
 
     /// The virtual folder's name at the root.
     public static let recoveredName = "Recovered"

@@ -14,11 +14,14 @@ enum Node: Sendable {
     /// A `Symlink` or `SpecialFile` record (``NotesFileSystem/nodeAttributes(_:_:)``).
     case symlink(RecordMetadata)
     case special(RecordMetadata)
+    /// A `Link` record (a hard link's further name), reached by its listed identity only: the
+    /// kernel knows its target's inode (``DirectoryListing/inode(named:)``).
+    case link(RecordMetadata)
     case scratch(ScratchFile)
 
     var metadata: RecordMetadata? {
         switch self {
-        case .folder(let m), .note(let m), .attachment(let m), .symlink(let m), .special(let m): m
+        case .folder(let m), .note(let m), .attachment(let m), .symlink(let m), .special(let m), .link(let m): m
         case .root, .recovered, .scratch: nil
         }
     }
@@ -47,6 +50,7 @@ extension NotesFileSystem {
         case Attachment.recordType: return .attachment(metadata)
         case Symlink.recordType: return .symlink(metadata)
         case SpecialFile.recordType: return .special(metadata)
+        case Link.recordType: return .link(metadata)
         default: throw .noEntry
         }
     }
@@ -97,7 +101,7 @@ extension NotesFileSystem {
             return Attributes(
                 inode: inode, mode: S_IFDIR | permissions, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
-        case .symlink(let m), .special(let m):
+        case .symlink(let m), .special(let m), .link(let m):
             return nodeAttributes(inode, m)
         case .scratch(let file) where file.symlinkTarget != nil:
             return nodeAttributes(file)
@@ -128,7 +132,7 @@ extension NotesFileSystem {
             }
             if isDirectory { size = 4096 }
             return Attributes(
-                inode: inode, mode: (isDirectory ? S_IFDIR : S_IFREG) | permissions, linkCount: isDirectory ? 2 : 1,
+                inode: inode, mode: (isDirectory ? S_IFDIR : S_IFREG) | permissions, linkCount: isDirectory ? 2 : linkCount(m),
                 uid: record[MountFields.uid]?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
                 gid: record[MountFields.gid]?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
                 size: size, accessTime: time, modificationTime: time, changeTime: time)

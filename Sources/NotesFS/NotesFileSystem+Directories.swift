@@ -38,8 +38,8 @@ extension NotesFileSystem {
                 DirectorySnapshotEntry(name: "..", inode: parent, mode: S_IFDIR),
             ]
             for (name, child) in listing.names.sorted(by: { $0.key < $1.key }) {
-                let isDirectory = listing.members[child]?.isDirectory ?? false
-                entries.append(DirectorySnapshotEntry(name: name, inode: child, mode: isDirectory ? S_IFDIR : S_IFREG))
+                entries.append(
+                    DirectorySnapshotEntry(name: name, inode: listing.inode(named: name) ?? child, mode: listing.fileType(of: child)))
             }
             let handle = state.newHandle()
             state.directorySnapshots[handle] = entries
@@ -61,9 +61,8 @@ extension NotesFileSystem {
     /// by other processes are followed by invalidations (`applyPendingChanges`).
     private func liveEntry(_ item: DirectorySnapshotEntry, in listing: DirectoryListing?) -> DirectorySnapshotEntry? {
         if item.name == "." || item.name == ".." { return item }
-        guard let listing, let inode = listing.names[item.name] else { return nil }
-        let isDirectory = listing.members[inode]?.isDirectory ?? false
-        return DirectorySnapshotEntry(name: item.name, inode: inode, mode: isDirectory ? S_IFDIR : S_IFREG)
+        guard let listing, let listed = listing.names[item.name], let inode = listing.inode(named: item.name) else { return nil }
+        return DirectorySnapshotEntry(name: item.name, inode: inode, mode: listing.fileType(of: listed))
     }
 
     public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno)

@@ -14,7 +14,7 @@ extension NotesFileSystem {
         switch node {
         case .scratch(let file): open = OpenFile(content: file.content, baseTag: nil)
         case .root, .recovered, .folder: throw Errno.isDirectory
-        case .symlink, .special: throw Errno.invalidArgument  // the kernel opens these itself
+        case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
         case .note(let m), .attachment(let m):
             open = OpenFile(content: try loadContent(node), baseTag: m.record.recordChangeTag)
         }
@@ -410,7 +410,7 @@ extension NotesFileSystem {
             switch node {
             case .scratch(let file): return .buffer(file.content)
             case .root, .recovered, .folder: throw Errno.isDirectory
-            case .symlink, .special: throw Errno.invalidArgument  // the kernel opens these itself
+            case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
             case .note(let m), .attachment(let m):
                 if let asset = m.record["content"]?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
@@ -546,14 +546,18 @@ extension NotesFileSystem {
         }
         if let openElsewhere { _ = try? openFileLoading(openElsewhere) }
         try locked { (state) throws in
-            let inode = try child(parent, string, &state)
+            let inode = try listedChild(parent, string, &state)
             switch try node(inode, state) {
             case .root, .recovered, .folder: throw Errno.isDirectory
             case .scratch(let file):
                 try removeScratch(file, &state)
-            case .symlink(let m), .special(let m):
+            case .link(let m):
                 try database.modify(deleting: [m.recordID])
+            case .symlink(let m), .special(let m):
+                // Another name (a hard link) takes the record over, or it goes.
+                if try !promoteLink(of: m) { try database.modify(deleting: [m.recordID]) }
             case .note(let m), .attachment(let m):
+                if try promoteLink(of: m) { return }
                 // Open descriptors keep reading (and writing) the bytes until the last close.
                 if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
                 try database.modify(deleting: [m.recordID])

@@ -40,13 +40,15 @@ extension NotesFileSystem {
         if metadata.recordType == Symlink.recordType {
             mode = S_IFLNK | 0o777
             size = UInt64(symlinkTarget(metadata).count)
+        } else if metadata.recordType == Link.recordType {
+            mode = S_IFREG  // a Link whose target is gone (fsck reports it): an empty file without permissions
         } else {
             let special = try? SpecialFile(record: record)
             mode = Self.fileTypeBits(special?.fileType) | (record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? 0o644)
             rdev = special?.rdev ?? 0
         }
         return Attributes(
-            inode: inode, mode: mode, linkCount: 1,
+            inode: inode, mode: mode, linkCount: linkCount(metadata),
             uid: record[MountFields.uid]?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
             gid: record[MountFields.gid]?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
             size: size, accessTime: time, modificationTime: time, changeTime: time, rdev: rdev)
@@ -125,26 +127,33 @@ extension NotesFileSystem {
         record[MountFields.gid] = .int64(Int64(context.gid))
     }
 
-    /// Rename where a symlink or special file is involved (called by `rename` once the target is
-    /// known not to be a folder; a scratch target is already removed). When the source is one, the
-    /// whole rename happens here (its record takes the new name and folder, a replaced record is
-    /// deleted in the same modify) and true is returned. When only the target is one, it is deleted
-    /// and false returned: the caller goes on as if the name were free.
+    /// Rename where a symlink, special file or hard link is involved (called by `rename` once the
+    /// target is known not to be a folder; a scratch target is already removed). Returns true when
+    /// the rename is done here: both names lead to the same inode (POSIX: nothing happens), or the
+    /// source is a `Symlink`, `SpecialFile` or `Link` record (it takes the new name and folder; a
+    /// replaced record is deleted in the same modify unless another name keeps it) or a scratch
+    /// symlink.
     func renameNode(
         _ node: Node, inode: Inode, replacing existing: Node?, to target: String, in newParent: Inode, folder: RecordID?,
         _ state: inout FileSystemState
     ) throws -> Bool {
-        let replaced: RecordID? = existing?.metadata?.recordID
+        if let existingID = existing?.metadata?.recordID, let sourceID = node.metadata?.recordID,
+            linkedRecord(existingID) == linkedRecord(sourceID)
+        {
+            return true
+        }
         switch node {
-        case .symlink(let m), .special(let m):
+        case .symlink(let m), .special(let m), .link(let m):
+            let deleting = try release(existing)
             var record = try database.record(for: m.recordID)
             record["name"] = .string(EntryNames.name(fromFileName: target))
             record.setFolder(folder)
             record.modificationDate = m.record.modificationDate
-            _ = try saveOne(record, deleting: replaced.map { [$0] } ?? [])
+            _ = try saveOne(record, deleting: deleting)
             return true
         case .scratch(let file) where file.symlinkTarget != nil:
-            if let replaced { try database.modify(deleting: [replaced]) }
+            let deleting = try release(existing)
+            if !deleting.isEmpty { try database.modify(deleting: deleting) }
             if ScratchNames.isScratch(target) {
                 state.listings[file.parent]?.remove(file.inode)
                 file.parent = newParent
@@ -165,11 +174,102 @@ extension NotesFileSystem {
             outboxSignal.signal()
             return true
         default:
-            switch existing {
-            case .symlink(let m), .special(let m): try database.modify(deleting: [m.recordID])
-            default: break
-            }
             return false
+        }
+    }
+
+    /// The record a rename of a note, attachment or scratch file replaces in place (the atomic-save
+    /// pattern): a plain note or attachment. Any other target name is freed first (a `Link`,
+    /// `Symlink` or `SpecialFile` record deleted; a record with other names handed to one of them).
+    func replaceable(_ existing: Node?) throws -> RecordMetadata? {
+        switch existing {
+        case .note(let m), .attachment(let m):
+            return try promoteLink(of: m) ? nil : m
+        default:
+            let deleting = try release(existing)
+            if !deleting.isEmpty { try database.modify(deleting: deleting) }
+            return nil
+        }
+    }
+
+    /// Frees a name a rename replaces: what to delete with the rename, or nothing when another
+    /// name (a hard link) took the record over.
+    private func release(_ existing: Node?) throws -> [RecordID] {
+        switch existing {
+        case .link(let m): return [m.recordID]
+        case .note(let m), .attachment(let m), .symlink(let m), .special(let m): return try promoteLink(of: m) ? [] : [m.recordID]
+        default: return []
+        }
+    }
+
+    /// The record a name stands for: a `Link`'s target, else the record itself.
+    private func linkedRecord(_ id: RecordID) -> RecordID {
+        guard let metadata = database.metadata(for: id), metadata.recordType == Link.recordType,
+            let target = metadata.record["target"]?.referenceValue?.recordID
+        else { return id }
+        return target
+    }
+
+    /// `st_nlink` of a record: 1 + its `Link` records.
+    func linkCount(_ metadata: RecordMetadata) -> UInt32 {
+        UInt32(clamping: 1 + links(to: metadata.recordID).count)
+    }
+
+    private func links(to id: RecordID) -> [RecordMetadata] {
+        database.referrers(to: id, key: "target").filter { $0.recordType == Link.recordType }
+    }
+
+    /// When `metadata`'s name goes (unlink, rename over it) but other names remain, the record
+    /// takes the earliest link's name and folder and that `Link` is deleted, in one modify, so the
+    /// record (inode, bytes) lives on under its other names. False when it has no other name.
+    func promoteLink(of metadata: RecordMetadata) throws -> Bool {
+        let earliest = links(to: metadata.recordID).min {
+            ($0.record.creationDate ?? .distantPast, $0.recordID.recordName) < ($1.record.creationDate ?? .distantPast, $1.recordID.recordName)
+        }
+        guard let earliest else { return false }
+        let name = earliest.record["name"]?.stringValue ?? ""
+        var record = try database.record(for: metadata.recordID)
+        if metadata.recordType == Note.recordType {
+            record["title"] = .string(EntryNames.isNoteFileName(name) ? EntryNames.title(fromFileName: name) : name)
+        } else {
+            record["name"] = .string(name)
+        }
+        record.setFolder(earliest.record["folder"]?.referenceValue?.recordID)
+        record.modificationDate = metadata.record.modificationDate
+        try database.modify(saving: [record], deleting: [earliest.recordID])
+        return true
+    }
+
+    /// `link(2)`: a `Link` record naming a note, attachment, symlink or special file. A directory
+    /// never arrives (the kernel refuses it); an editor scratch file, which has no record, gets
+    /// `EPERM`.
+    public func link(_ context: RequestContext, inode: Inode, newParent: Inode, newName: FileName) throws(Errno) -> Entry {
+        let string = try validName(newName)
+        return try locked { (state) throws in
+            let folder = try folderReference(newParent, state)
+            if try listing(newParent, &state).names[string] != nil { throw Errno.exists }
+            let target: RecordMetadata
+            switch try node(inode, state) {
+            case .note(let m), .attachment(let m), .symlink(let m), .special(let m): target = m
+            case .root, .recovered, .folder: throw Errno.permissionDenied
+            case .scratch, .link: throw Errno.permissionDenied
+            }
+            _ = try saveOne(Link(name: EntryNames.name(fromFileName: string), target: target.recordID, folder: folder).record)
+            return try entry(inode, state)
+        }
+    }
+
+    /// The POSIX type of a listed record, and for a `Link` the inode it shows.
+    func nodeType(of metadata: RecordMetadata) -> (mode_t, Inode?) {
+        switch metadata.recordType {
+        case Symlink.recordType: return (S_IFLNK, nil)
+        case SpecialFile.recordType: return (Self.fileTypeBits((try? SpecialFile(record: metadata.record))?.fileType), nil)
+        case Link.recordType:
+            guard let id = metadata.record["target"]?.referenceValue?.recordID, let target = database.metadata(for: id),
+                target.recordType != Link.recordType, target.recordType != Folder.recordType
+            else { return (S_IFREG, nil) }
+            return (nodeType(of: target).0, target.identity)
+        default: return (S_IFREG, nil)
         }
     }
 }

@@ -21,7 +21,7 @@ extension NotesFileSystem {
         let source = try validName(name)
         let target = try validName(newName)
         try locked { (state) throws in
-            let inode = try child(parent, source, &state)
+            let inode = try listedChild(parent, source, &state)
             if inode == Self.recoveredInode { throw Errno.readOnly }
             let targetFolder = try folderReference(newParent, state)
             let existing = try listing(newParent, &state).names[target]
@@ -39,13 +39,13 @@ extension NotesFileSystem {
             if try renameNode(node, inode: inode, replacing: existingNode, to: target, in: newParent, folder: targetFolder, &state) {
                 return
             }
-            let replaced = existingNode?.fileMetadata
+            let replaced = try replaceable(existingNode)
             // The inode that ends up behind the target name, and whether the source inode is gone
             // (then the kernel's dentry, moved onto the target name, must lead to the new inode).
             var targetInode = inode
             var sourceGone = false
             switch node {
-            case .root, .recovered, .folder, .symlink, .special: throw Errno.invalidArgument
+            case .root, .recovered, .folder, .symlink, .special, .link: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
                     try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)

@@ -135,9 +135,11 @@ extension NotesFileSystem {
         if title == nil, metadata.isLarge(key) {
             title = (try? database.record(for: metadata.recordID))?[key]?.stringValue
         }
-        return DirectoryListing.Member(
+        var member = DirectoryListing.Member(
             recordName: metadata.recordID.recordName, recordType: metadata.recordType, title: title ?? "",
             created: metadata.record.creationDate ?? .distantPast, isDirectory: metadata.recordType == Folder.recordType)
+        (member.fileType, member.linkTarget) = nodeType(of: metadata)
+        return member
     }
 
     /// The listing of directory `inode`, built from the store if needed.
@@ -195,8 +197,14 @@ extension NotesFileSystem {
             recordName: "", recordType: DirectoryListing.scratchType, title: file.name, created: .distantPast, isDirectory: false)
     }
 
-    /// The inode named `name` in directory `parent`.
+    /// The inode named `name` in directory `parent` (a hard link's target for a `Link`).
     func child(_ parent: Inode, _ name: String, _ state: inout FileSystemState) throws(Errno) -> Inode {
+        guard let inode = try listing(parent, &state).inode(named: name) else { throw .noEntry }
+        return inode
+    }
+
+    /// The entry named `name` in directory `parent` as listed: a `Link` record's own identity.
+    func listedChild(_ parent: Inode, _ name: String, _ state: inout FileSystemState) throws(Errno) -> Inode {
         guard let inode = try listing(parent, &state).names[name] else { throw .noEntry }
         return inode
     }

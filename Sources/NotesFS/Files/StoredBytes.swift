@@ -52,7 +52,7 @@ extension NotesFileSystem {
         switch node {
         case .scratch(let file): return file.content
         case .root, .recovered, .folder: throw Errno.isDirectory
-        case .symlink, .special: throw Errno.invalidArgument  // the kernel opens these itself
+        case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
         case .note(let metadata), .attachment(let metadata):
             var asset = metadata.record["content"]?.assetValue
             var text: String?

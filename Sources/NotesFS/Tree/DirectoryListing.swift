@@ -14,6 +14,21 @@ struct DirectoryListing {
         var title: String
         var created: Date
         var isDirectory: Bool
+        /// The POSIX type of a non-directory (`S_IFREG` unless a symlink or special file).
+        var fileType: mode_t = S_IFREG
+        /// For a `Link` record (a hard link): the inode it shows.
+        var linkTarget: Inode? = nil
+    }
+
+    /// The inode the kernel sees behind `name`: a hard link's target, else the entry itself.
+    func inode(named name: String) -> Inode? {
+        names[name].map { members[$0]?.linkTarget ?? $0 }
+    }
+
+    /// The POSIX type of entry `inode` (as listed).
+    func fileType(of inode: Inode) -> mode_t {
+        guard let member = members[inode] else { return S_IFREG }
+        return member.isDirectory ? S_IFDIR : member.fileType
     }
 
     static let scratchType = "scratch"
