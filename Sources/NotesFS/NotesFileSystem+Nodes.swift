@@ -221,10 +221,17 @@ extension NotesFileSystem {
 
     /// When `metadata`'s name goes (unlink, rename over it) but other names remain, the record
     /// takes the earliest link's name and folder and that `Link` is deleted, in one modify, so the
-    /// record (inode, bytes) lives on under its other names. False when it has no other name.
+    /// record (inode, bytes) lives on under its other names. A note prefers a link named `*.md`
+    /// (and an attachment one that is not): a note left with only other names shows as `name.md`.
+    /// False when it has no other name.
     func promoteLink(of metadata: RecordMetadata) throws -> Bool {
+        let isNote = metadata.recordType == Note.recordType
         let earliest = links(to: metadata.recordID).min {
-            ($0.record.creationDate ?? .distantPast, $0.recordID.recordName) < ($1.record.creationDate ?? .distantPast, $1.recordID.recordName)
+            func key(_ link: RecordMetadata) -> (Int, Date, String) {
+                let fits = EntryNames.isNoteFileName(link.record["name"]?.stringValue ?? "") == isNote
+                return (fits ? 0 : 1, link.record.creationDate ?? .distantPast, link.recordID.recordName)
+            }
+            return key($0) < key($1)
         }
         guard let earliest else { return false }
         let name = earliest.record["name"]?.stringValue ?? ""

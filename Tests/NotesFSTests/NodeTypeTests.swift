@@ -18,7 +18,8 @@ private func dump(_ root: String) throws -> String {
 }
 
 /// A tree with a note, an executable attachment, a folder, relative, absolute, dangling and
-/// non-UTF-8 symlinks, a FIFO, a socket and character and block devices.
+/// non-UTF-8 symlinks, hard links (to a note, an attachment and a symlink, one across folders), a
+/// FIFO, a socket and character and block devices.
 private func makeTree(_ root: String) throws {
     let script = """
         import os, socket, stat
@@ -28,6 +29,7 @@ private func makeTree(_ root: String) throws {
         os.mkdir('sub'); open('sub/inner.txt', 'w').write('inner')
         os.symlink('Note.md', 'rel'); os.symlink('/etc/hostname', 'abs'); os.symlink('missing', 'dangling')
         os.symlink('../run.sh', 'sub/up'); os.symlink(b'caf\\xe9', b'latin1')
+        os.link('run.sh', 'sub/run-link'); os.link('Note.md', 'Same note.md'); os.link('rel', 'rel2')
         os.mkfifo('fifo', 0o640)
         s = socket.socket(socket.AF_UNIX); s.bind('sock'); s.close()
         os.mknod('null', 0o666 | stat.S_IFCHR, os.makedev(1, 3))
@@ -74,8 +76,9 @@ private func recordCount(_ database: RecordDatabase, _ type: String) -> Int { da
             let out = try sh("tar -C \(quoted(m.path("tar"))) -cf - . | tar -C \(quoted(back)) -xpf -")
             #expect(out.status == 0, "\(out)")
             #expect(try dump(back) == tarred, "tar c out of the mount")
-            // 5 symlinks and 4 special files in the tree; tar's copy has no socket.
+            // 5 symlinks, 3 hard links and 4 special files in the tree; tar's copy has no socket.
             #expect(recordCount(m.database, Symlink.recordType) == 3 * 5)
+            #expect(recordCount(m.database, Link.recordType) == 3 * 3)
             #expect(recordCount(m.database, SpecialFile.recordType) == 2 * 4 + 3)
         }
     }
@@ -134,6 +137,40 @@ private func recordCount(_ database: RecordDatabase, _ type: String) -> Int { da
             #expect(listing(m.root)?.sorted() == [".#x.md", "x.md"])
             #expect(unlink(m.path(".#x.md")) == 0)
             #expect(listing(m.root) == ["x.md"])
+        }
+    }
+}
+
+@Suite struct HardLinkTests {
+    @Test func namesShareInodeAndBytesAndOutliveEachOther() throws {
+        try withDatabaseDirectory { path in
+            try withNotesMount(databasePath: path) { m in
+                #expect(mkdir(m.path("d"), 0o755) == 0)
+                #expect(writeFile(m.path("a.md"), "one") == 0)
+                let name = try #require(recordName(m.path("a.md")))
+                #expect(link(m.path("a.md"), m.path("d/b.md")) == 0)
+                #expect(link(m.path("a.md"), m.path("c.md")) == 0)
+                var first = stat(), second = stat()
+                #expect(stat(m.path("a.md"), &first) == 0 && stat(m.path("d/b.md"), &second) == 0)
+                #expect(first.st_ino == second.st_ino && first.st_nlink == 3)
+                #expect(writeFile(m.path("d/b.md"), "two") == 0)
+                #expect(readFile(m.path("c.md")) == "two", "one file behind every name")
+                #expect(errnoOf { link(m.path("d"), m.path("d2")) } == EPERM, "no links to directories")
+                // The primary name goes: the record lives on under another name, same identity.
+                #expect(unlink(m.path("a.md")) == 0)
+                #expect(recordName(m.path("d/b.md")) == name)
+                #expect(stat(m.path("c.md"), &first) == 0 && first.st_nlink == 2)
+                #expect(rename(m.path("c.md"), m.path("d/c2.md")) == 0)
+                #expect(fileRecordCount(m.database) == 1 && recordCount(m.database, Link.recordType) == 1)
+            }
+            try withNotesMount(databasePath: path) { m in
+                var first = stat(), second = stat()
+                #expect(stat(m.path("d/b.md"), &first) == 0 && stat(m.path("d/c2.md"), &second) == 0)
+                #expect(first.st_ino == second.st_ino && first.st_nlink == 2, "after a remount")
+                #expect(readFile(m.path("d/c2.md")) == "two")
+                #expect(unlink(m.path("d/b.md")) == 0 && unlink(m.path("d/c2.md")) == 0)
+                #expect(fileRecordCount(m.database) == 0 && recordCount(m.database, Link.recordType) == 0, "no stray records")
+            }
         }
     }
 }
