@@ -19,6 +19,9 @@ public enum EntryNames {
     /// What a directory entry is.
     public enum Kind: Sendable, Hashable {
         case folder, note, attachment
+        /// `Symlink`, `SpecialFile` (FIFO, socket, device) and `Link` (a hard link) records: named
+        /// as attachments are.
+        case symlink, special, link
     }
 
     /// A record to be named: its kind, stored name (folder `name`, note `title`, attachment `name`)
@@ -46,7 +49,7 @@ public enum EntryNames {
         if shown.isEmpty { shown = untitled }
         switch kind {
         case .note: return fit(shown, reserving: noteExtension.utf8.count) + noteExtension
-        case .folder, .attachment:
+        case .folder, .attachment, .symlink, .special, .link:
             if shown == "." { return "\u{2024}" }
             if shown == ".." { return "\u{2025}" }
             return fit(shown, reserving: 0)
@@ -61,7 +64,10 @@ public enum EntryNames {
         switch recordType {
         case "Folder": .folder
         case "Note": .note
-        case "Attachment", "Symlink", "SpecialFile", "Link": .attachment
+        case "Attachment": .attachment
+        case "Symlink": .symlink
+        case "SpecialFile": .special
+        case "Link": .link
         default: nil
         }
     }

@@ -29,6 +29,10 @@ public struct SpecialFile: RecordWrapper, Hashable {
         set { record["rdev"] = .int64(Int64(bitPattern: newValue)) }
     }
 
+    /// The device's major and minor numbers (glibc's encoding of `dev_t`).
+    public var major: UInt64 { ((rdev >> 8) & 0xfff) | ((rdev >> 32) & ~0xfff) }
+    public var minor: UInt64 { (rdev & 0xff) | ((rdev >> 12) & ~0xff) }
+
     public var folder: RecordID? {
         get { try? record.reference("folder") }
         set { record.setReference("folder", to: newValue) }

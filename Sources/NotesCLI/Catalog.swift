@@ -20,12 +20,18 @@ struct Entry: Sendable {
     var modificationDate: Date? { metadata?.record.modificationDate }
     /// Bytes of the note (text or content asset) or attachment content; nil for a folder.
     var size: Int? {
-        switch kind {
+        guard kind != .link else { return metadata.flatMap(Catalog.entrySize) }
+        return switch kind {
         case .folder: nil
         case .note: (metadata?.record["content"]?.assetValue.map { Int(clamping: $0.size) } ?? metadata?.byteCount(of: "text")) ?? 0
         case .attachment: metadata?.record["content"]?.assetValue.map { Int(clamping: $0.size) } ?? 0
+        case .symlink: symlinkTarget.count
+        case .special: 0
+        case .link: nil
         }
     }
+    /// A symlink's target (empty for other entries).
+    var symlinkTarget: [UInt8] { metadata.flatMap { try? Symlink(record: $0.record) }?.target ?? [] }
     /// Whether this is a note kept as bytes (its `content` asset: not UTF-8 text, or over 8 MiB).
     var isBinaryNote: Bool { kind == .note && metadata?.record["content"]?.assetValue != nil }
     /// The path as listed: folders end in `/`.
@@ -55,13 +61,18 @@ final class Catalog {
 
     init(database: RecordDatabase) { self.database = database }
 
-    static func kind(of recordType: String) -> EntryNames.Kind? {
-        switch recordType {
-        case Folder.recordType: .folder
-        case Note.recordType: .note
-        case Attachment.recordType: .attachment
-        default: nil
-        }
+    static func kind(of recordType: String) -> EntryNames.Kind? { EntryNames.kind(ofRecordType: recordType) }
+
+    /// The record type of each kind of entry.
+    static let recordTypes: [(EntryNames.Kind, String)] = [
+        (.folder, Folder.recordType), (.note, Note.recordType), (.attachment, Attachment.recordType),
+        (.symlink, Symlink.recordType), (.special, SpecialFile.recordType), (.link, Link.recordType),
+    ]
+
+    /// The size of a note's, attachment's or symlink's bytes (what a hard link to it shows).
+    static func entrySize(_ metadata: RecordMetadata) -> Int? {
+        guard let kind = kind(of: metadata.recordType), kind != .link else { return nil }
+        return Entry(kind: kind, metadata: metadata, name: "", fileName: "", parent: nil, path: "").size
     }
 
     static func nameKey(_ kind: EntryNames.Kind) -> String { kind == .note ? "title" : "name" }
@@ -72,8 +83,7 @@ final class Catalog {
         if let cached = listings[folder] { return cached }
         var metadata: [(EntryNames.Kind, RecordMetadata)] = []
         let tree = tree
-        for kind in [EntryNames.Kind.folder, .note, .attachment] {
-            let type = kind == .folder ? Folder.recordType : kind == .note ? Note.recordType : Attachment.recordType
+        for (kind, type) in Self.recordTypes {
             let key = Self.parentKey(kind)
             if folder == Self.recoveredID {
                 if kind == .folder { metadata += tree.recovered.compactMap { database.metadata(for: $0) }.map { (kind, $0) } }

@@ -51,6 +51,9 @@ enum Formatting {
         case .folder: "folder"
         case .note: "note"
         case .attachment: "attachment"
+        case .symlink: "symlink"
+        case .special: "special"
+        case .link: "link"
         }
     }
 

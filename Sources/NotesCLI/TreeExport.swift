@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Notes
 import NotesFS
 import RecordStore
@@ -16,6 +17,8 @@ struct TreeExport {
         var folders = 0
         var notes = 0
         var attachments = 0
+        /// Symlinks, FIFOs, sockets, devices and hard links.
+        var nodes = 0
         var failures: [CLIError] = []
     }
 
@@ -39,15 +42,18 @@ struct TreeExport {
     /// Writes the items; failures are collected, the rest goes on.
     func run(_ items: [Item], summary: inout Summary, progress: ProgressBar) {
         var directories: [Item] = []
-        for item in items {
+        // Hard links last, to the path their target was written at.
+        let paths = Dictionary(items.map { ($0.entry.recordID, $0.path) }, uniquingKeysWith: { first, _ in first })
+        for item in items.filter({ $0.entry.kind != .link }) + items.filter({ $0.entry.kind == .link }) {
             do throws(CLIError) {
-                try write(item)
+                try write(item, paths: paths)
                 switch item.entry.kind {
                 case .folder:
                     directories.append(item)
                     summary.folders += 1
                 case .note: summary.notes += 1
                 case .attachment: summary.attachments += 1
+                case .symlink, .special, .link: summary.nodes += 1
                 }
             } catch {
                 summary.failures.append(error)
@@ -61,7 +67,7 @@ struct TreeExport {
         }
     }
 
-    private func write(_ item: Item) throws(CLIError) {
+    private func write(_ item: Item, paths: [RecordID: String]) throws(CLIError) {
         let entry = item.entry
         if entry.fileName.utf8.count > 255 {
             throw CLIError(.io, entry.displayPath, "file name is longer than 255 bytes; not exported")
@@ -75,6 +81,30 @@ struct TreeExport {
             let record: Record
             do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
             try StoredBytes(of: record).write(toFile: item.path, database: database)
+        case .symlink:
+            guard Glibc.symlink(entry.symlinkTarget.map { CChar(bitPattern: $0) } + [0], item.path) == 0 else {
+                throw CLIError.system("symlink", item.path, errno: errno)
+            }
+        case .special:
+            // mkfifo for FIFOs; sockets and devices with mknod (devices need root).
+            let special = entry.metadata.flatMap { try? SpecialFile(record: $0.record) }
+            let type: mode_t =
+                switch special?.fileType {
+                case .fifo, nil: S_IFIFO
+                case .socket: S_IFSOCK
+                case .character: S_IFCHR
+                case .block: S_IFBLK
+                }
+            let permissions = mode_t(truncatingIfNeeded: entry.metadata?.record["mode"]?.int64Value ?? 0o644) & 0o7777
+            guard mknod(item.path, type | permissions, dev_t(special?.rdev ?? 0)) == 0 else {
+                throw CLIError.system("mknod", item.path, errno: errno)
+            }
+        case .link:
+            guard let target = entry.metadata?.record["target"]?.referenceValue?.recordID, let path = paths[target] else {
+                throw CLIError(.io, entry.displayPath, "hard link to a record that is not exported; not exported")
+            }
+            guard Glibc.link(path, item.path) == 0 else { throw CLIError.system("link", item.path, errno: errno) }
+            return
         }
         if let date = entry.modificationDate { try FileSystem.setModificationDate(date, of: item.path) }
     }

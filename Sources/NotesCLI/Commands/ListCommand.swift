@@ -1,4 +1,7 @@
 import Foundation
+import Glibc
+import Notes
+import RecordStore
 
 /// `notesfs ls [PATH] [-l]`: a folder as the mount shows it.
 enum ListCommand {
@@ -32,12 +35,39 @@ enum ListCommand {
             context.output.lines(names)
             return
         }
-        let sizes = entries.map { ($0.size.map(String.init) ?? "-") + ($0.isBinaryNote ? " binary" : "") }
+        let sizes = entries.map { longSize($0, database) }
         let width = sizes.map(\.count).max() ?? 1
         context.output.lines(
             entries.indices.map { index in
                 String(repeating: " ", count: width - sizes[index].count) + sizes[index] + "  " + Formatting.short(entries[index].modificationDate) + "  "
-                    + names[index]
+                    + names[index] + (entries[index].kind == .symlink ? " -> " + ShellQuoting.shown(symlinkTarget(entries[index])) : "")
             })
     }
+
+    /// The size column of `ls -l`: bytes (`binary` for a note kept as bytes), `fifo`, `socket`,
+    /// `char MAJOR, MINOR`, `block MAJOR, MINOR`; a hard link shows its target's; `N links` after
+    /// it when a record has several names.
+    static func longSize(_ entry: Entry, _ database: RecordDatabase) -> String {
+        var record = entry.metadata
+        if entry.kind == .link, let target = record?.record["target"]?.referenceValue?.recordID { record = database.metadata(for: target) }
+        guard let record else { return "-" }
+        var size: String
+        if let special = try? SpecialFile(record: record.record) {
+            switch special.fileType {
+            case .character: size = "char \(special.major), \(special.minor)"
+            case .block: size = "block \(special.major), \(special.minor)"
+            case .fifo, nil: size = "fifo"
+            case .socket: size = "socket"
+            }
+        } else {
+            let shown = entry.kind == .link ? Catalog.entrySize(record) : entry.size
+            size = (shown.map(String.init) ?? "-") + (entry.isBinaryNote ? " binary" : "")
+        }
+        let links = database.referrers(to: record.recordID, key: "target").filter { $0.recordType == Link.recordType }.count
+        if links > 0, entry.kind != .folder { size += " \(links + 1) links" }
+        return size
+    }
+
+    /// A symlink's target as text (bytes that are not UTF-8 as U+FFFD).
+    static func symlinkTarget(_ entry: Entry) -> String { String(decoding: entry.symlinkTarget, as: UTF8.self) }
 }
