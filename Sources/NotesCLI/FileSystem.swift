@@ -7,7 +7,8 @@ import Foundation
 /// The system calls import and export make, each retried on `EINTR` and turned into a ``CLIError``.
 enum FileSystem {
     enum Kind: Sendable {
-        case directory, regular, other
+        /// `special`: a FIFO, socket or device; `other`: anything else.
+        case directory, regular, symlink, special, other
     }
 
     /// What `lstat(2)` says about a path.
@@ -16,6 +17,12 @@ enum FileSystem {
         var size: Int
         /// `st_mtim`, to the nanosecond.
         var modificationTime: timespec
+        var mode: mode_t = 0
+        var rdev: UInt64 = 0
+        /// `st_dev` and `st_ino`, which tell hard links apart, and `st_nlink`.
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        var linkCount: UInt64 = 1
 
         var modificationDate: Date { FileSystem.date(modificationTime) }
     }
@@ -28,8 +35,25 @@ enum FileSystem {
             throw CLIError.system("stat", path, errno: errno)
         }
         let type = st.st_mode & S_IFMT
-        let kind: Kind = type == S_IFDIR ? .directory : type == S_IFREG ? .regular : .other
-        return Status(kind: kind, size: Int(st.st_size), modificationTime: st.st_mtim)
+        let kind: Kind =
+            switch type {
+            case S_IFDIR: .directory
+            case S_IFREG: .regular
+            case S_IFLNK: .symlink
+            case S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK: .special
+            default: .other
+            }
+        return Status(
+            kind: kind, size: Int(st.st_size), modificationTime: st.st_mtim, mode: st.st_mode, rdev: UInt64(st.st_rdev),
+            device: UInt64(st.st_dev), inode: UInt64(st.st_ino), linkCount: UInt64(st.st_nlink))
+    }
+
+    /// `readlink(2)`: a symlink's target bytes.
+    static func symlinkTarget(_ path: String) throws(CLIError) -> [UInt8] {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count)
+        guard count >= 0 else { throw CLIError.system("readlink", path, errno: errno) }
+        return buffer[..<count].map { UInt8(bitPattern: $0) }
     }
 
     /// The names in a directory (`readdir(3)`), as raw bytes, without `.` and `..`.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Notes
 import NotesFS
 import RecordStore
@@ -24,6 +25,8 @@ struct TreeImport {
         var folders = 0
         var notes = 0
         var attachments = 0
+        /// Symlinks, FIFOs, sockets, devices and hard links.
+        var nodes = 0
         var skipped = 0
         var failures: [CLIError] = []
     }
@@ -55,7 +58,7 @@ struct TreeImport {
                 case .other:
                     summary.skipped += 1
                     output.detail("\(path): not a regular file or directory; skipped")
-                case .regular:
+                case .regular, .symlink, .special:
                     items.append(Item(path: path, name: name, status: status, parent: parent))
                 case .directory:
                     items.append(Item(path: path, name: name, status: status, parent: parent))
@@ -81,6 +84,8 @@ struct TreeImport {
             progress.advance(by: batchItems)
             batchItems = 0
         }
+        // The record made for each (st_dev, st_ino) with more than one name: later names link to it.
+        var linked: [[UInt64]: RecordID] = [:]
         for (index, item) in items.enumerated() {
             let parent = item.parent.map { folderIDs[$0] } ?? folder
             if item.parent != nil, parent == nil {
@@ -91,6 +96,35 @@ struct TreeImport {
             let date = item.status.modificationDate
             var record: Record
             switch item.status.kind {
+            case .regular where item.status.linkCount > 1 && linked[[item.status.device, item.status.inode]] != nil,
+                .symlink where item.status.linkCount > 1 && linked[[item.status.device, item.status.inode]] != nil,
+                .special where item.status.linkCount > 1 && linked[[item.status.device, item.status.inode]] != nil:
+                let target = linked[[item.status.device, item.status.inode]] ?? RecordID()
+                record = Link(name: EntryNames.name(fromFileName: item.name), target: target, folder: parent).record
+                summary.nodes += 1
+            case .symlink:
+                let target: [UInt8]
+                do { target = try FileSystem.symlinkTarget(item.path) } catch {
+                    summary.failures.append(error)
+                    batchItems += 1
+                    continue
+                }
+                record = Symlink(name: EntryNames.name(fromFileName: item.name), target: target, folder: parent).record
+                summary.nodes += 1
+            case .special:
+                let type: SpecialFile.FileType =
+                    switch item.status.mode & S_IFMT {
+                    case S_IFCHR: .character
+                    case S_IFBLK: .block
+                    case S_IFSOCK: .socket
+                    default: .fifo
+                    }
+                var special = SpecialFile(
+                    name: EntryNames.name(fromFileName: item.name), fileType: type, rdev: type == .character || type == .block ? item.status.rdev : 0,
+                    folder: parent)
+                special.ownership = Ownership(mode: UInt32(item.status.mode & 0o7777), uid: getuid(), gid: getgid())
+                record = special.record
+                summary.nodes += 1
             case .directory:
                 record = Folder(name: EntryNames.name(fromFileName: item.name), parent: parent).record
                 folderIDs[index] = record.recordID
@@ -121,6 +155,9 @@ struct TreeImport {
                 continue
             }
             record.modificationDate = date
+            if item.status.linkCount > 1, item.status.kind != .directory, linked[[item.status.device, item.status.inode]] == nil {
+                linked[[item.status.device, item.status.inode]] = record.recordID
+            }
             batch.append(record)
             batchItems += 1
             if batch.count >= Self.batchSize { try flush() }
