@@ -1,4 +1,5 @@
 import Foundation
+import RecordStore
 import Testing
 
 /// Symlinks, FIFOs, sockets, devices and hard links through `import`, `ls -l` and `export`.
@@ -43,5 +44,27 @@ import Testing
         #expect(exported.status == 0, "\(exported)")
         try #require(rmdir(target + "/unused") == 0)
         #expect(try describe(target) == describe(source))
+    }
+
+    @Test func fsckReportsBadNodeRecords() throws {
+        let db = makeDatabasePath("nodefsck")
+        try notesfs(["folder", "new", "F"], db: db)
+        #expect(try notesfs(["fsck"], db: db).status == 0)
+        do {
+            let store = try RecordDatabase(path: db, backgroundThread: false)
+            var special = Record(recordType: "SpecialFile", recordID: RecordID(recordName: "bad-special"))
+            special["name"] = "weird"
+            special["fileType"] = "door"
+            let folder = try #require(store.queryMetadata(Query(recordType: "Folder")).first)
+            var link = Record(recordType: "Link", recordID: RecordID(recordName: "bad-link"))
+            link["name"] = "to-folder"
+            link["target"] = .reference(Reference(recordID: folder.recordID, action: .deleteSelf))
+            try store.modify(saving: [special, link])
+            try store.close()
+        }
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 4, "\(fsck)")
+        #expect(fsck.out.contains("weird (record bad-special): record bad-special: field fileType has the wrong type"), "\(fsck.out)")
+        #expect(fsck.out.contains("to-folder (record bad-link): hard link to a Folder record"), "\(fsck.out)")
     }
 }

@@ -85,16 +85,20 @@ import Testing
         }
     }
 
-    @Test func specialFilesAndLinksAreRefusedWithEPERM() throws {
+    @Test func specialFilesAndLinksAreRecordsButScratchCannotBeLinked() throws {
+        // Every node type is kept (NodeTypeTests); only a hard link to editor scratch is refused.
         try withNotesMount { m in
             #expect(writeFile(m.path("n.md"), "x") == 0)
-            #expect(errnoOf { mkfifo(m.path("fifo"), 0o644) } == EPERM)
-            #expect(errnoOf { mknod(m.path("dev"), S_IFCHR | 0o644, dev_t(0x103)) } == EPERM)
-            #expect(errnoOf { mknod(m.path("sock"), S_IFSOCK | 0o644, 0) } == EPERM)
-            #expect(errnoOf { link(m.path("n.md"), m.path("hard.md")) } == EPERM)
-            #expect(errnoOf { symlink("n.md", m.path("soft.md")) } == EPERM)
-            #expect(listing(m.root) == ["n.md"])
+            #expect(errnoOf { mkfifo(m.path("fifo"), 0o644) } == 0)
+            #expect(errnoOf { mknod(m.path("dev"), S_IFCHR | 0o644, dev_t(0x103)) } == 0)
+            #expect(errnoOf { mknod(m.path("sock"), S_IFSOCK | 0o644, 0) } == 0)
+            #expect(errnoOf { link(m.path("n.md"), m.path("hard.md")) } == 0)
+            #expect(errnoOf { symlink("n.md", m.path("soft.md")) } == 0)
+            #expect(writeFile(m.path("n.md~"), "scratch") == 0)
+            #expect(errnoOf { link(m.path("n.md~"), m.path("scratch-link")) } == EPERM)
+            #expect(listing(m.root)?.sorted() == ["dev", "fifo", "hard.md", "n.md", "n.md~", "sock", "soft.md"])
             #expect(fileRecordCount(m.database) == 1)
+            #expect(unlink(m.path("n.md~")) == 0)
             // mknod of a regular file is a create.
             #expect(errnoOf { mknod(m.path("plain.md"), S_IFREG | 0o644, 0) } == 0)
             #expect(note(m.database, titled: "plain") != nil)

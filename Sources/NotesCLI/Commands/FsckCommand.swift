@@ -27,6 +27,8 @@ enum FsckCommand {
         // Paths of records are computed before a repair changed the index.
         let lines = report.problems.map { line(for: $0, catalog: catalog) }
         var remaining = report.problems
+        // Not repaired: the mount shows such records as empty files.
+        let nodeProblems = NodeRecordCheck.problems(in: database, catalog: catalog)
         if repair {
             do { remaining = try database.check().problems } catch { throw CLIError.store(error, subject: database.path) }
             try context.finish(database)
@@ -35,6 +37,7 @@ enum FsckCommand {
             var members: [(String, JSONValue)] = [
                 ("recordsChecked", .int(Int64(report.recordsChecked))),
                 ("problems", .array(zip(report.problems, lines).map { json($0.0, line: $0.1) })),
+                ("nodeRecordProblems", .array(nodeProblems.map(JSONValue.string))),
             ]
             if repair {
                 members.append(("movedAside", .array(report.movedAside.map(JSONValue.string))))
@@ -45,18 +48,18 @@ enum FsckCommand {
             }
             context.output.json(.object(members))
         } else {
-            var out = lines
+            var out = lines + nodeProblems
             out += report.movedAside.map { "moved aside: \($0)" }
             out += report.droppedRecords.map { "dropped from the index: record \($0.recordName)" }
             out += report.repaired.map { "repaired: \($0)" }
             out += report.unrepaired.map { "not repaired: \($0)" }
             context.output.lines(out)
             context.output.info(
-                Formatting.count(report.recordsChecked, "record file") + " checked, " + Formatting.count(report.problems.count, "problem") + " found"
+                Formatting.count(report.recordsChecked, "record file") + " checked, " + Formatting.count(report.problems.count + nodeProblems.count, "problem") + " found"
                     + (repair ? ", \(remaining.count) remaining after repair" : ""))
         }
-        if !remaining.isEmpty {
-            throw CLIError(.damaged, database.path, Formatting.count(remaining.count, "problem") + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
+        if !remaining.isEmpty || !nodeProblems.isEmpty {
+            throw CLIError(.damaged, database.path, Formatting.count(remaining.count + nodeProblems.count, "problem") + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
         }
     }
 
