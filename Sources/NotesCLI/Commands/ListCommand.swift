@@ -40,7 +40,7 @@ enum ListCommand {
         context.output.lines(
             entries.indices.map { index in
                 String(repeating: " ", count: width - sizes[index].count) + sizes[index] + "  " + Formatting.short(entries[index].modificationDate) + "  "
-                    + names[index] + (entries[index].kind == .symlink ? " -> " + ShellQuoting.shown(symlinkTarget(entries[index])) : "")
+                    + names[index] + symlinkSuffix(entries[index], database)
             })
     }
 
@@ -68,6 +68,11 @@ enum ListCommand {
         return size
     }
 
-    /// A symlink's target as text (bytes that are not UTF-8 as U+FFFD).
-    static func symlinkTarget(_ entry: Entry) -> String { String(decoding: entry.symlinkTarget, as: UTF8.self) }
+    /// ` -> target` for a symlink or a hard link to one (bytes that are not UTF-8 as U+FFFD).
+    static func symlinkSuffix(_ entry: Entry, _ database: RecordDatabase) -> String {
+        var record = entry.metadata?.record
+        if entry.kind == .link, let target = record?["target"]?.referenceValue?.recordID { record = database.metadata(for: target)?.record }
+        guard let record, let symlink = try? Symlink(record: record) else { return "" }
+        return " -> " + ShellQuoting.shown(String(decoding: symlink.target, as: UTF8.self))
+    }
 }
