@@ -16,8 +16,15 @@ let package = Package(
             pkgConfig: "fuse3",
             providers: [.apt(["libfuse3-dev"])]
         ),
+        // C boundary: libcrypto (SHA-256 of assets) through pkg-config (Debian: libssl-dev).
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(
             name: "RecordStore",
+            dependencies: ["CCrypto"],
             // The index load's decoders capture local state in closures; runtime exclusivity checks
             // on those boxes cost ~15% of open time. Debug builds (the tests) keep the checks.
             // Debug builds optimise the store too: its SHA-256 hashes assets at ~3 MB/s unoptimised

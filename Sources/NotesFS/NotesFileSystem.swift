@@ -85,6 +85,9 @@ public final class NotesFileSystem: FileSystem {
     public func openDatabase() throws(RecordStoreError) {
         guard databaseBox.withLock({ $0 == nil }), let databasePath else { return }
         let database = try RecordDatabase(path: databasePath, create: false)
+        if database.isReadOnly {
+            Log.warning("\(databasePath): no write access to the database here; serving it read-only (changes fail with EROFS)")
+        }
         databaseBox.withLock { $0 = database }
         observe(database)
     }

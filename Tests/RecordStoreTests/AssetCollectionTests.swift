@@ -129,4 +129,23 @@ import Testing
         }
         #expect(committed > 12, "the child committed \(committed) modifies over 12 kills")
     }
+
+    @Test func openClearsOnlyDeadProcessesTempFiles() throws {
+        let path = makeTemporaryDirectory("tmpfiles")
+        try makeDatabase(path).close()
+        // A pid that is surely dead: a child that has exited and been reaped.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let dead = child.processIdentifier
+        let live = getpid()
+        for name in ["\(dead)-1.tmp", "\(dead)-pin-abc", "\(live)-7.tmp", "\(live)-pin-def", "anonymous.new"] {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: path + "/tmp/" + name))
+        }
+        _ = try makeDatabase(path)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: path + "/tmp"))
+        // The live process's files (the mount's, say) and a young file without a pid stay.
+        #expect(left == ["\(live)-7.tmp", "\(live)-pin-def", "anonymous.new"])
+    }
 }

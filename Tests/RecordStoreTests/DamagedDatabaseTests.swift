@@ -150,4 +150,24 @@ import Testing
         _ = try db.check(repair: true)
         #expect(try db.check().problems.isEmpty)
     }
+
+    @Test func numbersAtTheirLimitsFromDiskThrowInsteadOfTrapping() throws {
+        let path = makeTemporaryDirectory("limits")
+        do {
+            let db = try makeDatabase(path)
+            try db.modify(saving: [note("n", folder: nil)])
+            try db.close()
+        }
+        // A hand-edited journal: the largest identity and commit number there are.
+        let journal = path + "/journal.jsonl"
+        var text = try String(contentsOfFile: journal, encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"identity\":16", with: "\"identity\":18446744073709551615")
+        text = text.replacingOccurrences(of: "{\"seq\":1,", with: "{\"seq\":18446744073709551615,")
+        try text.write(toFile: journal, atomically: false, encoding: .utf8)
+        let db = try makeDatabase(path)
+        #expect(db.recordCount == 1)
+        #expect(throws: RecordStoreError.self) { try db.modify(saving: [note("m", folder: nil)]) }
+        #expect(throws: RecordStoreError.self) { try db.reserveIdentity() }
+        #expect(db.recordCount == 1)
+    }
 }

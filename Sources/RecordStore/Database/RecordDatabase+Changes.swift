@@ -67,7 +67,7 @@ extension RecordDatabase {
             var deleted: [RecordID] = []
             for tombstone in state.index.tombstones.reversed() {
                 if tombstone.seq <= token.seq { break }
-                if state.index.entries[tombstone.metadata.recordID.recordName] == nil || state.index.entries[tombstone.metadata.recordID.recordName]!.seq < tombstone.seq {
+                if state.index.entries[tombstone.metadata.recordID.recordName].map({ $0.seq < tombstone.seq }) ?? true {
                     deleted.append(tombstone.metadata.recordID)
                 }
             }

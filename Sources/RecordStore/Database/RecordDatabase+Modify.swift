@@ -63,6 +63,8 @@ extension RecordDatabase {
             }
             try state.journal.truncateTail()
 
+            // A damaged journal line may claim seq UInt64.max: refuse rather than wrap.
+            guard state.index.seq < UInt64.max else { throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted") }
             let seq = state.index.seq + 1
             let entry = try build(state.index, seq)
             try ensureAssetsStored(entry.saves, state: &state)
@@ -108,9 +110,12 @@ extension RecordDatabase {
             return identity
         }
         let entry = try commit { (index, seq) throws(RecordStoreError) in
-            JournalEntry(seq: seq, saves: [], deletes: [], reservedUpTo: index.nextIdentity + Self.identityBlock)
+            // A damaged record may claim an identity near UInt64.max: refuse rather than wrap.
+            let (end, overflow) = index.nextIdentity.addingReportingOverflow(Self.identityBlock)
+            guard !overflow else { throw .damagedRecord(nil, path: path, reason: "record identities are exhausted") }
+            return JournalEntry(seq: seq, saves: [], deletes: [], reservedUpTo: end)
         }
-        let end = entry.reservedUpTo!
+        guard let end = entry.reservedUpTo else { throw .invalidArguments("identity reservation was not committed") }
         return state.withLock { state in
             state.reservedIdentities = (end - Self.identityBlock + 1)..<end
             return end - Self.identityBlock
@@ -163,6 +168,7 @@ extension RecordDatabase {
                         !saves.contains(where: { $0.identity == reserved })
                     else { throw .invalidArguments("record \(client.recordID): identity \(reserved) was not reserved or is in use") }
                 } else {
+                    guard nextIdentity < UInt64.max else { throw .damagedRecord(nil, path: path, reason: "record identities are exhausted") }
                     stored.identity = nextIdentity
                     nextIdentity += 1
                 }
@@ -186,7 +192,7 @@ extension RecordDatabase {
     /// Called with the commit lock held.
     func checkpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
         try Sys.syncfs(state.lockFD, path: layout.root)
-        let generation = state.journal.generation + 1
+        let generation = state.journal.generation &+ 1  // from disk; a wrap only renames the generation
         state.snapshotBytes = try Snapshot.write(
             state.index, generation: generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
         try JournalFile.create(

@@ -165,11 +165,17 @@ public final class RecordDatabase: Sendable {
             try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 1)
             journal = try JournalFile(path: layout.journal, writable: true)
         }
-        var index: RecordIndex
+        // Assigned straight from the load (no second reference to the index's storage, which would
+        // make the journal replay's first change copy the whole index).
+        var index = RecordIndex()
         var snapshotBytes = 0
-        var loaded: (RecordIndex, Snapshot.Header, bytes: Int)?
+        var loaded = false
         do {
-            loaded = try Snapshot.load(from: layout.snapshot)
+            if let (snapshotIndex, _, bytes) = try Snapshot.load(from: layout.snapshot) {
+                index = snapshotIndex
+                snapshotBytes = bytes
+                loaded = true
+            }
         } catch {
             guard case .damagedRecord = error else { throw error }
             if writable {
@@ -179,11 +185,8 @@ public final class RecordDatabase: Sendable {
                 notice("\(error); the index is rebuilt from the record files (in memory: the database is read-only)")
             }
         }
-        if let (snapshotIndex, _, bytes) = loaded {
-            index = snapshotIndex
-            snapshotBytes = bytes
-        } else if journal.baseSeq == 0 {
-            index = RecordIndex()
+        if loaded || journal.baseSeq == 0 {
+            // The snapshot's index, or a new database's empty one.
         } else {
             index = rebuildIndex(layout)
             index.seq = journal.baseSeq

@@ -64,7 +64,12 @@ public struct RecordMetadata: Sendable, Hashable {
         case .string(let s): s.utf8.count
         case .bytes(let d): d.count
         case .asset(let a): Int(a.size)
-        case .list(let items): items.reduce(0) { $0 + byteCount($1) }
+        // Saturating: sizes come from disk (an asset may claim Int64.max bytes).
+        case .list(let items):
+            items.reduce(0) { total, item in
+                let (sum, overflow) = total.addingReportingOverflow(byteCount(item))
+                return overflow ? .max : sum
+            }
         case .int64, .double, .date: 8
         case .bool: 1
         case .reference(let r): r.recordID.recordName.utf8.count

@@ -61,9 +61,10 @@ public struct Record: Sendable, Hashable {
     }
 
     /// Gives a new record an identity from ``RecordDatabase/reserveIdentity()`` (so that it is
-    /// known before the first save, as a filesystem needs an inode number at create).
+    /// known before the first save, as a filesystem needs an inode number at create). A record
+    /// already saved keeps its identity: the call does nothing then.
     public mutating func useReservedIdentity(_ identity: UInt64) {
-        precondition(recordChangeTag == nil, "only a record never saved takes a reserved identity")
+        guard recordChangeTag == nil else { return }
         self.identity = identity
     }
 

@@ -108,13 +108,15 @@ enum PredicateMatching {
 
     /// Whether `needle` occurs in `hay` (memchr for the first byte, then memcmp).
     static func containsBytes(_ hay: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard needle.count <= hay.count, let first = needle.first, let base = hay.baseAddress else { return needle.isEmpty }
+        guard needle.count <= hay.count, let first = needle.first, let base = hay.baseAddress, let needleBase = needle.baseAddress else {
+            return needle.isEmpty
+        }
         var start = 0
         let last = hay.count - needle.count
         while start <= last {
             guard let found = memchr(base + start, Int32(first), last - start + 1) else { return false }
             let offset = UnsafeRawPointer(found) - UnsafeRawPointer(base)
-            if memcmp(base + offset, needle.baseAddress!, needle.count) == 0 { return true }
+            if memcmp(base + offset, needleBase, needle.count) == 0 { return true }
             start = offset + 1
         }
         return false

@@ -261,7 +261,7 @@ extension Data {
     func indexOfNewline(in range: Range<Int>) -> Int? {
         guard !range.isEmpty else { return nil }
         return withUnsafeBytes { raw -> Int? in
-            let base = raw.baseAddress!
+            guard let base = raw.baseAddress else { return nil }
             let offset = range.lowerBound - startIndex
             guard let found = memchr(base + offset, 0x0A, range.count) else { return nil }
             return startIndex + (UnsafeRawPointer(found) - base)

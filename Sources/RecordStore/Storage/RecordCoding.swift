@@ -51,18 +51,18 @@ enum RecordCoding {
         w.key("fields", first: &first)
         w.raw("{")
         var firstField = true
-        for key in record.fields.keys.sorted() {
+        for (key, value) in record.fields.sorted(by: { $0.key < $1.key }) {
             w.key(key, first: &firstField)
-            write(record.fields[key]!, into: &w)
+            write(value, into: &w)
         }
         w.raw("}")
         if let sizes, !sizes.isEmpty {
             w.key("sizes", first: &first)
             w.raw("{")
             var firstSize = true
-            for key in sizes.keys.sorted() {
+            for (key, size) in sizes.sorted(by: { $0.key < $1.key }) {
                 w.key(key, first: &firstSize)
-                w.number(Int64(sizes[key]!))
+                w.number(Int64(size))
             }
             w.raw("}")
         }

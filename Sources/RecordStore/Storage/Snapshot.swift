@@ -163,7 +163,8 @@ extension RecordIndex {
         entries[name] = metadata
         if let identity = metadata.record.identity {
             names[identity] = name
-            if identity >= nextIdentity { nextIdentity = identity + 1 }
+            // Saturating: an identity from disk may be UInt64.max (the next reservation then fails cleanly).
+            if identity >= nextIdentity { nextIdentity = identity == .max ? .max : identity + 1 }
         }
         for (key, ref) in metadata.record.references {
             referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)

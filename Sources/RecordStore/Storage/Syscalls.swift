@@ -41,9 +41,10 @@ enum Sys {
 
     /// Writes all of `bytes` (looping over short writes).
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(RecordStoreError) {
+        guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
-            let n = retrying { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
+            let n = retrying { Glibc.write(fd, base + done, bytes.count - done) }
             if n < 0 { throw fail("write", path) }
             done += n
         }
@@ -105,8 +106,9 @@ enum Sys {
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                retrying { Glibc.pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done)) }
+            let n = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return retrying { Glibc.pread(fd, base + done, count - done, off_t(offset + done)) }
             }
             if n < 0 { throw fail("read", path) }
             if n == 0 { break }
@@ -169,7 +171,11 @@ enum Sys {
         defer { close(fd) }
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in retrying { Glibc.pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(done)) } }
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return retrying { Glibc.pwrite(fd, base + done, raw.count - done, off_t(done)) }
+            }
+            if n == 0 { throw .io(path: path, operation: "write (no progress)", errno: EIO) }
             if n < 0 { throw fail("write", path) }
             done += n
         }
@@ -181,15 +187,17 @@ enum Sys {
     }
 
     /// `flock(2)`, found by name: Swift sees only `struct flock` under that name.
-    private static let flockCall: @convention(c) (Int32, Int32) -> Int32 = unsafeBitCast(
-        dlsym(nil, "flock")!, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    private static let flockCall: (@convention(c) (Int32, Int32) -> Int32)? = dlsym(nil, "flock").map {
+        unsafeBitCast($0, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    }
 
     /// `flock(2)`: `LOCK_EX` waits for the lock.
     static func lock(_ fd: Int32, shared: Bool = false, path: String) throws(RecordStoreError) {
+        guard let flockCall else { throw .io(path: path, operation: "flock", errno: ENOSYS) }
         if retrying({ flockCall(fd, shared ? LOCK_SH : LOCK_EX) }) < 0 { throw fail("flock", path) }
     }
 
-    static func unlock(_ fd: Int32) { _ = flockCall(fd, LOCK_UN) }
+    static func unlock(_ fd: Int32) { _ = flockCall?(fd, LOCK_UN) }
 
     /// `syncfs(2)` (looked up at run time: Glibc hides it behind `_GNU_SOURCE`); falls back to `sync(2)`.
     static func syncfs(_ fd: Int32, path: String) throws(RecordStoreError) {

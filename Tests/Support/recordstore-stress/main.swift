@@ -5,6 +5,7 @@
 //   recordstore-stress assets DB PREFIX COUNT   each modify makes an asset, saves PREFIX-i with it,
 //                                              replaces PREFIX-(i-1)'s asset and deletes PREFIX-(i-3);
 //                                              prints "ok i" after it returns
+//   recordstore-stress sha256 FILE - 0          hashes FILE in 1 MiB reads; prints the digest and MB/s
 //   recordstore-stress counter DB NAME COUNT    increments field n of record NAME COUNT times with
 //                                              ifServerRecordUnchanged, retrying on conflicts; prints
 //                                              "conflicts K" and "token T" at the end
@@ -24,6 +25,23 @@ func text(_ i: Int, _ part: String) -> String {
 }
 
 let args = CommandLine.arguments
+if args.count == 5, args[1] == "sha256" {
+    let fd = open(args[2], O_RDONLY)
+    guard fd >= 0 else { say("error open \(args[2])"); exit(1) }
+    var hasher = SHA256.Hasher()
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var total = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        total += n
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    say("\(SHA256.hex(hasher.finalize())) \(total) bytes \(String(format: "%.1f", Double(total) / 1e6 / seconds)) MB/s")
+    exit(0)
+}
 guard args.count == 5, let count = Int(args[4]) else {
     say("usage: recordstore-stress commit|counter DB NAME COUNT")
     exit(64)
