@@ -92,6 +92,9 @@ public final class NotesFileSystem: FileSystem {
         observe(database)
     }
 
+    /// Whether the open database may only be read here (then every change fails with `EROFS`).
+    public var isReadOnly: Bool { databaseBox.withLock { $0?.isReadOnly ?? false } }
+
     /// The open database. Set before the kernel's first request: by `init(database:)`, or by
     /// ``openDatabase()`` (`Session.serve` runs it before mounting; `initialize` exits when it
     /// cannot open it), so no request reaches the unwrap with nil.

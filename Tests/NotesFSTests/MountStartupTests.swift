@@ -95,6 +95,9 @@ private func start(database: String, extra: [String] = [], whileMounted: (String
                         served = true
                         #expect(readFile(mountpoint + "/kept.md") == "read only", "the mount left is dead or empty")
                         #expect(writeFile(mountpoint + "/new.md", "x") == EROFS)
+                        var stats = statvfs()
+                        #expect(statvfs(mountpoint, &stats) == 0)
+                        #expect(stats.f_flag & UInt(ST_RDONLY) != 0, "the kernel does not know the mount is read-only")
                         let unmount = try run(["/usr/bin/fusermount3", "-u", mountpoint])
                         #expect(unmount.status == 0)
                     })
