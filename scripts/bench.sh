@@ -137,43 +137,55 @@ drop_caches() {
     echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || echo "(cannot drop caches: reads may come from the page cache)" >&2
 }
 
-# One MIB-MiB file (default 1 GiB) written (write + fsync + close) and read back after dropping the
-# page cache, on tmpfs, on passthrough_ll over tmpfs and on notesfs with its database on tmpfs; the
-# bytes read are checked by CRC against those written. Peak RSS is the daemon's VmHWM.
+# One MIB-MiB file (default 1 GiB) written (write + fsync + close) and read back with a cold page
+# cache, on tmpfs, on passthrough_ll over tmpfs and on notesfs with its database on tmpfs: between
+# write and read the caches are dropped and the FUSE file systems are unmounted and mounted again
+# (so no page of the file is cached). The bytes read are checked by CRC against those written. Peak
+# RSS is the daemon's VmHWM (the larger of the write and the read mount).
 bench_bigfile() {
     local mib=${1:-1024}
     build notesfs
     local pt
     pt=$(passthrough_ll)
-    local shm=/dev/shm/notesfs-bigfile-$$ results="$work/bigfile-results.txt" pid
+    local shm=/dev/shm/notesfs-bigfile-$$ results="$work/bigfile-results.txt" mnt="$work/bigmnt" pid rss
     : >"$results"
-    echo "== one ${mib} MiB file: write (+ fsync, close) and read after dropping caches; MB/s (10^6 bytes/s), daemon peak RSS"
+    echo "== one ${mib} MiB file: write (+ fsync, close), then read with a cold cache (remount); MB/s (10^6 bytes/s), daemon peak RSS"
     echo "   tmpfs; passthrough_ll over tmpfs; notesfs with its database on tmpfs"
-    run_bigfile() { # FS DIR [PID]
-        python3 Benchmarks/fs/bigfile.py write "$2/big.bin" "$mib" | sed "s/^/$1 /" >>"$results"
-        drop_caches
-        python3 Benchmarks/fs/bigfile.py read "$2/big.bin" | sed "s/^/$1 /" >>"$results"
-        if [ -n "${3:-}" ]; then echo "$1 rss $(peak_rss_mb "$3")" >>"$results"; fi
+    bigfile() { python3 Benchmarks/fs/bigfile.py "$2" "$mnt/big.bin" ${3:-} | sed "s/^/$1 /" >>"$results"; }
+    start_fs() { # FS: mounts it at $mnt, sets pid
+        case $1 in
+        passthrough_ll) "$pt" -f -o source="$shm/src" "$mnt" 2>/dev/null & ;;
+        notesfs) "$scratch/release/notesfs" "$shm/db" "$mnt" -f 2>/dev/null & ;;
+        esac
+        pid=$!
+        mounts+=("$mnt")
+        wait_mounted "$mnt"
     }
-    rm -rf "$shm" && mkdir -p "$shm/t"
-    run_bigfile tmpfs "$shm/t"
-    rm -rf "$shm" && mkdir -p "$shm/src" "$work/ptbig"
-    "$pt" -f -o source="$shm/src" "$work/ptbig" &
-    pid=$!
-    mounts+=("$work/ptbig")
-    wait_mounted "$work/ptbig"
-    run_bigfile passthrough_ll "$work/ptbig" $pid
-    fusermount3 -u "$work/ptbig"
-    wait $pid || true
-    rm -rf "$shm" && mkdir -p "$shm/db" "$work/nfsbig"
-    "$scratch/release/notesfs" "$shm/db" "$work/nfsbig" -f 2>/dev/null &
-    pid=$!
-    mounts+=("$work/nfsbig")
-    wait_mounted "$work/nfsbig"
-    run_bigfile notesfs "$work/nfsbig" $pid
-    fusermount3 -u "$work/nfsbig"
-    wait $pid || true
-    rm -rf "$shm"
+    stop_fs() { # records the daemon's peak RSS, unmounts
+        local now
+        now=$(peak_rss_mb "$pid")
+        rss=$(python3 -c "print(max(${rss:-0}, $now))")
+        fusermount3 -u "$mnt"
+        wait "$pid" || true
+    }
+    rm -rf "$shm" "$mnt" && mkdir -p "$shm" && ln -s "$shm" "$mnt"
+    bigfile tmpfs write "$mib"
+    drop_caches
+    bigfile tmpfs read
+    rm -f "$mnt" && rm -rf "$shm"
+    for fs in passthrough_ll notesfs; do
+        mkdir -p "$shm/src" "$shm/db" "$mnt"
+        rss=0
+        start_fs $fs
+        bigfile $fs write "$mib"
+        stop_fs
+        drop_caches
+        start_fs $fs
+        bigfile $fs read
+        stop_fs
+        echo "$fs rss $rss" >>"$results"
+        rm -rf "$shm"
+    done
     python3 - "$results" <<'PY'
 import sys
 rows = {}

@@ -20,48 +20,49 @@ public struct StartupFailure: Error, Sendable, CustomStringConvertible {
 extension Session {
     /// Mounts `fileSystem` at `mountpoint` and serves it until unmounted or signalled.
     ///
-    /// Order: `fuse_session_new` (with `default_permissions`, `subtype=notesfs`, `fsname=`),
-    /// `fuse_set_signal_handlers`, then — unless `-f` — a fork: the child starts a new session
-    /// (`setsid`), runs `prepare` (e.g. opens the database, so that its threads live in the
-    /// daemon), mounts (`fuse_session_mount`), and only then reports success to the parent, moves
-    /// to `/` and points stdin/stdout/stderr at `/dev/null` (logging goes to syslog; pass absolute
-    /// paths). The parent waits for that report and exits with its status, printing the child's
-    /// message on failure: a filesystem that cannot start fails in the foreground, with a
-    /// non-zero status, and never leaves a mount behind (`prepare` runs before the mount). This is
-    /// `fuse_daemonize`'s protocol, which reports only success. With `-f`, the same steps run in
-    /// this process. Then the loop, then the filesystem's `destroy` (make everything durable)
-    /// before `fuse_session_unmount` and `fuse_session_destroy`.
+    /// Order: unless `-f`, a fork: the child starts a new session (`setsid`), runs `prepare` (e.g.
+    /// opens the database, so that its threads live in the daemon; it returns mount options to
+    /// add, such as `ro`), creates the FUSE session (`fuse_session_new` with
+    /// `default_permissions`, `subtype=notesfs`, `fsname=`), installs the signal handlers
+    /// (`fuse_set_signal_handlers`), mounts (`fuse_session_mount`), and only then reports success
+    /// to the parent, moves to `/` and points stdin/stdout/stderr at `/dev/null` (logging goes to
+    /// syslog; pass absolute paths). The parent waits for that report and exits with its status,
+    /// printing the child's message on failure: a filesystem that cannot start fails in the
+    /// foreground, with a non-zero status, and never leaves a mount behind (`prepare` runs before
+    /// the mount). This is `fuse_daemonize`'s protocol, which reports only success. With `-f`,
+    /// the same steps run in this process. Then the loop, then the filesystem's `destroy` (make
+    /// everything durable) before `fuse_session_unmount` and `fuse_session_destroy`.
     /// - Returns: the loop's result: 0 after an unmount, the signal number after SIGTERM/SIGINT/SIGHUP
     ///   (both clean exits), or a negative errno.
-    /// - Throws: ``StartupFailure`` when `prepare` fails (foreground only; a daemonising parent
-    ///   exits with it), `FUSEError` when the session cannot be set up or mounted.
+    /// - Throws: ``StartupFailure`` when `prepare` fails, `FUSEError` when the session cannot be
+    ///   set up or mounted (foreground only: a daemonising parent exits with the child's status).
     public static func serve(
         fileSystem: any FileSystem, mountpoint: String, options: CommandLineOptions, fsname: String?,
-        subtype: String = "notesfs", prepare: () throws(StartupFailure) -> Void = {}
+        subtype: String = "notesfs", prepare: () throws(StartupFailure) -> [String] = { [] }
     ) throws -> Int32 {
-        let session = try Session(
-            fileSystem: fileSystem, arguments: options.sessionArguments(fsname: fsname, subtype: subtype),
-            maxRead: options.maxRead)
-        try session.setSignalHandlers()
         if options.debug { Log.setMinimumLevel(.debug) }
-        if options.foreground {
-            do {
-                try prepare()
-                try session.mount(at: mountpoint)
-            } catch {
+        func start(_ mountOptions: [String]) throws(FUSEError) -> Session {
+            var arguments = options.sessionArguments(fsname: fsname, subtype: subtype)
+            if !mountOptions.isEmpty { arguments += ["-o", mountOptions.joined(separator: ",")] }
+            let session = try Session(fileSystem: fileSystem, arguments: arguments, maxRead: options.maxRead)
+            try session.setSignalHandlers()
+            do { try session.mount(at: mountpoint) } catch {
                 session.removeSignalHandlers()
                 throw error
             }
+            return session
+        }
+        let session: Session
+        if options.foreground {
+            session = try start(try prepare())
             _ = chdir("/")
         } else {
             let report = try Daemon.fork()
             do {
-                guard setsid() != -1 else { throw StartupFailure("setsid: \(Errno.current)", status: 5) }
-                try prepare()
-                do { try session.mount(at: mountpoint) } catch { throw StartupFailure("\(error)", status: 5) }
+                guard setsid() != -1 else { throw StartupFailure("\(subtype): setsid: \(Errno.current)", status: 5) }
+                session = try start(try prepare())
             } catch {
-                session.removeSignalHandlers()
-                report.fail(error)
+                report.fail(error, subtype: subtype)
             }
             report.succeed()
             Log.useSyslog(identifier: subtype)
@@ -117,8 +118,8 @@ struct Daemon {
     }
 
     /// The child: start-up failed; tells the parent and exits.
-    func fail(_ error: any Error) -> Never {
-        let failure = error as? StartupFailure ?? StartupFailure("\(error)", status: 5)
+    func fail(_ error: any Error, subtype: String) -> Never {
+        let failure = error as? StartupFailure ?? StartupFailure("\(subtype): \(error)", status: 5)
         let status = UInt8(clamping: failure.status == 0 ? 1 : failure.status)
         send([status] + Array((failure.message + "\n").utf8))
         _exit(Int32(status))

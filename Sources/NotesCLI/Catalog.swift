@@ -95,14 +95,16 @@ final class Catalog {
         var names: [String] = []
         for (kind, item) in metadata { names.append(try storedName(item, kind: kind)) }
         var candidates = zip(metadata, names).map { pair in
-            EntryNames.Candidate(recordName: pair.0.1.recordID.recordName, kind: pair.0.0, name: pair.1, creationDate: pair.0.1.record.creationDate)
+            EntryNames.Candidate(
+                recordName: pair.0.1.recordID.recordName, kind: pair.0.0, name: pair.1, creationDate: pair.0.1.record.creationDate)
         }
         // The virtual Recovered folder at the root, when there is something in it (as the mount).
         let showsRecovered = folder == nil && (!tree.recovered.isEmpty || !tree.strandedItems(in: database).isEmpty)
         if showsRecovered {
             candidates.append(
                 EntryNames.Candidate(
-                    recordName: FolderTree.recoveredRecordName, kind: .folder, name: FolderTree.recoveredName, creationDate: .distantFuture))
+                    recordName: FolderTree.recoveredRecordName, kind: .folder, name: FolderTree.recoveredName, creationDate: .distantFuture)
+            )
         }
         let fileNames = EntryNames.assign(candidates)
         let prefix = try folder.map { (id) throws(CLIError) in try self.folderPath(id) }
@@ -155,7 +157,9 @@ final class Catalog {
         if id == Self.recoveredID {
             parent = nil
         } else {
-            guard let metadata = database.metadata(for: id), tree.contains(id) else { throw CLIError(.notFound, id.recordName, "no such folder") }
+            guard let metadata = database.metadata(for: id), tree.contains(id) else {
+                throw CLIError(.notFound, id.recordName, "no such folder")
+            }
             parent = shownParent(metadata)
         }
         guard let entry = try children(of: parent).first(where: { $0.recordID == id }) else {
@@ -189,7 +193,8 @@ final class Catalog {
             let bytes = Array(component.utf8)
             if let found = entries.first(where: { Array($0.fileName.utf8) == bytes && (isLast || $0.kind == .folder) }) {
                 current = found
-            } else if isLast, let found = entries.first(where: { $0.kind == .note && Array($0.fileName.utf8) == bytes + Array(".md".utf8) }) {
+            } else if isLast, let found = entries.first(where: { $0.kind == .note && Array($0.fileName.utf8) == bytes + Array(".md".utf8) })
+            {
                 current = found
             } else {
                 throw CLIError(.notFound, path, "no such folder, note or attachment")
@@ -212,6 +217,13 @@ final class Catalog {
         var components = Self.components(path)
         guard let last = components.popLast() else { throw CLIError(.usage, path, "a name is needed") }
         let folder = try resolveFolder(components.joined(separator: "/"))
+        if let folder { try Self.refuseVirtual(folder, path) }
         return (folder, last)
+    }
+
+    /// Refuses to change the virtual `Recovered` folder itself (it is no record).
+    static func refuseVirtual(_ entry: Entry, _ path: String) throws(CLIError) {
+        guard entry.metadata == nil else { return }
+        throw CLIError(.usage, path, "\(FolderTree.recoveredName) is read-only: it shows damaged folders and notes; move them out of it")
     }
 }

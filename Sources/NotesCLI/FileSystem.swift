@@ -45,44 +45,6 @@ enum FileSystem {
         return names
     }
 
-    /// Reads a whole file.
-    static func read(_ path: String) throws(CLIError) -> Data {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw CLIError.system("fstat", path, errno: errno) }
-        var data = Data(count: Int(st.st_size))
-        var total = 0
-        var failure: Int32 = 0
-        data.withUnsafeMutableBytes { buffer in
-            while total < buffer.count {
-                let n = Glibc.read(fd, buffer.baseAddress! + total, buffer.count - total)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                if n == 0 { break }
-                total += n
-            }
-        }
-        if failure != 0 { throw CLIError.system("read", path, errno: failure) }
-        if total < data.count { data.removeSubrange(total...) }
-        // A file that grew since fstat: read the rest.
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIError.system("read", path, errno: errno)
-            }
-            if n == 0 { break }
-            data.append(contentsOf: chunk[0..<n])
-        }
-        return data
-    }
-
     /// Creates or replaces a file with `data` (mode 0644 less the umask).
     static func write(_ data: Data, to path: String) throws(CLIError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

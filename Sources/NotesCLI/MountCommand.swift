@@ -64,6 +64,8 @@ enum MountCommand {
                     let failure = CLIError.store(error, subject: databasePath)
                     throw StartupFailure("notesfs: " + failure.line, status: failure.status.rawValue)
                 }
+                // A database this user may only read: the kernel refuses changes too (and says ro).
+                return fileSystem.isReadOnly ? ["ro"] : []
             }
             return status >= 0 ? 0 : ExitStatus.io.rawValue
         } catch let failure as StartupFailure {

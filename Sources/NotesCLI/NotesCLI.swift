@@ -9,7 +9,12 @@ public enum NotesCLI {
     ///
     /// When `arguments[1]` is neither a subcommand nor a global option, this is the mount form
     /// (`notesfs [DB] MOUNTPOINT ...`) and ``MountCommand`` runs it.
-    public static func main(_ arguments: [String]) async -> Int32 {
+    ///
+    /// Synchronous on purpose: the mount form's request loop must run on the process's main thread.
+    /// Linux delivers SIGTERM/SIGINT to the main thread when it can take it, and libfuse's loop only
+    /// notices the exit flag its handler sets when its own thread is interrupted; a loop on another
+    /// thread (an `async` main runs on the cooperative pool) slept on until the next request.
+    public static func main(_ arguments: [String]) -> Int32 {
         let rest = Array(arguments.dropFirst())
         if let first = rest.first, !isSubcommandForm(first) {
             return MountCommand.run(Array(arguments))

@@ -39,11 +39,11 @@ extension StoredBytes {
         guard fstat(fd, &st) == 0 else { throw CLIError.system("fstat", path, errno: errno) }
         let size = Int64(st.st_size)
         if asNote, size <= Int64(Note.maxInlineTextBytes) {
-            // Read one byte more than allowed: a file that grew since fstat is not text.
-            let bytes = try readPrefix(fd, limit: Note.maxInlineTextBytes + 1, path: path)
-            if let text = Note.inlineText(bytes) { return .text(text) }
+            // One byte more than fstat said: a file that grew since is stored as it is now.
+            let bytes = try readPrefix(fd, limit: Int(size) + 1, path: path)
+            if bytes.count == Int(size), let text = Note.inlineText(bytes) { return .text(text) }
             if bytes.count != Int(size) {
-                // Changed while read: store what is there now, streamed.
+                // Changed while read: store what is there now, losslessly, streamed.
                 return try asset(fd, size: try currentSize(fd, path: path), path: path, database: database)
             }
         }

@@ -66,7 +66,8 @@ extension NotesFileSystem {
         return DirectorySnapshotEntry(name: item.name, inode: inode, mode: isDirectory ? S_IFDIR : S_IFREG)
     }
 
-    public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno) {
+    public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno)
+    {
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
             // Offsets are indices into the snapshot; skipped entries still count. The directory

@@ -73,14 +73,19 @@ extension NotesFileSystem {
                 func content() throws -> ContentBuffer { try openContent?.copy() ?? loadContent(node) }
                 if ScratchNames.isScratch(target) {
                     // No alias: the hidden note comes back under this inode when its name is created again.
-                    targetInode = hide(inode, named: source, in: parent, behind: target, in: newParent, content: try content(), context, &state)
+                    targetInode = hide(
+                        inode, named: source, in: parent, behind: target, in: newParent, content: try content(), context, &state)
                 } else if let replaced {
-                    try replace(replaced, with: try openContent ?? loadContent(node), time: Self.fileTime(metadata), mode: nil, deleting: metadata.recordID)
+                    try replace(
+                        replaced, with: try openContent ?? loadContent(node), time: Self.fileTime(metadata), mode: nil,
+                        deleting: metadata.recordID)
                     (targetInode, sourceGone) = (replaced.identity, true)
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
                     var record = try database.record(for: metadata.recordID)
                     let key = metadata.recordType == Note.recordType ? "title" : "name"
-                    record[key] = .string(metadata.recordType == Note.recordType ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
+                    record[key] = .string(
+                        metadata.recordType == Note.recordType
+                            ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record["folder"] = targetFolder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
                     record.modificationDate = metadata.record.modificationDate
                     let saved = try saveOne(record)
@@ -90,7 +95,8 @@ extension NotesFileSystem {
                     // note.md → note.txt and back: another record type, so another record.
                     let file = ScratchFile(
                         inode: 0, parent: newParent, name: target, content: try content(),
-                        mode: mode_t(truncatingIfNeeded: metadata.record[MountFields.mode]?.int64Value ?? 0o644) & 0o7777, uid: context.uid, gid: context.gid)
+                        mode: mode_t(truncatingIfNeeded: metadata.record[MountFields.mode]?.int64Value ?? 0o644) & 0o7777, uid: context.uid,
+                        gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
                     (targetInode, sourceGone) = (try Self.inode(of: saved), true)

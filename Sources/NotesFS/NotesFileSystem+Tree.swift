@@ -78,12 +78,16 @@ extension NotesFileSystem {
                 // suffixes that moved and of everything another process did.
                 if let oldParent, oldParent != parent {
                     for rename in state.listings[oldParent]?.remove(inode) ?? [] {
-                        if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: oldParent, name: old)) }
+                        if let old = rename.old, change.isExternal || rename.inode != inode {
+                            out.append(.entry(parent: oldParent, name: old))
+                        }
                     }
                 }
                 if let renames = state.listings[parent]?.upsert(inode, member) {
                     for rename in renames {
-                        if let old = rename.old, change.isExternal || rename.inode != inode { out.append(.entry(parent: parent, name: old)) }
+                        if let old = rename.old, change.isExternal || rename.inode != inode {
+                            out.append(.entry(parent: parent, name: old))
+                        }
                     }
                     state.parentOf[inode] = parent
                 } else {

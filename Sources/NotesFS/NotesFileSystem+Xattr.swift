@@ -20,9 +20,9 @@ extension NotesFileSystem {
             case "user.notesfs.recordName": return Array(metadata.recordID.recordName.utf8)
             case "user.notesfs.changeTag": return Array((metadata.record.recordChangeTag ?? "").utf8)
             case "user.notesfs.creationDate":
-                // A damaged record may hold any double: clamp as st_mtime does.
-                let time = Self.fileTime(metadata.record.creationDate ?? Date(timeIntervalSince1970: 0))
-                let date = Date(timeIntervalSince1970: Double(min(max(time.seconds, -62_135_596_800), 253_402_300_799)))
+                // A damaged record may hold any double: clamp to years 1-9999 (NaN: 1970).
+                let interval = metadata.record.creationDate?.timeIntervalSince1970 ?? 0
+                let date = Date(timeIntervalSince1970: interval.isNaN ? 0 : min(max(interval, -62_135_596_800), 253_402_300_799))
                 let formatter = ISO8601DateFormatter()
                 formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
                 return Array(formatter.string(from: date).utf8)

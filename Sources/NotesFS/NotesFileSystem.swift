@@ -85,9 +85,15 @@ public final class NotesFileSystem: FileSystem {
     public func openDatabase() throws(RecordStoreError) {
         guard databaseBox.withLock({ $0 == nil }), let databasePath else { return }
         let database = try RecordDatabase(path: databasePath, create: false)
+        if database.isReadOnly {
+            Log.warning("\(databasePath): no write access to the database here; serving it read-only (changes fail with EROFS)")
+        }
         databaseBox.withLock { $0 = database }
         observe(database)
     }
+
+    /// Whether the open database may only be read here (then every change fails with `EROFS`).
+    public var isReadOnly: Bool { databaseBox.withLock { $0?.isReadOnly ?? false } }
 
     /// The open database. Set before the kernel's first request: by `init(database:)`, or by
     /// ``openDatabase()`` (`Session.serve` runs it before mounting; `initialize` exits when it

@@ -1,4 +1,4 @@
 import Foundation
 import NotesCLI
 
-exit(await NotesCLI.main(CommandLine.arguments))
+exit(NotesCLI.main(CommandLine.arguments))

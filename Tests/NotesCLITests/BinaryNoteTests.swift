@@ -140,6 +140,10 @@ import Testing
         #expect(try notesfs(["import", source], db: db).status == 0)
         let usage = try sh("du -s --block-size=1 '\(db)/assets' | cut -f1")
         #expect((Int(usage.out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? Int.max) < 1 << 20, "store uses \(usage.out) bytes")
+        // The asset is named by the SHA-256 of all the bytes, holes included.
+        let digest = try sh("sha256sum '\(file)' | cut -c1-64").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let stored = try sh("ls '\(db)/assets'/*/").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(digest.count == 64 && stored == digest, "asset \(stored), sha256sum \(digest)")
         let out = dir + "/out"
         #expect(try notesfs(["export", out], db: db).status == 0)
         #expect(try cmp(file, out + "/sparse.bin"))

@@ -18,7 +18,9 @@ import Testing
         let gone = Folder(name: "Gone")
         var stranded = Note(title: "stranded", text: "no folder").record
         stranded["folder"] = .reference(Reference(recordID: gone.recordID, action: .none))
-        try store.modify(saving: [work.record, x.record, y.record, gone.record, Note(title: "in-x", text: "inside x", folder: x.recordID).record])
+        try store.modify(saving: [
+            work.record, x.record, y.record, gone.record, Note(title: "in-x", text: "inside x", folder: x.recordID).record,
+        ])
         try store.modify(saving: [stranded])
         var cyclic = try store.record(for: x.recordID)
         cyclic["parent"] = .reference(Reference(recordID: y.recordID, action: .deleteSelf))
@@ -37,6 +39,11 @@ import Testing
         #expect(cat.status == 0, "\(cat.stderr)")
         #expect(cat.out == "inside x")
         #expect(try notesfs(["note", "cat", "Recovered/stranded.md"], db: db).out == "no folder")
+        // Recovered itself is no record: nothing is created in it or removes it.
+        let create = try notesfs(["note", "new", "Recovered/new", "--text", "x"], db: db)
+        #expect(create.status == 2 && create.stderr.contains("read-only"), "\(create.stderr)")
+        let remove = try notesfs(["folder", "rm", "Recovered"], db: db)
+        #expect(remove.status == 2 && remove.stderr.contains("read-only"), "\(remove.stderr)")
         let long = try notesfs(["ls", "-l", "Recovered"], db: db)
         #expect(long.status == 0)
         #expect(long.lines.count == 3)

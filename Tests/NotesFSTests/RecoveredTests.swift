@@ -82,6 +82,31 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
         }
     }
 
+    /// Another process closes a cycle while mounted: the mount moves both folders under Recovered
+    /// (and the kernel forgets the old names) within a second or so.
+    @Test func aCycleMadeElsewhereShowsUp() throws {
+        var ids: (x: RecordID, y: RecordID)?
+        try withNotesMount(seed: { db in
+            let x = try saveFolder(db, name: "X")
+            let y = try saveFolder(db, name: "Y", parent: x.recordID)
+            try saveNote(db, title: "in-y", text: "inside y", folder: y.recordID)
+            ids = (x.recordID, y.recordID)
+        }) { m in
+            let (x, y) = try #require(ids)
+            #expect(listing(m.root) == ["X"])
+            #expect(readFile(m.path("X/Y/in-y.md")) == "inside y")
+            let other = try openDatabase(m.databasePath)
+            defer { try? other.close() }
+            var record = try other.record(for: x)
+            record["parent"] = .reference(Reference(recordID: y, action: .deleteSelf))
+            try other.modify(saving: [record])
+            #expect(poll(seconds: 10) { listing(m.root) == ["Recovered"] }, "\(listing(m.root) ?? [])")
+            #expect(listing(m.path("Recovered")) == ["X", "Y"])
+            #expect(readFile(m.path("Recovered/Y/in-y.md")) == "inside y")
+            #expect(statOf(m.path("X")).1 == ENOENT)
+        }
+    }
+
     /// Moving a folder out of Recovered repairs the record: the cycle is broken, and Y (whose
     /// parent X is now reachable) shows inside X.
     @Test func movingOutOfRecoveredRepairs() throws {

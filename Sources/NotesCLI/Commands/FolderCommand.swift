@@ -83,6 +83,7 @@ enum FolderCommand {
         let database = try context.openDatabase()
         let catalog = Catalog(database: database)
         guard let folder = try catalog.resolveFolder(path) else { throw CLIError(.usage, path, "the root cannot be removed") }
+        try Catalog.refuseVirtual(folder, path)
         let planned = try subtree(of: folder, in: catalog)
         var removed = planned
         if !dryRun {

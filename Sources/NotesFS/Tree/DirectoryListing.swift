@@ -1,5 +1,5 @@
-import Foundation
 import FUSE
+import Foundation
 import Notes
 
 /// The entries of one directory: records and scratch files, with their resolved file names.

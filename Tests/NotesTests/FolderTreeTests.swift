@@ -1,0 +1,57 @@
+import Notes
+import RecordStore
+import Testing
+
+/// FolderTree's placements: reachable folders under their parents, cycle members and folders with
+/// a dangling parent under Recovered, the rest under their (now shown) parents; always a forest.
+@Suite struct FolderTreeTests {
+    private func id(_ name: String) -> RecordID { RecordID(recordName: name) }
+
+    /// Every folder's shown chain ends at the root or Recovered within `count` steps.
+    private func expectForest(_ tree: FolderTree, _ names: [String]) {
+        for name in names {
+            var current = id(name)
+            var steps = 0
+            while case .folder(let parent) = tree.placement(ofFolder: current) {
+                current = parent
+                steps += 1
+                if steps > names.count { break }
+            }
+            #expect(steps <= names.count, "the shown chain of \(name) does not end")
+        }
+    }
+
+    @Test func placements() {
+        let parents: [RecordID: RecordID?] = [
+            id("root-a"): nil, id("a1"): id("root-a"), id("a2"): id("a1"),
+            id("self"): id("self"),  // a cycle of one
+            id("c1"): id("c2"), id("c2"): id("c3"), id("c3"): id("c1"),  // a cycle of three
+            id("into-cycle"): id("c2"), id("below-into"): id("into-cycle"),
+            id("dangling"): id("missing"), id("below-dangling"): id("dangling"),
+        ]
+        let tree = FolderTree(parents: parents)
+        #expect(tree.placement(ofFolder: id("root-a")) == .root)
+        #expect(tree.placement(ofFolder: id("a1")) == .folder(id("root-a")))
+        #expect(tree.placement(ofFolder: id("a2")) == .folder(id("a1")))
+        #expect(tree.recovered == ["c1", "c2", "c3", "dangling", "self"].map(id))
+        #expect(tree.placement(ofFolder: id("into-cycle")) == .folder(id("c2")))
+        #expect(tree.placement(ofFolder: id("below-into")) == .folder(id("into-cycle")))
+        #expect(tree.placement(ofFolder: id("below-dangling")) == .folder(id("dangling")))
+        #expect(tree.placement(ofFolder: id("missing")) == nil)
+        #expect(tree.placement(ofItemIn: nil) == .root)
+        #expect(tree.placement(ofItemIn: id("a2")) == .folder(id("a2")))
+        #expect(tree.placement(ofItemIn: id("missing")) == .recovered)
+        expectForest(tree, parents.keys.map(\.recordName))
+    }
+
+    /// A long chain and a long cycle are placed without recursion, in one pass.
+    @Test func longChainsAndCycles() {
+        var parents: [RecordID: RecordID?] = [id("n0"): nil]
+        for i in 1..<20_000 { parents[id("n\(i)")] = id("n\(i - 1)") }
+        for i in 0..<20_000 { parents[id("c\(i)")] = id("c\((i + 1) % 20_000)") }
+        let tree = FolderTree(parents: parents)
+        #expect(tree.placement(ofFolder: id("n19999")) == .folder(id("n19998")))
+        #expect(tree.recovered.count == 20_000)
+        #expect(tree.placement(ofFolder: id("c7")) == .recovered)
+    }
+}
