@@ -209,9 +209,12 @@ extension RecordDatabase {
 
     /// Makes every commit so far survive power loss: fsyncs new assets, then the journal; then
     /// deletes the assets this process's commits left unused (see ``RecordDatabase/makeAsset(_:)``).
+    ///
+    /// Never calls observers: when another process has committed since this one last read the
+    /// journal, the collection waits for the next sync after a commit or refresh has caught up.
     public func sync() throws(RecordStoreError) {
         guard !isReadOnly else { return }
-        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
+        try state.withLock { (state) throws(RecordStoreError) in
             for path in state.unsyncedAssets { try Sys.fsyncPath(path) }
             for dir in Set(state.unsyncedAssets.map { ($0 as NSString).deletingLastPathComponent }) {
                 try Sys.fsyncPath(dir, directory: true)
@@ -219,14 +222,13 @@ extension RecordDatabase {
             state.unsyncedAssets = []
             try state.journal.sync()
             state.dirty = false
-            guard !state.collectable.isEmpty else { return [] }
+            guard !state.collectable.isEmpty else { return }
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }
-            let changes = try catchUp(&state)
+            // Caught up (nothing new in the journal) means the counts are every process's.
+            guard try !state.journal.isReplaced(), try !state.journal.hasNewBytes() else { return }
             collectAssets(&state)
-            return changes
         }
-        notify(changes)
     }
 
     func syncIfDirty() throws(RecordStoreError) {
