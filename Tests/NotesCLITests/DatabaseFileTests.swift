@@ -230,18 +230,23 @@ import Testing
         try body(point)
     }
 
+    /// `ls`, `note cat` and `fsck` on the sample database at `db` succeed with the sample's contents.
+    func expectReadCommandsWork(_ db: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let ls = try notesfs(["ls", "F"], db: db)
+        #expect(ls.status == 0, "\(ls.stderr)", sourceLocation: sourceLocation)
+        #expect(ls.out == "blob.bin\nn.md\n", sourceLocation: sourceLocation)
+        #expect(try notesfs(["note", "cat", "F/n"], db: db).out == Self.text, sourceLocation: sourceLocation)
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)", sourceLocation: sourceLocation)
+    }
+
     @Test func readOnlyCommandsWorkOnAReadOnlyBindMount() throws {
         let db = try makeSample("ro")
         try withMount(["--bind", db]) { point in
             let remount = try run("/usr/bin/mount", ["-o", "remount,ro,bind", point])
             #expect(remount.status == 0, "\(remount.stderr)")
             #expect(access(point, W_OK) != 0 && errno == EROFS)
-            let ls = try notesfs(["ls", "F"], db: point)
-            #expect(ls.status == 0, "\(ls.stderr)")
-            #expect(ls.out == "blob.bin\nn.md\n")
-            #expect(try notesfs(["note", "cat", "F/n"], db: point).out == Self.text)
-            let fsck = try notesfs(["fsck"], db: point)
-            #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
+            try expectReadCommandsWork(point)
             #expect(try notesfs(["query", "title == 'n'"], db: point).status == 0)
             let out = makeTemporaryDirectory("ro-export")
             let export = try notesfs(["export", out + "/tree"], db: point)
@@ -264,12 +269,7 @@ import Testing
             // Fill the disk.
             let fill = try run("/bin/dd", ["if=/dev/zero", "of=\(point)/fill", "bs=64k"])
             #expect(fill.status != 0 && fill.stderr.contains("No space left"))
-            let ls = try notesfs(["ls", "F"], db: db)
-            #expect(ls.status == 0, "\(ls.stderr)")
-            #expect(ls.out == "blob.bin\nn.md\n")
-            #expect(try notesfs(["note", "cat", "F/n"], db: db).out == Self.text)
-            let fsck = try notesfs(["fsck"], db: db)
-            #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
+            try expectReadCommandsWork(db)
             let write = try notesfs(["note", "new", "F/big"], db: db, stdin: Data(repeating: 0x78, count: 2_000_000))
             #expect(write.status == 5)
             #expect(write.stderr.contains("No space left on device"), "\(write.stderr)")
