@@ -4,7 +4,7 @@ import Testing
 @testable import RecordStore
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The database directory as a hostile or unlucky user leaves it: huge files, loose modes, folder
@@ -134,7 +134,8 @@ import Testing
         let tree = makeTemporaryDirectory("umask-tree")
         try Data("secret\n".utf8).write(to: URL(fileURLWithPath: tree + "/n.md"))
         try Data("secret bytes".utf8).write(to: URL(fileURLWithPath: tree + "/a.bin"))
-        let script = "umask \(umask) && \"$0\" --db \"$1\" import \"$2\" && \"$0\" --db \"$1\" note new m --text x && \"$0\" --db \"$1\" fsck"
+        let script =
+            "umask \(umask) && \"$0\" --db \"$1\" import \"$2\" && \"$0\" --db \"$1\" note new m --text x && \"$0\" --db \"$1\" fsck"
         let result = try run("/bin/sh", ["-c", script, notesfsBinary, db, tree])
         #expect(result.status == 0, "\(result.stderr)")
         let found = modes(db)

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// How a save treats a record that changed on the server since it was fetched, as `CKModifyRecordsOperation.RecordSavePolicy`.
@@ -64,7 +64,9 @@ extension RecordDatabase {
             try state.journal.truncateTail()
 
             // A damaged journal line may claim seq UInt64.max: refuse rather than wrap.
-            guard state.index.seq < UInt64.max else { throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted") }
+            guard state.index.seq < UInt64.max else {
+                throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted")
+            }
             let seq = state.index.seq + 1
             let entry = try build(state.index, seq)
             try ensureAssetsStored(entry.saves, state: &state)
@@ -168,7 +170,9 @@ extension RecordDatabase {
                         !saves.contains(where: { $0.identity == reserved })
                     else { throw .invalidArguments("record \(client.recordID): identity \(reserved) was not reserved or is in use") }
                 } else {
-                    guard nextIdentity < UInt64.max else { throw .damagedRecord(nil, path: path, reason: "record identities are exhausted") }
+                    guard nextIdentity < UInt64.max else {
+                        throw .damagedRecord(nil, path: path, reason: "record identities are exhausted")
+                    }
                     stored.identity = nextIdentity
                     nextIdentity += 1
                 }
@@ -248,4 +252,3 @@ extension RecordDatabase {
         notify(changes)
     }
 }
-

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// Every raw system call the store makes, retried on `EINTR`, failing with ``RecordStoreError/io(path:operation:errno:)``.
