@@ -177,6 +177,7 @@ extension NotesFileSystem {
         } else {
             record[MountFields.modificationNanoseconds] = nil
         }
+        Self.stampChange(&record, inode: inode, &state)
         let saved = try saveOne(record)
         open.baseTag = saved.recordChangeTag
         if open.generation == generation { open.dirty = false }
@@ -188,7 +189,9 @@ extension NotesFileSystem {
     /// Saves a new file as its first record, under the identity reserved at create (under the
     /// state lock). `bytes` is its stored form when already made outside the lock.
     func savePending(_ file: ScratchFile, _ state: inout FileSystemState, bytes: StoredBytes? = nil, generation: UInt64? = nil) throws {
-        let saved = try createRecord(named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes)
+        let saved = try createRecord(
+            named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes,
+            touching: try touchedFolders([file.parent], &state))
         state.scratch[file.inode] = nil
         if let open = state.openFiles[file.inode] {
             open.baseTag = saved.recordChangeTag
@@ -203,7 +206,8 @@ extension NotesFileSystem {
     /// file keeps its reserved identity). `bytes` is the stored form when already made.
     @discardableResult
     func createRecord(
-        named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil, bytes: StoredBytes? = nil
+        named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil, bytes: StoredBytes? = nil,
+        touching folders: [Record] = []
     ) throws -> Record {
         var record: Record
         let recordType: String
@@ -220,7 +224,7 @@ extension NotesFileSystem {
         record[MountFields.uid] = .int64(Int64(file.uid))
         record[MountFields.gid] = .int64(Int64(file.gid))
         if !file.isPendingRecord || file.modificationTimeWasSet { Self.setModificationTime(file.modificationTime, of: &record) }
-        return try saveOne(record, deleting: deleting.map { [$0] } ?? [])
+        return try saveOne(record, deleting: deleting.map { [$0] } ?? [], touching: folders)
     }
 
     /// Saves one record (and deletes `deleting`) in one modify; the saved record.
@@ -234,8 +238,8 @@ extension NotesFileSystem {
         return identity
     }
 
-    func saveOne(_ record: Record, deleting: [RecordID] = []) throws -> Record {
-        guard let saved = try database.modify(saving: [record], deleting: deleting).savedRecords.first else { throw Errno.io }
+    func saveOne(_ record: Record, deleting: [RecordID] = [], touching folders: [Record] = []) throws -> Record {
+        guard let saved = try database.modify(saving: [record] + folders, deleting: deleting).savedRecords.first else { throw Errno.io }
         return saved
     }
 
@@ -407,6 +411,7 @@ extension NotesFileSystem {
             case .scratch(let file): return .buffer(file.content)
             case .root, .recovered, .folder: throw Errno.isDirectory
             case .note(let m), .attachment(let m):
+                noteRead(inode, m, &state)
                 if let asset = m.record["content"]?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
                 if let cached = state.readCache[inode], cached.tag == m.record.recordChangeTag {
@@ -549,7 +554,7 @@ extension NotesFileSystem {
             case .note(let m), .attachment(let m):
                 // Open descriptors keep reading (and writing) the bytes until the last close.
                 if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
-                try database.modify(deleting: [m.recordID])
+                try database.modify(saving: try touchedFolders([parent], &state), deleting: [m.recordID])
             }
         }
     }

@@ -22,8 +22,17 @@ extension NotesFileSystem {
     /// Recomputes the folder tree after a change to folders; true when what `Recovered` holds
     /// changed (then every listing is rebuilt, as after a reset).
     private func refreshFolderTree(after change: RecordStoreChange, _ state: inout FileSystemState) -> Bool {
-        let touchesFolders =
-            change.saved.contains { $0.recordType == Folder.recordType } || change.deleted.contains { $0.recordType == Folder.recordType }
+        // A folder saved with the same parent (its times moved, or its name) keeps the tree as it is.
+        let moved = change.saved.contains { metadata in
+            guard metadata.recordType == Folder.recordType else { return false }
+            let parent = metadata.record["parent"]?.referenceValue?.recordID
+            switch state.folderTree?.placement(ofFolder: metadata.recordID) {
+            case .root?: return parent != nil
+            case .folder(let id)?: return parent != id
+            default: return true
+            }
+        }
+        let touchesFolders = moved || change.deleted.contains { $0.recordType == Folder.recordType }
         guard touchesFolders else { return false }
         let old = state.folderTree
         let new = FolderTree(database: database)
@@ -55,6 +64,8 @@ extension NotesFileSystem {
             }
             for metadata in change.deleted {
                 let inode = metadata.identity
+                // Taken over by a saved record (rename over an existing file): the save below moves it.
+                if change.saved.contains(where: { $0.identity == inode }) { continue }
                 if let parent = state.parentOf.removeValue(forKey: inode) {
                     for rename in state.listings[parent]?.remove(inode) ?? [] {
                         guard let old = rename.old else { continue }
