@@ -83,12 +83,12 @@ extension NotesFileSystem {
     }
 
     /// A directory's link count: 2 + its subdirectories.
-    func directoryLinkCount(_ inode: Inode, _ metadata: RecordMetadata?, _ state: borrowing FileSystemState) -> nlink_t {
+    func directoryLinkCount(_ inode: Inode, _ metadata: RecordMetadata?, _ state: borrowing FileSystemState) -> UInt32 {
         if let listing = state.listings[inode] {
-            return nlink_t(2 + listing.members.values.count(where: \.isDirectory))
+            return UInt32(clamping: 2 + listing.members.values.count(where: \.isDirectory))
         }
         guard let metadata else { return 2 }
         let folders = database.referrers(to: metadata.recordID, key: "parent").count { $0.recordType == Folder.recordType }
-        return nlink_t(2 + folders)
+        return UInt32(clamping: 2 + folders)
     }
 }
