@@ -111,7 +111,10 @@ extension NotesFileSystem {
             var times = self.times(inode, m, state)
             if let open = state.openFiles[inode] {
                 size = UInt64(clamping: open.content.count)
-                if let pending = open.pendingModificationTime { times.modification = pending }
+                if let pending = open.pendingModificationTime {
+                    times.modification = pending
+                    if times.change < pending { times.change = pending }  // unsaved bytes: ctime moved with mtime
+                }
             } else if let asset = record["content"]?.assetValue {
                 size = UInt64(clamping: asset.size)  // an attachment, or a note kept as bytes
             } else if case .note = node {
@@ -208,6 +211,8 @@ extension NotesFileSystem {
         let content: ContentBuffer = try locked { (state) throws in
             guard state.openFiles[inode] === open else { return try openFile(inode, &state).content }
             open.markChanged()
+            // truncate, ftruncate and O_TRUNC (a setattr of the size after open) move mtime and ctime.
+            if let file = state.scratch[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
             return open.content
         }
         try content.truncate(Int64(size))

@@ -483,7 +483,8 @@ extension NotesFileSystem {
         let content: ContentBuffer = try locked { (state) throws in
             guard state.handles[handle] == inode, state.openFiles[inode] === open else { throw Errno.badFileDescriptor }
             open.markChanged()
-            if let file = state.scratch[inode] { file.modificationTime = .now }
+            // A write moves mtime (saved with the bytes; ctime with it).
+            if let file = state.scratch[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
             return open.content
         }
         let position = flags & O_APPEND != 0 ? content.count : offset
