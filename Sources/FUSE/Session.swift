@@ -111,9 +111,16 @@ public final class Session: Sendable {
     /// Marks the session as never to be destroyed (its loop thread is stuck in a handler).
     func leak() { state.withLock { $0.leaked = true } }
 
-    /// Installs libfuse's SIGINT/SIGTERM/SIGHUP handlers that end the loop (`fuse_set_signal_handlers`).
+    /// Installs libfuse's SIGINT/SIGTERM/SIGHUP handlers that end the loop (`fuse_set_signal_handlers`)
+    /// and unblocks those signals in the calling thread, the one that runs the loop: a process
+    /// inherits its parent's signal mask, and a parent that started it from a thread blocking them
+    /// (Dispatch's worker threads block every signal) would leave SIGTERM pending forever.
     public func setSignalHandlers() throws(FUSEError) {
         guard fuse_set_signal_handlers(pointer) == 0 else { throw .signalHandlersFailed }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGHUP, SIGINT, SIGTERM] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
     /// Restores the signal handlers (`fuse_remove_signal_handlers`).
