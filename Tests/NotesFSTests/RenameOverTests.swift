@@ -82,4 +82,29 @@ import Testing
             #expect(fileRecordCount(m.database) == 1)
         }
     }
+
+    /// Another process renames one note over another (the store's identity transfer): the mount
+    /// shows the target name with the source's inode and nothing under the replaced one.
+    @Test func aRenameOverByAnotherProcessShowsInTheMount() throws {
+        try withNotesMount { m in
+            #expect(writeFile(m.path("kept.md"), "old") == 0)
+            #expect(writeFile(m.path("moved.md"), "new") == 0)
+            let sourceInode = try #require(statOf(m.path("moved.md")).0).st_ino
+            #expect(readFile(m.path("kept.md")) == "old")  // the kernel caches the old inode's name and pages
+            let other = try openDatabase(m.databasePath)
+            defer { try? other.close() }
+            let target = try #require(note(other, titled: "kept"))
+            let source = try #require(note(other, titled: "moved"))
+            var record = try other.record(for: target.record.recordID)
+            record["text"] = .string("new")
+            record.takeIdentity(try #require(source.identity))
+            _ = try other.modify(saving: [record], deleting: [source.record.recordID])
+            let seen = poll(seconds: 5) {
+                statOf(m.path("kept.md")).0?.st_ino == sourceInode && statOf(m.path("moved.md")).1 == ENOENT
+            }
+            #expect(seen)
+            #expect(listing(m.root) == ["kept.md"])
+            #expect(readFile(m.path("kept.md")) == "new")
+        }
+    }
 }
