@@ -100,7 +100,8 @@ extension NotesFileSystem {
             return Attributes(
                 inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,
                 size: UInt64(clamping: file.content.count),
-                accessTime: file.modificationTime, modificationTime: file.modificationTime, changeTime: file.modificationTime)
+                accessTime: state.accessTimes[inode] ?? file.modificationTime, modificationTime: file.modificationTime,
+                changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool
             if case .folder = node { isDirectory = true } else { isDirectory = false }
@@ -170,16 +171,19 @@ extension NotesFileSystem {
                     file.modificationTime = time
                     file.modificationTimeWasSet = true
                 }
+                if let accessTime { state.accessTimes[inode] = accessTime }  // a new file's: saved with it
             } else if let metadata = node.metadata {
+                var recordTime = time
                 if let time, let open = state.openFiles[inode], open.dirty {
-                    open.pendingModificationTime = time
-                    if let accessTime { state.accessTimes[inode] = accessTime }  // saved with the bytes
-                } else if changes.mode != nil || changes.uid != nil || changes.gid != nil || time != nil || accessTime != nil {
+                    open.pendingModificationTime = time  // saved with the bytes, which would move it again
+                    recordTime = nil
+                }
+                if changes.mode != nil || changes.uid != nil || changes.gid != nil || recordTime != nil || accessTime != nil {
                     var record = try database.record(for: metadata.recordID)
                     if let mode = changes.mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
                     if let uid = changes.uid { record[MountFields.uid] = .int64(Int64(uid)) }
                     if let gid = changes.gid { record[MountFields.gid] = .int64(Int64(gid)) }
-                    if let time {
+                    if let time = recordTime {
                         Self.setModificationTime(time, of: &record)
                     } else {
                         record.modificationDate = metadata.record.modificationDate

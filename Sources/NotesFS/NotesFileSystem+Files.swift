@@ -191,7 +191,7 @@ extension NotesFileSystem {
     func savePending(_ file: ScratchFile, _ state: inout FileSystemState, bytes: StoredBytes? = nil, generation: UInt64? = nil) throws {
         let saved = try createRecord(
             named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes,
-            touching: try touchedFolders([file.parent], &state))
+            accessTime: state.accessTimes.removeValue(forKey: file.inode), touching: try touchedFolders([file.parent], &state))
         state.scratch[file.inode] = nil
         if let open = state.openFiles[file.inode] {
             open.baseTag = saved.recordChangeTag
@@ -207,7 +207,7 @@ extension NotesFileSystem {
     @discardableResult
     func createRecord(
         named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil, bytes: StoredBytes? = nil,
-        touching folders: [Record] = []
+        accessTime: FileTime? = nil, touching folders: [Record] = []
     ) throws -> Record {
         var record: Record
         let recordType: String
@@ -224,6 +224,7 @@ extension NotesFileSystem {
         record[MountFields.uid] = .int64(Int64(file.uid))
         record[MountFields.gid] = .int64(Int64(file.gid))
         if !file.isPendingRecord || file.modificationTimeWasSet { Self.setModificationTime(file.modificationTime, of: &record) }
+        if let accessTime { record[MountFields.accessNanoseconds] = Self.nanoseconds(accessTime).map { .int64($0) } }
         return try saveOne(record, deleting: deleting.map { [$0] } ?? [], touching: folders)
     }
 
@@ -569,5 +570,6 @@ extension NotesFileSystem {
         state.scratch[file.inode] = nil
         state.listings[file.parent]?.remove(file.inode)
         state.openFiles[file.inode]?.orphaned = true
+        state.accessTimes[file.inode] = nil
     }
 }

@@ -83,6 +83,7 @@ extension NotesFileSystem {
                 state.listings[inode] = nil
                 state.openFiles[inode]?.orphaned = true
                 state.cachedTags[inode] = nil
+                state.accessTimes[inode] = nil
             }
             for metadata in change.saved {
                 let inode = metadata.identity

@@ -127,4 +127,23 @@ private func nanoseconds(_ time: timespec) -> Int { time.tv_sec * 1_000_000_000 
             }
         }
     }
+
+    /// chmod and utimensat on a file with unsaved bytes (`cp -p` order: write, then set times and
+    /// mode before close) keep all of it: the mode, the atime, and the mtime over the close's save.
+    @Test func modeAndTimesSetWhileWritingSurviveTheClose() throws {
+        try withNotesMount { m in
+            let fd = open(m.path("w.md"), O_CREAT | O_WRONLY, 0o644)
+            #expect(fd >= 0)
+            #expect(write(fd, "unsaved", 7) == 7)
+            var times = [timespec(tv_sec: old, tv_nsec: 5), timespec(tv_sec: old + 1, tv_nsec: 7)]
+            #expect(futimens(fd, &times) == 0)
+            #expect(fchmod(fd, 0o600) == 0)
+            #expect(close(fd) == 0)
+            let st = try #require(statOf(m.path("w.md")).0)
+            #expect(st.st_mode == S_IFREG | 0o600)
+            #expect(st.st_atim.tv_sec == old && st.st_atim.tv_nsec == 5)
+            #expect(st.st_mtim.tv_sec == old + 1 && st.st_mtim.tv_nsec == 7)
+            #expect(readFile(m.path("w.md")) == "unsaved")
+        }
+    }
 }
