@@ -112,6 +112,11 @@ extension StoredBytes {
         }
         defer { close(input) }
         var st = stat()
+        guard fstat(input, &st) == 0 else { throw CLIError.system("fstat", source, errno: errno) }
+        // A short asset's missing tail would read as a hole: refuse it instead of padding with zeros.
+        guard Int64(st.st_size) >= asset.size else {
+            throw CLIError(.damaged, source, "asset file is shorter than its recorded size \(asset.size)")
+        }
         guard fstat(out, &st) == 0 else { throw CLIError.system("fstat", destination, errno: errno) }
         // Holes are kept only in an empty regular file written from its start, not in append mode
         // (export, `note cat > file`): there `pwrite` puts each extent at its offset and the

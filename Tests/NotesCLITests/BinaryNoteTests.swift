@@ -151,5 +151,11 @@ import Testing
         #expect(stat(out + "/sparse.bin", &st) == 0)
         #expect(st.st_size == 64 << 20)
         #expect(Int(st.st_blocks) * 512 < 1 << 20, "export uses \(st.st_blocks) blocks")
+
+        // An asset file cut short (damage) is reported, never padded with zeros as if it were a hole.
+        #expect(truncate("\(db)/assets/\(stored.prefix(2))/\(stored)", 1 << 20) == 0)
+        let cat = try notesfs(["note", "cat", "sparse.bin"], db: db)
+        #expect(cat.status == 4, "\(cat.stderr)")
+        #expect(cat.stderr.contains("shorter than its recorded size"))
     }
 }

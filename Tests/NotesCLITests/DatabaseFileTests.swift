@@ -4,7 +4,7 @@ import Testing
 @testable import RecordStore
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The database directory as a hostile or unlucky user leaves it: huge files, loose modes, folder
@@ -134,7 +134,8 @@ import Testing
         let tree = makeTemporaryDirectory("umask-tree")
         try Data("secret\n".utf8).write(to: URL(fileURLWithPath: tree + "/n.md"))
         try Data("secret bytes".utf8).write(to: URL(fileURLWithPath: tree + "/a.bin"))
-        let script = "umask \(umask) && \"$0\" --db \"$1\" import \"$2\" && \"$0\" --db \"$1\" note new m --text x && \"$0\" --db \"$1\" fsck"
+        let script =
+            "umask \(umask) && \"$0\" --db \"$1\" import \"$2\" && \"$0\" --db \"$1\" note new m --text x && \"$0\" --db \"$1\" fsck"
         let result = try run("/bin/sh", ["-c", script, notesfsBinary, db, tree])
         #expect(result.status == 0, "\(result.stderr)")
         let found = modes(db)
@@ -230,18 +231,23 @@ import Testing
         try body(point)
     }
 
+    /// `ls`, `note cat` and `fsck` on the sample database at `db` succeed with the sample's contents.
+    func expectReadCommandsWork(_ db: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let ls = try notesfs(["ls", "F"], db: db)
+        #expect(ls.status == 0, "\(ls.stderr)", sourceLocation: sourceLocation)
+        #expect(ls.out == "blob.bin\nn.md\n", sourceLocation: sourceLocation)
+        #expect(try notesfs(["note", "cat", "F/n"], db: db).out == Self.text, sourceLocation: sourceLocation)
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)", sourceLocation: sourceLocation)
+    }
+
     @Test func readOnlyCommandsWorkOnAReadOnlyBindMount() throws {
         let db = try makeSample("ro")
         try withMount(["--bind", db]) { point in
             let remount = try run("/usr/bin/mount", ["-o", "remount,ro,bind", point])
             #expect(remount.status == 0, "\(remount.stderr)")
             #expect(access(point, W_OK) != 0 && errno == EROFS)
-            let ls = try notesfs(["ls", "F"], db: point)
-            #expect(ls.status == 0, "\(ls.stderr)")
-            #expect(ls.out == "blob.bin\nn.md\n")
-            #expect(try notesfs(["note", "cat", "F/n"], db: point).out == Self.text)
-            let fsck = try notesfs(["fsck"], db: point)
-            #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
+            try expectReadCommandsWork(point)
             #expect(try notesfs(["query", "title == 'n'"], db: point).status == 0)
             let out = makeTemporaryDirectory("ro-export")
             let export = try notesfs(["export", out + "/tree"], db: point)
@@ -264,12 +270,7 @@ import Testing
             // Fill the disk.
             let fill = try run("/bin/dd", ["if=/dev/zero", "of=\(point)/fill", "bs=64k"])
             #expect(fill.status != 0 && fill.stderr.contains("No space left"))
-            let ls = try notesfs(["ls", "F"], db: db)
-            #expect(ls.status == 0, "\(ls.stderr)")
-            #expect(ls.out == "blob.bin\nn.md\n")
-            #expect(try notesfs(["note", "cat", "F/n"], db: db).out == Self.text)
-            let fsck = try notesfs(["fsck"], db: db)
-            #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
+            try expectReadCommandsWork(db)
             let write = try notesfs(["note", "new", "F/big"], db: db, stdin: Data(repeating: 0x78, count: 2_000_000))
             #expect(write.status == 5)
             #expect(write.stderr.contains("No space left on device"), "\(write.stderr)")

@@ -4,7 +4,7 @@ import Testing
 @testable import RecordStore
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// Structural damage and hostile files: found by check(), never fatal, repaired or moved aside.
@@ -54,7 +54,10 @@ import Testing
         try db.modify(saving: [folder("gone")])
         try db.modify(saving: [orphan])
         try db.modify(deleting: [RecordID(recordName: "gone")])
-        #expect(try db.check().problems == [.danglingReference(from: RecordID(recordName: "orphan"), key: "parent", to: RecordID(recordName: "gone"))])
+        #expect(
+            try db.check().problems == [
+                .danglingReference(from: RecordID(recordName: "orphan"), key: "parent", to: RecordID(recordName: "gone"))
+            ])
     }
 
     @Test func anOversizedRecordFileIsReportedNotRead() throws {

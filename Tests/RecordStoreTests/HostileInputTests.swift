@@ -49,7 +49,8 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: truncated))
         try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: truncated))
         try Data("this is not json".utf8).write(to: URL(fileURLWithPath: notJSON))
-        try Data(#"{"recordName":"n3","recordType":"Note","fields":{"text":{"type":"int64","value":"nope"}}}"#.utf8).write(to: URL(fileURLWithPath: wrongTypes))
+        try Data(#"{"recordName":"n3","recordType":"Note","fields":{"text":{"type":"int64","value":"nope"}}}"#.utf8).write(
+            to: URL(fileURLWithPath: wrongTypes))
         try Data("stray".utf8).write(to: URL(fileURLWithPath: path + "/records/00/stray.json"))
         try Data("x".utf8).write(to: URL(fileURLWithPath: path + "/README.txt"))
 
@@ -69,10 +70,11 @@ import Testing
         // README.txt and stray.json were written with the test's umask: looseMode, checked in FileModeTests.
         var report = try reopened.check()
         report.problems.removeAll { if case .looseMode = $0 { true } else { false } }
-        let damagedPaths = Set(report.problems.compactMap { problem -> String? in
-            if case .damagedRecordFile(let p, _) = problem { return p }
-            return nil
-        })
+        let damagedPaths = Set(
+            report.problems.compactMap { problem -> String? in
+                if case .damagedRecordFile(let p, _) = problem { return p }
+                return nil
+            })
         #expect(damagedPaths == [truncated, notJSON, wrongTypes, path + "/records/00/stray.json"])
         #expect(report.problems.contains(.foreignFile(path: path + "/README.txt")))
         #expect(report.problems.count == 5)

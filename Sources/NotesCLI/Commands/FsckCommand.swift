@@ -52,11 +52,14 @@ enum FsckCommand {
             out += report.unrepaired.map { "not repaired: \($0)" }
             context.output.lines(out)
             context.output.info(
-                Formatting.count(report.recordsChecked, "record file") + " checked, " + Formatting.count(report.problems.count, "problem") + " found"
+                Formatting.count(report.recordsChecked, "record file") + " checked, " + Formatting.count(report.problems.count, "problem")
+                    + " found"
                     + (repair ? ", \(remaining.count) remaining after repair" : ""))
         }
         if !remaining.isEmpty {
-            throw CLIError(.damaged, database.path, Formatting.count(remaining.count, "problem") + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
+            throw CLIError(
+                .damaged, database.path,
+                Formatting.count(remaining.count, "problem") + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
         }
     }
 

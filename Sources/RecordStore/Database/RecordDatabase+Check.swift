@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// One fault `check()` found in a database directory.
@@ -31,7 +31,8 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
         case .missingAsset(let id, let key, let path): "record \(id) field \(key): asset \(path) is missing"
         case .orphanedAsset(let path): "orphaned asset \(path) (no record uses it)"
         case .foreignFile(let path): "foreign file \(path)"
-        case .looseMode(let path, let mode): "\(path) has mode \(String(mode, radix: 8)): others may read it (should be \(String(mode & 0o040000 != 0 ? 0o700 : 0o600, radix: 8)))"
+        case .looseMode(let path, let mode):
+            "\(path) has mode \(String(mode, radix: 8)): others may read it (should be \(String(mode & 0o040000 != 0 ? 0o700 : 0o600, radix: 8)))"
         case .referenceCycle(let key, let members):
             "records \(members.map(\.recordName).joined(separator: " → ")) form a cycle through field \(key)"
         }
@@ -101,7 +102,9 @@ extension RecordDatabase {
                 for asset in value.assets {
                     let assetPath = layout.assetPath(asset.sha256)
                     assetsInUse.insert(assetPath)
-                    if (try? Sys.fileStatus(assetPath)) == nil { problems.append(.missingAsset(metadata.recordID, key: key, path: assetPath)) }
+                    if (try? Sys.fileStatus(assetPath)) == nil {
+                        problems.append(.missingAsset(metadata.recordID, key: key, path: assetPath))
+                    }
                 }
             }
         }
@@ -109,8 +112,11 @@ extension RecordDatabase {
         problems += Self.referenceCycles(index)
         problems += looseModes()
         let fm = FileManager.default
-        let known: Set<String> = ["notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found"]
-        for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted() where !known.contains(name) && !name.hasPrefix("journal.damaged-") {
+        let known: Set<String> = [
+            "notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found",
+        ]
+        for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
+        where !known.contains(name) && !name.hasPrefix("journal.damaged-") {
             problems.append(.foreignFile(path: layout.root + "/" + name))
         }
         var report = CheckReport(problems: problems, recordsChecked: recordsChecked)
@@ -146,9 +152,11 @@ extension RecordDatabase {
             case .referenceCycle(let key, let members):
                 cycles.append((key, members))
             case .missingAsset(let id, let key, _):
-                report.unrepaired.append("record \(id.recordName) field \(key): the asset's bytes are gone; restore the file or delete the record")
+                report.unrepaired.append(
+                    "record \(id.recordName) field \(key): the asset's bytes are gone; restore the file or delete the record")
             case .danglingReference(let from, let key, let to):
-                report.unrepaired.append("record \(from.recordName) field \(key): record \(to.recordName) is gone; delete or edit the record")
+                report.unrepaired.append(
+                    "record \(from.recordName) field \(key): record \(to.recordName) is gone; delete or edit the record")
             case .orphanedAsset:
                 break
             }

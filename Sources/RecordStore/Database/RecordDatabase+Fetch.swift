@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 extension RecordDatabase {
@@ -26,7 +26,8 @@ extension RecordDatabase {
             return try RecordFiles.read(id, layout: layout)
         } catch {
             guard case .damagedRecord = error else { throw error }
-            let fd = try Sys.open(layout.lockFile, O_RDONLY)
+            // No lock file (a read-only database that never had a writer): nobody is writing.
+            guard let fd = try? Sys.open(layout.lockFile, O_RDONLY) else { throw error }
             defer { Sys.close(fd) }
             try Sys.lock(fd, shared: true, path: layout.lockFile)
             defer { Sys.unlock(fd) }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// How a save treats a record that changed on the server since it was fetched, as `CKModifyRecordsOperation.RecordSavePolicy`.
@@ -64,7 +64,9 @@ extension RecordDatabase {
             try state.journal.truncateTail()
 
             // A damaged journal line may claim seq UInt64.max: refuse rather than wrap.
-            guard state.index.seq < UInt64.max else { throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted") }
+            guard state.index.seq < UInt64.max else {
+                throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted")
+            }
             let seq = state.index.seq + 1
             let entry = try build(state.index, seq)
             try ensureAssetsStored(entry.saves, state: &state)
@@ -178,7 +180,9 @@ extension RecordDatabase {
                         !saves.contains(where: { $0.identity == reserved })
                     else { throw .invalidArguments("record \(client.recordID): identity \(reserved) was not reserved or is in use") }
                 } else {
-                    guard nextIdentity < UInt64.max else { throw .damagedRecord(nil, path: path, reason: "record identities are exhausted") }
+                    guard nextIdentity < UInt64.max else {
+                        throw .damagedRecord(nil, path: path, reason: "record identities are exhausted")
+                    }
                     stored.identity = nextIdentity
                     nextIdentity += 1
                 }
@@ -219,9 +223,12 @@ extension RecordDatabase {
 
     /// Makes every commit so far survive power loss: fsyncs new assets, then the journal; then
     /// deletes the assets this process's commits left unused (see ``RecordDatabase/makeAsset(_:)``).
+    ///
+    /// Never calls observers: when another process has committed since this one last read the
+    /// journal, the collection waits for the next sync after a commit or refresh has caught up.
     public func sync() throws(RecordStoreError) {
         guard !isReadOnly else { return }
-        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
+        try state.withLock { (state) throws(RecordStoreError) in
             for path in state.unsyncedAssets { try Sys.fsyncPath(path) }
             for dir in Set(state.unsyncedAssets.map { ($0 as NSString).deletingLastPathComponent }) {
                 try Sys.fsyncPath(dir, directory: true)
@@ -229,14 +236,13 @@ extension RecordDatabase {
             state.unsyncedAssets = []
             try state.journal.sync()
             state.dirty = false
-            guard !state.collectable.isEmpty else { return [] }
+            guard !state.collectable.isEmpty else { return }
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }
-            let changes = try catchUp(&state)
+            // Caught up (nothing new in the journal) means the counts are every process's.
+            guard try !state.journal.isReplaced(), try !state.journal.hasNewBytes() else { return }
             collectAssets(&state)
-            return changes
         }
-        notify(changes)
     }
 
     func syncIfDirty() throws(RecordStoreError) {
@@ -256,4 +262,3 @@ extension RecordDatabase {
         notify(changes)
     }
 }
-

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// A CloudKit-style record database kept as JSON files in one directory.
@@ -43,7 +43,8 @@ public final class RecordDatabase: Sendable {
             try Sys.lock(lockFD, shared: !writable, path: layout.lockFile)
             defer { Sys.unlock(lockFD) }
             let recovered = try Self.recover(layout, writable: writable)
-            state = Mutex(DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes))
+            state = Mutex(
+                DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes))
             if writable { _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) } }
         } catch {
             Sys.close(lockFD)
@@ -144,7 +145,9 @@ public final class RecordDatabase: Sendable {
     /// A damaged or oversized journal or snapshot is moved into `lost+found/` and what it held is
     /// rebuilt from the record files. Read-only (`writable` false), nothing is written: the index
     /// is built in memory and damage is only logged.
-    private static func recover(_ layout: DatabaseLayout, writable: Bool) throws(RecordStoreError) -> (index: RecordIndex, journal: JournalFile, snapshotBytes: Int) {
+    private static func recover(_ layout: DatabaseLayout, writable: Bool) throws(RecordStoreError) -> (
+        index: RecordIndex, journal: JournalFile, snapshotBytes: Int
+    ) {
         if writable {
             try Sys.mkdir(layout.temp)
             TempFiles.clearLeftovers(layout)
@@ -191,7 +194,8 @@ public final class RecordDatabase: Sendable {
             index = rebuildIndex(layout)
             index.seq = journal.baseSeq
             if writable {
-                snapshotBytes = try Snapshot.write(index, generation: journal.generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
+                snapshotBytes = try Snapshot.write(
+                    index, generation: journal.generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
             }
         }
         let damage = try journal.readEntries { (entry) throws(RecordStoreError) in
@@ -244,7 +248,11 @@ public final class RecordDatabase: Sendable {
             let path = layout.recordPath(record.recordID.recordName)
             let encoded = entry.encodedSaves?[i] ?? RecordCoding.encode(record)
             // The encoding is deterministic: equal bytes mean the file is already this version.
-            if verify, let data = try? Sys.readFile(path, limit: DatabaseLayout.recordFileLimit), data.count == encoded.count, data == Data(encoded) { continue }
+            if verify, let data = try? Sys.readFile(path, limit: DatabaseLayout.recordFileLimit), data.count == encoded.count,
+                data == Data(encoded)
+            {
+                continue
+            }
             try Sys.overwriteFile(path, encoded)
         }
     }

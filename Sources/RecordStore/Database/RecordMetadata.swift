@@ -54,7 +54,8 @@ public struct RecordMetadata: Sendable, Hashable {
         case .bytes(let d): d.count <= smallBytesLimit
         case .list(let items):
             // References and assets are always kept: the reference index and asset counts need them.
-            items.allSatisfy { $0.referenceValue != nil || $0.assetValue != nil } || (items.count <= smallListLimit && items.allSatisfy(isSmall))
+            items.allSatisfy { $0.referenceValue != nil || $0.assetValue != nil }
+                || (items.count <= smallListLimit && items.allSatisfy(isSmall))
         default: true
         }
     }

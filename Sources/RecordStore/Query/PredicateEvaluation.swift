@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 extension Predicate.Node {
@@ -162,7 +162,8 @@ enum PredicateMatching {
     static func order(_ l: FieldValue, _ r: FieldValue, _ options: Predicate.Options) -> Int? {
         switch (l, r) {
         case (.string(let a), .string(let b)):
-            let fa = fold(a, options), fb = fold(b, options)
+            let fa = fold(a, options)
+            let fb = fold(b, options)
             return fa < fb ? -1 : fa == fb ? 0 : 1
         case (.int64, .int64), (.int64, .double), (.double, .int64), (.double, .double):
             return numericOrder(l, r)
@@ -223,8 +224,10 @@ enum PredicateMatching {
         if escaped { pieces.append(.literal("\\")) }
 
         let text = Array(s)
-        var ti = 0, pi = 0
-        var star = -1, mark = 0
+        var ti = 0
+        var pi = 0
+        var star = -1
+        var mark = 0
         while ti < text.count {
             if pi < pieces.count, pieces[pi] == .one || pieces[pi] == .literal(text[ti]) {
                 ti += 1

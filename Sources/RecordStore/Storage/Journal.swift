@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// One committed modify, as one line of `journal.jsonl`: `{"seq":N,"deletes":[…],"saves":[record…]}`.
@@ -55,7 +55,8 @@ struct JournalEntry: Sendable {
                 try c.readObject { (c, key) throws(JSONSyntaxError) in
                     switch key {
                     case "seq": seq = try c.readUInt64()
-                    case "deletes": try c.readArray { (c) throws(JSONSyntaxError) in deletes.append(RecordID(recordName: try c.readString())) }
+                    case "deletes":
+                        try c.readArray { (c) throws(JSONSyntaxError) in deletes.append(RecordID(recordName: try c.readString())) }
                     case "saves":
                         try c.readArray { (c) throws(JSONSyntaxError) in
                             c.skipWhitespace()

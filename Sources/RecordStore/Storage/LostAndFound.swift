@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 private let repairCounter = Atomic<UInt64>(0)
@@ -24,7 +24,8 @@ struct LostAndFound {
     /// Moves the file at `path` (inside the database) to the same relative path here; returns where.
     @discardableResult
     func moveAside(_ path: String) throws(RecordStoreError) -> String {
-        let relative = path.hasPrefix(layout.root + "/") ? String(path.dropFirst(layout.root.count + 1)) : (path as NSString).lastPathComponent
+        let relative =
+            path.hasPrefix(layout.root + "/") ? String(path.dropFirst(layout.root.count + 1)) : (path as NSString).lastPathComponent
         let target = directory + "/" + relative
         try makeDirectories(for: target)
         try Sys.rename(path, target)

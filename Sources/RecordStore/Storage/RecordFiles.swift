@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 private let tempCounter = Atomic<UInt64>(0)
@@ -26,7 +26,9 @@ enum RecordFiles {
         let path = layout.recordPath(id.recordName)
         let file: Data?
         do { file = try Sys.readFile(path, limit: DatabaseLayout.recordFileLimit) } catch {
-            if Sys.isOverLimit(error), case .damagedRecord(_, _, let reason) = error { throw .damagedRecord(id, path: path, reason: reason) }
+            if Sys.isOverLimit(error), case .damagedRecord(_, _, let reason) = error {
+                throw .damagedRecord(id, path: path, reason: reason)
+            }
             throw error
         }
         guard let data = file else {

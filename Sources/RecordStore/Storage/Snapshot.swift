@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The index snapshot, `index.jsonl`: a header line, then one line of metadata per record.
@@ -59,7 +59,8 @@ enum Snapshot {
         defer { Sys.close(fd) }
         let size = try Sys.fileSize(fd, path: path).size
         func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: why) }
-        var reader = LineBlockReader(fd: fd, path: path, from: 0, end: size, lineLimit: DatabaseLayout.snapshotLineLimit, blockSize: 8 << 20)
+        var reader = LineBlockReader(
+            fd: fd, path: path, from: 0, end: size, lineLimit: DatabaseLayout.snapshotLineLimit, blockSize: 8 << 20)
         var index = RecordIndex()
         var header: Header?
         while true {
@@ -107,7 +108,9 @@ enum Snapshot {
     }
 
     /// Parses the lines of `block` from `start` (each ends in `\n`) in parallel chunks and inserts them in order.
-    private static func decodeLines(_ data: Data, from start: Int, fileOffset: Int, into index: inout RecordIndex, path: String) throws(RecordStoreError) {
+    private static func decodeLines(_ data: Data, from start: Int, fileOffset: Int, into index: inout RecordIndex, path: String)
+        throws(RecordStoreError)
+    {
         let body = data[start...]
         guard !body.isEmpty else { return }
         let chunkCount = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))

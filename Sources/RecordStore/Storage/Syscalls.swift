@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// Every raw system call the store makes, retried on `EINTR`, failing with ``RecordStoreError/io(path:operation:errno:)``.
@@ -27,15 +27,26 @@ enum Sys {
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t = fileMode) throws(RecordStoreError) -> Int32 {
         let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
         if fd < 0 { throw fail("open", path) }
-        // The umask may have taken bits from `mode` (umask 0277 would leave 0400); one fchmod is cheap.
+        // The umask may have taken bits from `mode` (umask 0277 would leave 0400): then fchmod.
         // EPERM: an existing file of another owner (opened for its lock); its mode is fsck's business.
-        if flags & O_CREAT != 0, fchmod(fd, mode) < 0, errno != EPERM {
+        if flags & O_CREAT != 0, mode & ~processUmask != mode, fchmod(fd, mode) < 0, errno != EPERM {
             let error = fail("fchmod", path)
             close(fd)
             throw error
         }
         return fd
     }
+
+    /// The umask when the store first created a file, read from `/proc/self/status` (umask(2)
+    /// can only read it by changing it, for every thread). Unknown: assume all bits, so every
+    /// created file gets its fchmod.
+    static let processUmask: mode_t = {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+            let value = line.split(separator: "\t").last.flatMap({ mode_t($0.trimmingCharacters(in: .whitespaces), radix: 8) })
+        else { return 0o777 }
+        return value
+    }()
 
     static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 

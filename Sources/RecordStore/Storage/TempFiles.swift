@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// `<db>/tmp/`, shared by every process that has the database open (the mount and the CLI, say).

@@ -10,9 +10,8 @@
 //                                              ifServerRecordUnchanged, retrying on conflicts; prints
 //                                              "conflicts K" and "token T" at the end
 import Foundation
-import RecordStore
-
 @preconcurrency import Glibc
+import RecordStore
 
 func say(_ line: String) {
     let bytes = Array((line + "\n").utf8)
@@ -27,7 +26,10 @@ func text(_ i: Int, _ part: String) -> String {
 let args = CommandLine.arguments
 if args.count == 5, args[1] == "sha256" {
     let fd = open(args[2], O_RDONLY)
-    guard fd >= 0 else { say("error open \(args[2])"); exit(1) }
+    guard fd >= 0 else {
+        say("error open \(args[2])")
+        exit(1)
+    }
     var hasher = SHA256.Hasher()
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     var total = 0
@@ -84,7 +86,9 @@ do {
         var done = 0
         while done < count {
             var record: Record
-            do { record = try db.record(for: id) } catch RecordStoreError.unknownItem { record = Record(recordType: "Counter", recordID: id) }
+            do { record = try db.record(for: id) } catch RecordStoreError.unknownItem {
+                record = Record(recordType: "Counter", recordID: id)
+            }
             let n = record["n"]?.int64Value ?? 0
             record["n"] = .int64(n + 1)
             do {
