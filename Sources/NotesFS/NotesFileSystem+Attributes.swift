@@ -94,7 +94,8 @@ extension NotesFileSystem {
             var permissions: mode_t = 0o755
             if case .recovered = node { permissions = 0o555 }
             return Attributes(
-                inode: inode, mode: S_IFDIR | permissions, linkCount: directoryLinkCount(inode, nil, state), uid: options.uid, gid: options.gid, size: 4096,
+                inode: inode, mode: S_IFDIR | permissions, linkCount: directoryLinkCount(inode, nil, state), uid: options.uid,
+                gid: options.gid, size: 4096,
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
         case .scratch(let file):
             return Attributes(

@@ -155,7 +155,8 @@ extension NotesFileSystem {
         if state.handles.values.contains(replacedInode) { _ = try openFile(replacedInode, &state) }
         var record = try database.record(for: target.recordID)
         try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
-        for key in [MountFields.mode, MountFields.uid, MountFields.gid, MountFields.accessNanoseconds, MountFields.modificationNanoseconds] {
+        for key in [MountFields.mode, MountFields.uid, MountFields.gid, MountFields.accessNanoseconds, MountFields.modificationNanoseconds]
+        {
             record[key] = source.record[key]
         }
         record.modificationDate = source.record.modificationDate

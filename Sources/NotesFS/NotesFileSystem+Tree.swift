@@ -89,7 +89,9 @@ extension NotesFileSystem {
                 let inode = metadata.identity
                 guard let parent = parentInode(of: metadata, &state), let member = member(for: metadata) else { continue }
                 if state.detached.values.contains(where: { $0.values.contains(inode) }) { continue }
-                if movedIdentities.contains(inode) { dropReplacedInode(of: metadata, in: parent, external: change.isExternal, &out, &state) }
+                if movedIdentities.contains(inode) {
+                    dropReplacedInode(of: metadata, in: parent, external: change.isExternal, &out, &state)
+                }
                 let oldParent = state.parentOf[inode]
                 // The kernel knows about names this mount changed itself; it must hear of collision
                 // suffixes that moved and of everything another process did.
