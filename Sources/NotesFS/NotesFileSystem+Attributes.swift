@@ -11,7 +11,7 @@ enum Node: Sendable {
     case folder(RecordMetadata)
     case note(RecordMetadata)
     case attachment(RecordMetadata)
-    /// A `Symlink` or `SpecialFile` record (``NotesFileSystem/nodeAttributes(_:_:)``).
+    /// A `Symlink` or `SpecialFile` record (``NotesFileSystem/nodeAttributes(_:_:_:)``).
     case symlink(RecordMetadata)
     case special(RecordMetadata)
     /// A `Link` record (a hard link's further name), reached by its listed identity only: the
@@ -34,6 +34,10 @@ enum MountFields {
     static let gid = "gid"
     /// The exact mtime in nanoseconds when set by `utimensat` (a `Date` cannot hold every nanosecond).
     static let modificationNanoseconds = "mtimeNanoseconds"
+    /// atime in nanoseconds (``FileTimes``): set by `utimensat`, or a read's update at the next save.
+    static let accessNanoseconds = "atimeNanoseconds"
+    /// ctime in nanoseconds: set by every save the mount makes (content or metadata).
+    static let changeNanoseconds = "ctimeNanoseconds"
 }
 
 /// lookup, getattr, setattr, statfs: attributes from record metadata (no record file is read).
@@ -99,17 +103,19 @@ extension NotesFileSystem {
             var permissions: mode_t = 0o755
             if case .recovered = node { permissions = 0o555 }
             return Attributes(
-                inode: inode, mode: S_IFDIR | permissions, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
+                inode: inode, mode: S_IFDIR | permissions, linkCount: directoryLinkCount(inode, nil, state), uid: options.uid,
+                gid: options.gid, size: 4096,
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
         case .symlink(let m), .special(let m), .link(let m):
-            return nodeAttributes(inode, m)
+            return nodeAttributes(inode, m, state)
         case .scratch(let file) where file.symlinkTarget != nil:
             return nodeAttributes(file)
         case .scratch(let file):
             return Attributes(
                 inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,
                 size: UInt64(clamping: file.content.count),
-                accessTime: file.modificationTime, modificationTime: file.modificationTime, changeTime: file.modificationTime)
+                accessTime: state.accessTimes[inode] ?? file.modificationTime, modificationTime: file.modificationTime,
+                changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool
             if case .folder = node { isDirectory = true } else { isDirectory = false }
@@ -117,10 +123,13 @@ extension NotesFileSystem {
             let permissions =
                 record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? (isDirectory ? 0o755 : 0o644)
             var size: UInt64
-            var time = Self.fileTime(m)
+            var times = self.times(inode, m, state)
             if let open = state.openFiles[inode] {
                 size = UInt64(clamping: open.content.count)
-                if let pending = open.pendingModificationTime { time = pending }
+                if let pending = open.pendingModificationTime {
+                    times.modification = pending
+                    if times.change < pending { times.change = pending }  // unsaved bytes: ctime moved with mtime
+                }
             } else if let asset = record["content"]?.assetValue {
                 size = UInt64(clamping: asset.size)  // an attachment, or a note kept as bytes
             } else if case .note = node {
@@ -132,10 +141,11 @@ extension NotesFileSystem {
             }
             if isDirectory { size = 4096 }
             return Attributes(
-                inode: inode, mode: (isDirectory ? S_IFDIR : S_IFREG) | permissions, linkCount: isDirectory ? 2 : linkCount(m),
+                inode: inode, mode: (isDirectory ? S_IFDIR : S_IFREG) | permissions,
+                linkCount: isDirectory ? directoryLinkCount(inode, m, state) : linkCount(m),
                 uid: record[MountFields.uid]?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
                 gid: record[MountFields.gid]?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
-                size: size, accessTime: time, modificationTime: time, changeTime: time)
+                size: size, accessTime: times.access, modificationTime: times.modification, changeTime: times.change)
         }
     }
 
@@ -164,7 +174,9 @@ extension NotesFileSystem {
         if let size = changes.size { try truncate(inode, to: size) }
         return try locked { (state) throws in
             let node = try self.node(inode, state)
-            let time = changes.modificationTime.map { $0.resolved() }
+            let now = FileTime.now
+            let time = changes.modificationTime.map { $0.resolved(now: now) }
+            let accessTime = changes.accessTime.map { $0.resolved(now: now) }
             if case .scratch(let file) = node {
                 if let mode = changes.mode { file.mode = mode }
                 if let uid = changes.uid { file.uid = uid }
@@ -173,18 +185,27 @@ extension NotesFileSystem {
                     file.modificationTime = time
                     file.modificationTimeWasSet = true
                 }
+                if let accessTime { state.accessTimes[inode] = accessTime }  // a new file's: saved with it
             } else if let metadata = node.metadata {
+                var recordTime = time
                 if let time, let open = state.openFiles[inode], open.dirty {
-                    open.pendingModificationTime = time
-                } else if changes.mode != nil || changes.uid != nil || changes.gid != nil || time != nil {
+                    open.pendingModificationTime = time  // saved with the bytes, which would move it again
+                    recordTime = nil
+                }
+                if changes.mode != nil || changes.uid != nil || changes.gid != nil || recordTime != nil || accessTime != nil {
                     var record = try database.record(for: metadata.recordID)
                     if let mode = changes.mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
                     if let uid = changes.uid { record[MountFields.uid] = .int64(Int64(uid)) }
                     if let gid = changes.gid { record[MountFields.gid] = .int64(Int64(gid)) }
-                    if let time {
+                    if let time = recordTime {
                         Self.setModificationTime(time, of: &record)
                     } else {
                         record.modificationDate = metadata.record.modificationDate
+                    }
+                    Self.stampChange(&record, inode: inode, &state)
+                    if let accessTime {
+                        state.accessTimes[inode] = nil
+                        record[MountFields.accessNanoseconds] = Self.nanoseconds(accessTime).map { .int64($0) }
                     }
                     let saved = try saveOne(record)
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
@@ -208,6 +229,8 @@ extension NotesFileSystem {
         let content: ContentBuffer = try locked { (state) throws in
             guard state.openFiles[inode] === open else { return try openFile(inode, &state).content }
             open.markChanged()
+            // truncate, ftruncate and O_TRUNC (a setattr of the size after open) move mtime and ctime.
+            if let file = state.scratch[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
             return open.content
         }
         try content.truncate(Int64(size))
@@ -224,9 +247,7 @@ extension NotesFileSystem {
     static func setModificationTime(_ time: FileTime, of record: inout Record) {
         record.modificationDate = date(time)
         // Seconds beyond what nanoseconds in an Int64 can hold (year 2262) keep the date only.
-        let (scaled, overflow) = time.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (total, overflow2) = scaled.addingReportingOverflow(time.nanoseconds)
-        record[MountFields.modificationNanoseconds] = overflow || overflow2 ? nil : .int64(total)
+        record[MountFields.modificationNanoseconds] = nanoseconds(time).map { .int64($0) }
     }
 
     public func statfs(_ context: RequestContext, inode: Inode) throws(Errno) -> FilesystemStatistics {

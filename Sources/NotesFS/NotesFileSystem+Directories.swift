@@ -12,7 +12,7 @@ extension NotesFileSystem {
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
             var folder = Folder(name: EntryNames.name(fromFileName: string), parent: parentFolder)
             folder.ownership = Ownership(mode: UInt32(mode & ~context.umask & 0o7777), uid: context.uid, gid: context.gid)
-            return try entry(try Self.inode(of: try saveOne(folder.record)), state)
+            return try entry(try Self.inode(of: try saveOne(folder.record, touching: try touchedFolders([parent], &state))), state)
         }
     }
 
@@ -25,7 +25,7 @@ extension NotesFileSystem {
             guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
             let contents = try listing(inode, &state)
             guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
-            try database.modify(deleting: [metadata.recordID])
+            try database.modify(saving: try touchedFolders([parent], &state), deleting: [metadata.recordID])
         }
     }
 

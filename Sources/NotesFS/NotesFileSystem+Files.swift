@@ -178,6 +178,7 @@ extension NotesFileSystem {
         } else {
             record[MountFields.modificationNanoseconds] = nil
         }
+        Self.stampChange(&record, inode: inode, &state)
         let saved = try saveOne(record)
         open.baseTag = saved.recordChangeTag
         if open.generation == generation { open.dirty = false }
@@ -189,7 +190,9 @@ extension NotesFileSystem {
     /// Saves a new file as its first record, under the identity reserved at create (under the
     /// state lock). `bytes` is its stored form when already made outside the lock.
     func savePending(_ file: ScratchFile, _ state: inout FileSystemState, bytes: StoredBytes? = nil, generation: UInt64? = nil) throws {
-        let saved = try createRecord(named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes)
+        let saved = try createRecord(
+            named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes,
+            accessTime: state.accessTimes.removeValue(forKey: file.inode), touching: try touchedFolders([file.parent], &state))
         state.scratch[file.inode] = nil
         if let open = state.openFiles[file.inode] {
             open.baseTag = saved.recordChangeTag
@@ -204,7 +207,8 @@ extension NotesFileSystem {
     /// file keeps its reserved identity). `bytes` is the stored form when already made.
     @discardableResult
     func createRecord(
-        named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil, bytes: StoredBytes? = nil
+        named name: String, folder: RecordID?, from file: ScratchFile, deleting: RecordID? = nil, bytes: StoredBytes? = nil,
+        accessTime: FileTime? = nil, touching folders: [Record] = []
     ) throws -> Record {
         var record: Record
         let recordType: String
@@ -221,7 +225,8 @@ extension NotesFileSystem {
         record[MountFields.uid] = .int64(Int64(file.uid))
         record[MountFields.gid] = .int64(Int64(file.gid))
         if !file.isPendingRecord || file.modificationTimeWasSet { Self.setModificationTime(file.modificationTime, of: &record) }
-        return try saveOne(record, deleting: deleting.map { [$0] } ?? [])
+        if let accessTime { record[MountFields.accessNanoseconds] = Self.nanoseconds(accessTime).map { .int64($0) } }
+        return try saveOne(record, deleting: deleting.map { [$0] } ?? [], touching: folders)
     }
 
     /// Saves one record (and deletes `deleting`) in one modify; the saved record.
@@ -235,8 +240,8 @@ extension NotesFileSystem {
         return identity
     }
 
-    func saveOne(_ record: Record, deleting: [RecordID] = []) throws -> Record {
-        guard let saved = try database.modify(saving: [record], deleting: deleting).savedRecords.first else { throw Errno.io }
+    func saveOne(_ record: Record, deleting: [RecordID] = [], touching folders: [Record] = []) throws -> Record {
+        guard let saved = try database.modify(saving: [record] + folders, deleting: deleting).savedRecords.first else { throw Errno.io }
         return saved
     }
 
@@ -412,6 +417,7 @@ extension NotesFileSystem {
             case .root, .recovered, .folder: throw Errno.isDirectory
             case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
             case .note(let m), .attachment(let m):
+                noteRead(inode, m, &state)
                 if let asset = m.record["content"]?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
                 if let cached = state.readCache[inode], cached.tag == m.record.recordChangeTag {
@@ -483,7 +489,8 @@ extension NotesFileSystem {
         let content: ContentBuffer = try locked { (state) throws in
             guard state.handles[handle] == inode, state.openFiles[inode] === open else { throw Errno.badFileDescriptor }
             open.markChanged()
-            if let file = state.scratch[inode] { file.modificationTime = .now }
+            // A write moves mtime (saved with the bytes; ctime with it).
+            if let file = state.scratch[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
             return open.content
         }
         let position = flags & O_APPEND != 0 ? content.count : offset
@@ -560,7 +567,7 @@ extension NotesFileSystem {
                 if try promoteLink(of: m) { return }
                 // Open descriptors keep reading (and writing) the bytes until the last close.
                 if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
-                try database.modify(deleting: [m.recordID])
+                try database.modify(saving: try touchedFolders([parent], &state), deleting: [m.recordID])
             }
         }
     }
@@ -574,5 +581,6 @@ extension NotesFileSystem {
         state.scratch[file.inode] = nil
         state.listings[file.parent]?.remove(file.inode)
         state.openFiles[file.inode]?.orphaned = true
+        state.accessTimes[file.inode] = nil
     }
 }

@@ -31,9 +31,9 @@ extension NotesFileSystem {
     }
 
     /// Attributes of a `Symlink` or `SpecialFile` record.
-    func nodeAttributes(_ inode: Inode, _ metadata: RecordMetadata) -> Attributes {
+    func nodeAttributes(_ inode: Inode, _ metadata: RecordMetadata, _ state: borrowing FileSystemState) -> Attributes {
         let record = metadata.record
-        let time = Self.fileTime(metadata)
+        let times = times(inode, metadata, state)
         var mode: mode_t
         var size: UInt64 = 0
         var rdev: UInt64 = 0
@@ -51,7 +51,7 @@ extension NotesFileSystem {
             inode: inode, mode: mode, linkCount: linkCount(metadata),
             uid: record[MountFields.uid]?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
             gid: record[MountFields.gid]?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
-            size: size, accessTime: time, modificationTime: time, changeTime: time, rdev: rdev)
+            size: size, accessTime: times.access, modificationTime: times.modification, changeTime: times.change, rdev: rdev)
     }
 
     /// Attributes of a scratch symlink.

@@ -6,9 +6,12 @@ import RecordStore
 /// rename(2): records keep their identity (recordName, creationDate, inode).
 ///
 /// - within a folder it changes the title, across folders the folder reference;
-/// - onto an existing note it is an atomic content replace: the target keeps its identity and takes
-///   the source's bytes, mtime and mode, and the source is deleted, in one modify (sed -i, rsync,
-///   `os.replace`);
+/// - onto an existing note it is an atomic content replace: the target record keeps its
+///   `recordName` and `creationDate` and takes the source's bytes, times, mode and owner, and the
+///   source record is deleted, in one modify (sed -i, rsync, `os.replace`). What `stat` shows
+///   follows POSIX: the target record takes the source's identity (its inode number) in that
+///   modify, and descriptors still open on the replaced file keep reading its old bytes. (A source
+///   that is editor scratch has no record: the target keeps its inode then.);
 /// - to an editor scratch name (vim's `x~`) it hides the note behind an in-memory copy, and a file
 ///   created again under the old name brings the same record back (vim, emacs backup-by-rename);
 /// - a folder into itself is `EINVAL`; `RENAME_NOREPLACE` gives `EEXIST`; `RENAME_EXCHANGE` is
@@ -31,7 +34,8 @@ extension NotesFileSystem {
             let node = try self.node(inode, state)
             let existingNode = try existing.map { (inode) throws in try self.node(inode, state) }
             if case .folder(let metadata) = node {
-                try renameFolder(metadata, inode: inode, to: target, in: newParent, folder: targetFolder, replacing: existingNode, &state)
+                try renameFolder(
+                    metadata, inode: inode, to: target, in: newParent, from: parent, folder: targetFolder, replacing: existingNode, &state)
                 return
             }
             if case .folder = existingNode { throw Errno.isDirectory }
@@ -80,9 +84,8 @@ extension NotesFileSystem {
                         inode, named: source, in: parent, behind: target, in: newParent, content: try content(), context, &state)
                 } else if let replaced {
                     try replace(
-                        replaced, with: try openContent ?? loadContent(node), time: Self.fileTime(metadata), mode: nil,
-                        deleting: metadata.recordID)
-                    (targetInode, sourceGone) = (replaced.identity, true)
+                        replaced, with: metadata, inode: inode, content: try openContent ?? loadContent(node),
+                        parents: [parent, newParent], &state)
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
                     var record = try database.record(for: metadata.recordID)
                     let key = metadata.recordType == Note.recordType ? "title" : "name"
@@ -91,7 +94,8 @@ extension NotesFileSystem {
                             ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record["folder"] = targetFolder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
                     record.modificationDate = metadata.record.modificationDate
-                    let saved = try saveOne(record)
+                    Self.stampChange(&record, inode: inode, &state)
+                    let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
                 } else {
@@ -117,7 +121,7 @@ extension NotesFileSystem {
     }
 
     private func renameFolder(
-        _ metadata: RecordMetadata, inode: Inode, to target: String, in newParent: Inode, folder: RecordID?,
+        _ metadata: RecordMetadata, inode: Inode, to target: String, in newParent: Inode, from parent: Inode, folder: RecordID?,
         replacing existing: Node?, _ state: inout FileSystemState
     ) throws {
         var deletes: [RecordID] = []
@@ -139,7 +143,37 @@ extension NotesFileSystem {
         record["name"] = .string(EntryNames.name(fromFileName: target))
         record["parent"] = folder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
         record.modificationDate = metadata.record.modificationDate
-        try database.modify(saving: [record], deleting: deletes)
+        Self.stampChange(&record, inode: inode, &state)
+        try database.modify(saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes)
+    }
+
+    /// Rename of record `source` (inode `inode`) over record `target`: one modify saves the target
+    /// record with the source's bytes, times, mode, owner and identity, and deletes the source
+    /// record. The replaced inode's bytes stay readable by descriptors still open on it.
+    private func replace(
+        _ target: RecordMetadata, with source: RecordMetadata, inode: Inode, content: ContentBuffer, parents: [Inode],
+        _ state: inout FileSystemState
+    ) throws {
+        let replacedInode = target.identity
+        if state.handles.values.contains(replacedInode) { _ = try openFile(replacedInode, &state) }
+        var record = try database.record(for: target.recordID)
+        try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
+        for key in [MountFields.mode, MountFields.uid, MountFields.gid, MountFields.accessNanoseconds, MountFields.modificationNanoseconds]
+        {
+            record[key] = source.record[key]
+        }
+        record.modificationDate = source.record.modificationDate
+        Self.stampChange(&record, inode: inode, &state)
+        record.takeIdentity(inode)
+        let saved = try saveOne(record, deleting: [source.recordID], touching: try touchedFolders(parents, &state))
+        // The replaced inode is gone from every listing; its open descriptors read the bytes loaded above.
+        for parent in parents { _ = state.listings[parent]?.remove(replacedInode) }
+        state.parentOf[replacedInode] = nil
+        state.openFiles[replacedInode]?.orphaned = true
+        state.cachedTags[replacedInode] = nil
+        state.accessTimes[replacedInode] = nil
+        state.openFiles[inode]?.baseTag = saved.recordChangeTag
+        state.cachedTags[inode] = saved.recordChangeTag
     }
 
     /// `target` keeps its identity and takes `bytes` (and mtime and mode); `deleting` goes in the same modify.

@@ -22,8 +22,17 @@ extension NotesFileSystem {
     /// Recomputes the folder tree after a change to folders; true when what `Recovered` holds
     /// changed (then every listing is rebuilt, as after a reset).
     private func refreshFolderTree(after change: RecordStoreChange, _ state: inout FileSystemState) -> Bool {
-        let touchesFolders =
-            change.saved.contains { $0.recordType == Folder.recordType } || change.deleted.contains { $0.recordType == Folder.recordType }
+        // A folder saved with the same parent (its times moved, or its name) keeps the tree as it is.
+        let moved = change.saved.contains { metadata in
+            guard metadata.recordType == Folder.recordType else { return false }
+            let parent = metadata.record["parent"]?.referenceValue?.recordID
+            switch state.folderTree?.placement(ofFolder: metadata.recordID) {
+            case .root?: return parent != nil
+            case .folder(let id)?: return parent != id
+            default: return true
+            }
+        }
+        let touchesFolders = moved || change.deleted.contains { $0.recordType == Folder.recordType }
         guard touchesFolders else { return false }
         let old = state.folderTree
         let new = FolderTree(database: database)
@@ -40,6 +49,7 @@ extension NotesFileSystem {
         guard !changes.isEmpty else { return }
         var out: [Invalidation] = []
         for change in changes {
+            var movedIdentities = Set<Inode>()
             if refreshFolderTree(after: change, &state) || change.isReset {
                 for (directory, listing) in state.listings {
                     for (inode, name) in listing.nameOf where state.scratch[inode] == nil {
@@ -55,6 +65,11 @@ extension NotesFileSystem {
             }
             for metadata in change.deleted {
                 let inode = metadata.identity
+                // Taken over by a saved record (rename over an existing file): the save below moves it.
+                if change.saved.contains(where: { $0.identity == inode }) {
+                    movedIdentities.insert(inode)
+                    continue
+                }
                 if let parent = state.parentOf.removeValue(forKey: inode) {
                     for rename in state.listings[parent]?.remove(inode) ?? [] {
                         guard let old = rename.old else { continue }
@@ -68,11 +83,15 @@ extension NotesFileSystem {
                 state.listings[inode] = nil
                 state.openFiles[inode]?.orphaned = true
                 state.cachedTags[inode] = nil
+                state.accessTimes[inode] = nil
             }
             for metadata in change.saved {
                 let inode = metadata.identity
                 guard let parent = parentInode(of: metadata, &state), let member = member(for: metadata) else { continue }
                 if state.detached.values.contains(where: { $0.values.contains(inode) }) { continue }
+                if movedIdentities.contains(inode) {
+                    dropReplacedInode(of: metadata, in: parent, external: change.isExternal, &out, &state)
+                }
                 let oldParent = state.parentOf[inode]
                 // The kernel knows about names this mount changed itself; it must hear of collision
                 // suffixes that moved and of everything another process did.
@@ -110,6 +129,23 @@ extension NotesFileSystem {
             outbox.withLock { $0.append(contentsOf: out) }
             outboxSignal.signal()
         }
+    }
+
+    /// A record that took another's identity (rename over it, by another process: this mount's own
+    /// rename did this already) no longer shows under its old inode: drop that from the listing.
+    private func dropReplacedInode(
+        of metadata: RecordMetadata, in parent: Inode, external: Bool, _ out: inout [Invalidation], _ state: inout FileSystemState
+    ) {
+        let name = metadata.recordID.recordName
+        guard let listing = state.listings[parent],
+            let (old, _) = listing.members.first(where: { $0.value.recordName == name && $0.key != metadata.identity })
+        else { return }
+        let oldName = listing.nameOf[old]
+        _ = state.listings[parent]?.remove(old)
+        state.parentOf[old] = nil
+        state.openFiles[old]?.orphaned = true
+        state.cachedTags[old] = nil
+        if external, let oldName { out.append(.delete(parent: parent, child: old, name: oldName)) }
     }
 
     /// The directory a record shows in (``FolderTree``): its folder's (or parent folder's) inode,

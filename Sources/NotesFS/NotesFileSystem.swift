@@ -184,6 +184,9 @@ struct FileSystemState: ~Copyable {
     /// The source inode of a rename onto an existing record → the target's inode: the kernel maps
     /// the target name to the source inode until it hears the invalidation (sent after the reply).
     var aliases: [Inode: Inode] = [:]
+    /// atimes moved by reads (relatime), not saved yet: written into the record at its next save
+    /// by this mount (``FileTimes``).
+    var accessTimes: [Inode: FileTime] = [:]
 
     mutating func newHandle() -> UInt64 {
         defer { nextHandle += 1 }

@@ -66,18 +66,21 @@ import Testing
         }
     }
 
-    @Test func renameOntoAnExistingNoteKeepsTheTarget() throws {
+    @Test func renameOntoAnExistingNoteKeepsTheTargetRecordAndShowsTheSourceInode() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("target.md"), "old content") == 0)
             #expect(writeFile(m.path("source.md"), "new content") == 0)
             let targetName = try #require(recordName(m.path("target.md")))
             let targetInode = statOf(m.path("target.md")).0?.st_ino
+            let sourceInode = statOf(m.path("source.md")).0?.st_ino
             let created = note(m.database, recordName: targetName)?.creationDate
             #expect(readFile(m.path("target.md")) == "old content")  // cached by the kernel
             #expect(rename(m.path("source.md"), m.path("target.md")) == 0)
             #expect(statOf(m.path("source.md")).1 == ENOENT)
             #expect(recordName(m.path("target.md")) == targetName)
-            #expect(statOf(m.path("target.md")).0?.st_ino == targetInode)
+            // POSIX: the name shows the moved file's inode; the store keeps the target record.
+            #expect(statOf(m.path("target.md")).0?.st_ino == sourceInode)
+            #expect(statOf(m.path("target.md")).0?.st_ino != targetInode)
             #expect(readFile(m.path("target.md")) == "new content")
             let target = note(m.database, recordName: targetName)
             #expect(target?.text == "new content")

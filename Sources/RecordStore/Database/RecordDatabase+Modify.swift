@@ -159,11 +159,21 @@ extension RecordDatabase {
                     stored = client
                 }
                 stored.identity = server.record.identity
+                if let taken = client.takenIdentity, taken != server.record.identity {
+                    // Only the identity of a record this very modify deletes (deletes apply first).
+                    guard deletes.contains(where: { index.entries[$0]?.record.identity == taken }),
+                        !saves.contains(where: { $0.identity == taken })
+                    else { throw .invalidArguments("record \(client.recordID): identity \(taken) is not one of a record deleted here") }
+                    stored.identity = taken
+                }
                 stored.creationDate = server.record.creationDate
                 if !client.modificationDateWasSet { stored.storedModificationDate = now }
             } else {
                 if policy == .ifServerRecordUnchanged, client.recordChangeTag != nil { throw .unknownItem(client.recordID) }
                 stored = client
+                if client.takenIdentity != nil {
+                    throw .invalidArguments("record \(client.recordID): only a saved record can take another's identity")
+                }
                 if let reserved = client.identity {
                     // From reserveIdentity(): below nextIdentity and not in use.
                     guard reserved >= RecordIndex.firstIdentity, reserved < index.nextIdentity, index.names[reserved] == nil,

@@ -24,7 +24,13 @@ struct RecordIndex {
     static let tombstoneLimit = 50_000
 
     mutating func save(_ fullRecord: Record, seq: UInt64) {
-        if let old = entries[fullRecord.recordID.recordName] { removeReferences(of: old) }
+        if let old = entries[fullRecord.recordID.recordName] {
+            removeReferences(of: old)
+            // An identity taken over from a record deleted in the same entry (takeIdentity).
+            if let identity = old.record.identity, identity != fullRecord.identity, names[identity] == old.recordID.recordName {
+                names[identity] = nil
+            }
+        }
         insert(RecordMetadata(fullRecord: fullRecord, seq: seq))
     }
 

@@ -39,6 +39,8 @@ public struct Record: Sendable, Hashable {
     public internal(set) var changedKeys: Set<String> = []
 
     var storedModificationDate: Date?
+    /// Set by ``takeIdentity(_:)`` for the next save only (not stored).
+    var takenIdentity: UInt64?
     var modificationDateWasSet = false
 
     public init(recordType: String, recordID: RecordID = RecordID()) {
@@ -68,6 +70,14 @@ public struct Record: Sendable, Hashable {
         self.identity = identity
     }
 
+    /// Makes this record take over `identity` from a record deleted in the same modify (a
+    /// filesystem's rename over an existing file: the saved record keeps its `recordName` and
+    /// `creationDate`, and shows the moved file's inode number from then on, across reopens).
+    /// The modify throws `invalidArguments` unless a record it deletes has that identity.
+    public mutating func takeIdentity(_ identity: UInt64) {
+        takenIdentity = identity
+    }
+
     /// Reads or writes a field; writing `nil` removes it.
     public subscript(key: String) -> FieldValue? {
         get { fields[key] }
@@ -89,6 +99,7 @@ public struct Record: Sendable, Hashable {
         var copy = self
         copy.changedKeys = []
         copy.modificationDateWasSet = false
+        copy.takenIdentity = nil
         return copy
     }
 }

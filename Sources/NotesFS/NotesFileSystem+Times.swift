@@ -1,0 +1,94 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// The three POSIX times of a record, as `stat` shows them.
+///
+/// - mtime is the record's `modificationDate` (exact nanoseconds in
+///   ``MountFields/modificationNanoseconds`` when set by `utimensat`);
+/// - ctime is ``MountFields/changeNanoseconds``, set to now by every save this mount makes
+///   (content, chmod, chown, utimensat, rename); records saved elsewhere without it show their mtime;
+/// - atime is ``MountFields/accessNanoseconds`` (set by `utimensat`), or the relatime-style update
+///   a read makes: kept in memory (``FileSystemState/accessTimes``) and written into the record at
+///   its next save by this mount (so it is lost at unmount when nothing else changed: reads never
+///   cost a save); absent, it is the mtime.
+/// - A directory's mtime and ctime move when an entry is added, removed or renamed in it: its
+///   folder record is saved in the same modify as the entry's change (``touchedFolders(_:_:)``).
+struct FileTimes {
+    var access: FileTime
+    var modification: FileTime
+    var change: FileTime
+}
+
+extension NotesFileSystem {
+    /// The times of a stored record, with a read's in-memory atime.
+    func times(_ inode: Inode, _ metadata: RecordMetadata, _ state: borrowing FileSystemState) -> FileTimes {
+        let modification = Self.fileTime(metadata)
+        let record = metadata.record
+        let change = record[MountFields.changeNanoseconds]?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
+        let access =
+            state.accessTimes[inode] ?? record[MountFields.accessNanoseconds]?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
+        return FileTimes(access: access, modification: modification, change: change)
+    }
+
+    static func fileTime(nanoseconds: Int64) -> FileTime {
+        let seconds = nanoseconds / 1_000_000_000
+        var rest = nanoseconds % 1_000_000_000
+        if rest < 0 { rest += 1_000_000_000 }
+        return FileTime(seconds: nanoseconds < 0 && rest != 0 ? seconds - 1 : seconds, nanoseconds: rest)
+    }
+
+    /// `time` in nanoseconds since 1970; nil beyond what an Int64 holds (year 2262).
+    static func nanoseconds(_ time: FileTime) -> Int64? {
+        let (scaled, overflow) = time.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflow2) = scaled.addingReportingOverflow(time.nanoseconds)
+        return overflow || overflow2 ? nil : total
+    }
+
+    /// Stamps a save of `inode`'s record: ctime now, and the atime a read left in memory.
+    static func stampChange(_ record: inout Record, inode: Inode, _ state: inout FileSystemState) {
+        record[MountFields.changeNanoseconds] = nanoseconds(.now).map { .int64($0) }
+        if let access = state.accessTimes.removeValue(forKey: inode) {
+            record[MountFields.accessNanoseconds] = nanoseconds(access).map { .int64($0) }
+        }
+    }
+
+    /// A read of `inode`: relatime's rule (atime moves when it is not after mtime or ctime, or is
+    /// a day old), in memory until the record's next save.
+    func noteRead(_ inode: Inode, _ metadata: RecordMetadata, _ state: inout FileSystemState) {
+        let times = times(inode, metadata, state)
+        let now = FileTime.now
+        if !(times.modification < times.access) || !(times.change < times.access) || times.access.seconds + 86_400 < now.seconds {
+            state.accessTimes[inode] = now
+        }
+    }
+
+    /// The folder records of `parents` with mtime and ctime now, to save in the same modify as an
+    /// entry added to, removed from or renamed in them (the root and `Recovered` have no record).
+    func touchedFolders(_ parents: [Inode], _ state: inout FileSystemState) throws -> [Record] {
+        var records: [Record] = []
+        var seen = Set<Inode>()
+        for parent in parents where seen.insert(parent).inserted {
+            guard parent != Self.rootInode, parent != Self.recoveredInode, let metadata = database.metadata(identity: parent),
+                metadata.recordType == Folder.recordType
+            else { continue }
+            var record = try recordForSave(metadata, replacing: [])
+            let now = FileTime.now
+            Self.setModificationTime(now, of: &record)
+            Self.stampChange(&record, inode: parent, &state)
+            records.append(record)
+        }
+        return records
+    }
+
+    /// A directory's link count: 2 + its subdirectories.
+    func directoryLinkCount(_ inode: Inode, _ metadata: RecordMetadata?, _ state: borrowing FileSystemState) -> UInt32 {
+        if let listing = state.listings[inode] {
+            return UInt32(clamping: 2 + listing.members.values.count(where: \.isDirectory))
+        }
+        guard let metadata else { return 2 }
+        let folders = database.referrers(to: metadata.recordID, key: "parent").count { $0.recordType == Folder.recordType }
+        return UInt32(clamping: 2 + folders)
+    }
+}

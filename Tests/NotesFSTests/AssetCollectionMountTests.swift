@@ -1,0 +1,49 @@
+/// Attachments' contents are freed through the mount: overwriting, removing and removing a whole
+/// folder of attachments leaves no asset behind once nothing uses it, and `fsck` is clean.
+
+import Foundation
+import Glibc
+import RecordStore
+import Testing
+
+/// The asset files under `<db>/assets`.
+private func assetFiles(_ databasePath: String) -> [String] {
+    let root = databasePath + "/assets"
+    guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
+    return walker.compactMap { $0 as? String }.filter { path in
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory) && !isDirectory.boolValue
+    }
+}
+
+@Suite struct AssetCollectionMountTests {
+    @Test func overwriteRemoveAndRemoveRecursiveFreeTheAssets() throws {
+        try withDatabaseDirectory { db in
+            try withNotesMount(databasePath: db) { m in
+                let big = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+                #expect(writeBytes(m.path("big.bin"), big) == 0)
+                #expect(poll(seconds: 10) { assetFiles(db).count == 1 })
+                // An overwrite replaces the asset.
+                #expect(writeBytes(m.path("big.bin"), Array(big.reversed())) == 0)
+                #expect(poll(seconds: 10) { assetFiles(db).count == 1 }, "\(assetFiles(db))")
+                #expect(unlink(m.path("big.bin")) == 0)
+                #expect(poll(seconds: 10) { assetFiles(db).isEmpty }, "\(assetFiles(db))")
+                // A folder of attachments (and a binary note) removed with rm -r.
+                #expect(mkdir(m.path("d"), 0o755) == 0)
+                #expect(mkdir(m.path("d/e"), 0o755) == 0)
+                #expect(writeBytes(m.path("d/a.bin"), Array(big.prefix(100_000))) == 0)
+                #expect(writeBytes(m.path("d/e/b.pdf"), Array(big.suffix(200_000))) == 0)
+                #expect(writeBytes(m.path("d/e/latin.md"), Array("caf\u{e9}".unicodeScalars.map { UInt8($0.value) })) == 0)
+                #expect(poll(seconds: 10) { assetFiles(db).count == 3 }, "\(assetFiles(db))")
+                let rm = try run(["/bin/rm", "-r", m.path("d")])
+                #expect(rm.status == 0, "\(rm)")
+                #expect(poll(seconds: 10) { assetFiles(db).isEmpty }, "\(assetFiles(db))")
+            }
+            let database = try RecordDatabase(path: db)
+            defer { try? database.close() }
+            let report = try database.check()
+            #expect(report.problems.isEmpty, "\(report.problems)")
+            #expect(assetFiles(db).isEmpty)
+        }
+    }
+}
