@@ -253,6 +253,12 @@ final class SpawnedProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // Nothing else of the test process: a long-lived child (a notesfs daemon) that inherited a
+        // descriptor another test holds on a mounted file would keep that mount busy (EBUSY at
+        // unmount) for the child's whole life.
+        // (glibc ignores a close action on a descriptor closed meanwhile: only out-of-range ones fail.)
+        let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
+        for fd in inherited where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
