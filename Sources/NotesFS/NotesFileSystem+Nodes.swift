@@ -261,7 +261,15 @@ extension NotesFileSystem {
             case .root, .recovered, .folder: throw Errno.permissionDenied
             case .scratch, .link: throw Errno.permissionDenied
             }
-            _ = try saveOne(Link(name: EntryNames.name(fromFileName: string), target: target.recordID, folder: folder).record)
+            // One modify: the new name, the file's ctime (its link count changed) and the directory's times.
+            var file = try recordForSave(target, replacing: [])
+            file.modificationDate = target.record.modificationDate  // mtime stays
+            Self.stampChange(&file, inode: inode, &state)
+            let link = Link(name: EntryNames.name(fromFileName: string), target: target.recordID, folder: folder).record
+            let saved = try database.modify(saving: [link, file] + (try touchedFolders([newParent], &state)), deleting: []).savedRecords
+            if let tag = saved.first(where: { $0.recordID == target.recordID })?.recordChangeTag {
+                state.openFiles[inode]?.baseTag = tag  // an open (maybe dirty) buffer saves on top of this
+            }
             return try entry(inode, state)
         }
     }
