@@ -42,7 +42,8 @@ private func makeTree(_ root: String) throws {
 
 private func quotedPython(_ s: String) -> String { "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
 
-private func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.queryMetadata(Query(recordType: type)).count }
+/// The number of records of `type` in the database.
+func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.queryMetadata(Query(recordType: type)).count }
 
 @Suite struct NodeTypeTests {
     @Test func copyRsyncAndTarKeepEveryNodeType() throws {

@@ -32,6 +32,28 @@ private func expectNote(
         }
     }
 
+    /// Real emacs: it takes its `.#x.md` lock link while the buffer is modified (a symlink that
+    /// stays in memory), saves with its backup-by-rename, and drops the lock.
+    @Test func emacsEditWithItsLockLinkKeepsTheNote() throws {
+        try withNotesMount { m in
+            #expect(writeFile(m.path("e.md"), "first line\n") == 0)
+            let name = try #require(recordName(m.path("e.md")))
+            let lisp = """
+                (progn (find-file "e.md") (goto-char (point-max)) (insert "added by emacs\\n")
+                  (princ (format "lock=%s\\n" (file-symlink-p ".#e.md"))) (save-buffer)
+                  (princ (format "after=%s\\n" (file-symlink-p ".#e.md"))))
+                """
+            let result = try run(["/usr/bin/emacs", "-Q", "--batch", "--eval", lisp], in: m.root, environment: ["HOME": m.root])
+            #expect(result.status == 0, "\(result)")
+            let output = result.output + result.error
+            #expect(output.contains("lock=") && !output.contains("lock=nil"), "emacs took no lock link: \(output)")
+            #expect(output.contains("after=nil"), "the lock link outlived the save: \(output)")
+            expectNote(m, "e.md", recordName: name, text: "first line\nadded by emacs\n", fileRecords: 1)
+            #expect(listing(m.root)?.filter { !$0.hasSuffix("~") } == ["e.md"], "no lock link or stray file left")
+            #expect(recordCount(m.database, Symlink.recordType) == 0, "the lock link is editor scratch: never saved")
+        }
+    }
+
     @Test func vimWithBackupcopyNoKeepsTheNote() throws {
         // Force the rename path: v.md → v.md~, write a new v.md, delete v.md~.
         try withNotesMount { m in
