@@ -82,7 +82,9 @@ extension Record {
         return r.recordID
     }
 
-    mutating func setReference(_ key: String, to id: RecordID?) {
+    /// Sets a containment reference (`folder`, `parent`): deleting the referenced folder deletes
+    /// this record (`deleteSelf`); nil means the root.
+    public mutating func setReference(_ key: String, to id: RecordID?) {
         self[key] = id.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
     }
 }

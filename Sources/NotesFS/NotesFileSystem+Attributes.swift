@@ -64,7 +64,7 @@ extension NotesFileSystem {
         if let nanoseconds = metadata.record[MountFields.modificationNanoseconds]?.int64Value,
             abs(Double(nanoseconds) / 1e9 - date.timeIntervalSince1970) < 0.001
         {
-            return FileTime(seconds: nanoseconds / 1_000_000_000, nanoseconds: nanoseconds % 1_000_000_000)
+            return fileTime(nanoseconds: nanoseconds)
         }
         return fileTime(date)
     }

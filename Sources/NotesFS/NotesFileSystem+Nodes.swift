@@ -100,7 +100,7 @@ extension NotesFileSystem {
                 return try entry(file.inode, state)
             }
             var record = Symlink(name: EntryNames.name(fromFileName: string), target: target, folder: folder).record
-            Self.setOwnership(mode: 0o777, context, of: &record)
+            Self.setOwnership(mode: 0o777, uid: context.uid, gid: context.gid, of: &record)
             return try entry(try Self.inode(of: try saveOne(record)), state)
         }
     }
@@ -116,15 +116,15 @@ extension NotesFileSystem {
             var record = SpecialFile(
                 name: EntryNames.name(fromFileName: name), fileType: type, rdev: isDevice ? rdev : 0, folder: folder
             ).record
-            Self.setOwnership(mode: mode & ~context.umask, context, of: &record)
+            Self.setOwnership(mode: mode & ~context.umask, uid: context.uid, gid: context.gid, of: &record)
             return try entry(try Self.inode(of: try saveOne(record)), state)
         }
     }
 
-    private static func setOwnership(mode: mode_t, _ context: RequestContext, of record: inout Record) {
+    private static func setOwnership(mode: mode_t, uid: uid_t, gid: gid_t, of record: inout Record) {
         record[MountFields.mode] = .int64(Int64(mode & 0o7777))
-        record[MountFields.uid] = .int64(Int64(context.uid))
-        record[MountFields.gid] = .int64(Int64(context.gid))
+        record[MountFields.uid] = .int64(Int64(uid))
+        record[MountFields.gid] = .int64(Int64(gid))
     }
 
     /// Rename where a symlink, special file or hard link is involved (called by `rename` once the
@@ -147,7 +147,7 @@ extension NotesFileSystem {
             let deleting = try release(existing)
             var record = try database.record(for: m.recordID)
             record["name"] = .string(EntryNames.name(fromFileName: target))
-            record.setFolder(folder)
+            record.setReference("folder", to: folder)
             record.modificationDate = m.record.modificationDate
             _ = try saveOne(record, deleting: deleting)
             return true
@@ -162,9 +162,7 @@ extension NotesFileSystem {
                 return true
             }
             var record = Symlink(name: EntryNames.name(fromFileName: target), target: file.symlinkTarget ?? [], folder: folder).record
-            record[MountFields.mode] = .int64(0o777)
-            record[MountFields.uid] = .int64(Int64(file.uid))
-            record[MountFields.gid] = .int64(Int64(file.gid))
+            Self.setOwnership(mode: 0o777, uid: file.uid, gid: file.gid, of: &record)
             Self.setModificationTime(file.modificationTime, of: &record)
             let saved = try saveOne(record)
             try removeScratch(file, &state)
@@ -241,7 +239,7 @@ extension NotesFileSystem {
         } else {
             record["name"] = .string(name)
         }
-        record.setFolder(earliest.record["folder"]?.referenceValue?.recordID)
+        record.setReference("folder", to: earliest.record["folder"]?.referenceValue?.recordID)
         record.modificationDate = metadata.record.modificationDate
         try database.modify(saving: [record], deleting: [earliest.recordID])
         return true
@@ -296,12 +294,5 @@ extension Node {
         case .note(let m), .attachment(let m): m
         default: nil
         }
-    }
-}
-
-extension Record {
-    /// Sets the `folder` reference of a note, attachment, symlink or special file (nil: the root).
-    mutating func setFolder(_ folder: RecordID?) {
-        self["folder"] = folder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
     }
 }

@@ -92,7 +92,7 @@ extension NotesFileSystem {
                     record[key] = .string(
                         metadata.recordType == Note.recordType
                             ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
-                    record["folder"] = targetFolder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
+                    record.setReference("folder", to: targetFolder)
                     record.modificationDate = metadata.record.modificationDate
                     Self.stampChange(&record, inode: inode, &state)
                     let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
@@ -141,7 +141,7 @@ extension NotesFileSystem {
         }
         var record = try database.record(for: metadata.recordID)
         record["name"] = .string(EntryNames.name(fromFileName: target))
-        record["parent"] = folder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
+        record.setReference("parent", to: folder)
         record.modificationDate = metadata.record.modificationDate
         Self.stampChange(&record, inode: inode, &state)
         try database.modify(saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes)

@@ -222,7 +222,7 @@ enum NoteCommand {
         } catch { throw CLIError.store(error, subject: entry.path) }
         let preserved = record.modificationDate
         record[Catalog.nameKey(entry.kind)] = .string(name)
-        record[Catalog.parentKey(entry.kind)] = folder.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
+        record.setReference(Catalog.parentKey(entry.kind), to: folder)
         // A move is not an edit of the content: keep the modification date, as rename(2) keeps mtime.
         record.modificationDate = preserved
         do { try database.modify(saving: [record]) } catch { throw CLIError.store(error, subject: entry.path) }
