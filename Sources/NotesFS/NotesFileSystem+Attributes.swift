@@ -193,7 +193,7 @@ extension NotesFileSystem {
                     recordTime = nil
                 }
                 if changes.mode != nil || changes.uid != nil || changes.gid != nil || recordTime != nil || accessTime != nil {
-                    var record = try database.record(for: metadata.recordID)
+                    var record = metadata.record  // partial: the text is kept as stored (a metadata-only save)
                     if let mode = changes.mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
                     if let uid = changes.uid { record[MountFields.uid] = .int64(Int64(uid)) }
                     if let gid = changes.gid { record[MountFields.gid] = .int64(Int64(gid)) }

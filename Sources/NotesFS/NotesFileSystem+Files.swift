@@ -171,7 +171,7 @@ extension NotesFileSystem {
             Log.warning("\(metadata.recordID): changed by someone else while open here; keeping this file's bytes unsaved")
             throw Errno.stale
         }
-        var record = try recordForSave(metadata, replacing: ["text", "content"])
+        var record = metadata.record  // partial: what the bytes do not replace is kept as stored
         bytes.apply(to: &record)
         if let time = open.pendingModificationTime {
             Self.setModificationTime(time, of: &record)
@@ -243,13 +243,6 @@ extension NotesFileSystem {
     func saveOne(_ record: Record, deleting: [RecordID] = [], touching folders: [Record] = []) throws -> Record {
         guard let saved = try database.modify(saving: [record] + folders, deleting: deleting).savedRecords.first else { throw Errno.io }
         return saved
-    }
-
-    /// The record to save when only `keys` change: from memory when every other field is small
-    /// (no record file read), else fetched.
-    func recordForSave(_ metadata: RecordMetadata, replacing keys: Set<String>) throws -> Record {
-        if metadata.sizes.keys.allSatisfy({ keys.contains($0) }) { return metadata.record }
-        return try database.record(for: metadata.recordID)
     }
 
     /// Saves every dirty file (unmount, SIGTERM); returns how many could not be saved.

@@ -145,7 +145,7 @@ extension NotesFileSystem {
         switch node {
         case .symlink(let m), .special(let m), .link(let m):
             let deleting = try release(existing)
-            var record = try database.record(for: m.recordID)
+            var record = m.record  // partial: a metadata-only save
             record["name"] = .string(EntryNames.name(fromFileName: target))
             record.setReference("folder", to: folder)
             record.modificationDate = m.record.modificationDate
@@ -233,7 +233,7 @@ extension NotesFileSystem {
         }
         guard let earliest else { return false }
         let name = earliest.record["name"]?.stringValue ?? ""
-        var record = try database.record(for: metadata.recordID)
+        var record = metadata.record  // partial: a metadata-only save
         if metadata.recordType == Note.recordType {
             record["title"] = .string(EntryNames.isNoteFileName(name) ? EntryNames.title(fromFileName: name) : name)
         } else {
@@ -260,7 +260,7 @@ extension NotesFileSystem {
             case .scratch, .link: throw Errno.permissionDenied
             }
             // One modify: the new name, the file's ctime (its link count changed) and the directory's times.
-            var file = try recordForSave(target, replacing: [])
+            var file = target.record
             file.modificationDate = target.record.modificationDate  // mtime stays
             Self.stampChange(&file, inode: inode, &state)
             let link = Link(name: EntryNames.name(fromFileName: string), target: target.recordID, folder: folder).record

@@ -87,7 +87,7 @@ extension NotesFileSystem {
                         replaced, with: metadata, inode: inode, content: try openContent ?? loadContent(node),
                         parents: [parent, newParent], &state)
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
-                    var record = try database.record(for: metadata.recordID)
+                    var record = metadata.record  // partial: a rename reads and writes no text
                     let key = metadata.recordType == Note.recordType ? "title" : "name"
                     record[key] = .string(
                         metadata.recordType == Note.recordType
@@ -139,7 +139,7 @@ extension NotesFileSystem {
             guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
             ancestor = parent
         }
-        var record = try database.record(for: metadata.recordID)
+        var record = metadata.record  // partial: a metadata-only save
         record["name"] = .string(EntryNames.name(fromFileName: target))
         record.setReference("parent", to: folder)
         record.modificationDate = metadata.record.modificationDate

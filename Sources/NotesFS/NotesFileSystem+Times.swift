@@ -73,7 +73,7 @@ extension NotesFileSystem {
             guard parent != Self.rootInode, parent != Self.recoveredInode, let metadata = database.metadata(identity: parent),
                 metadata.recordType == Folder.recordType
             else { continue }
-            var record = try recordForSave(metadata, replacing: [])
+            var record = metadata.record
             let now = FileTime.now
             Self.setModificationTime(now, of: &record)
             Self.stampChange(&record, inode: parent, &state)

@@ -38,7 +38,8 @@ struct DatabaseLayout: Sendable {
     func recordPath(_ name: String) -> String { root + "/" + RecordFileName.relativePath(for: name) }
     func assetPath(_ sha256: String) -> String { "\(assets)/\(sha256.prefix(2))/\(sha256)" }
 
-    static let formatVersion = 1
+    /// 1: journal lines hold full records; 2: a line may hold a partial record (a metadata-only save).
+    static let formatVersion = 2
 
     /// Largest record file read (a record's JSON: its text and small byte fields).
     static let recordFileLimit = 64 << 20

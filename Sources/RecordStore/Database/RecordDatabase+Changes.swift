@@ -117,6 +117,8 @@ extension RecordDatabase {
             if next.baseSeq == state.index.seq {
                 state.journal.close()
                 state.journal = next
+                // The checkpoint that started it rewrote every record file behind the old journal.
+                state.index.staleRecordFiles = []
                 changes += try applyNewEntries(&state)
             } else {
                 next.close()

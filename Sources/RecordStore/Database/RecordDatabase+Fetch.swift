@@ -19,9 +19,38 @@ extension RecordDatabase {
         }
     }
 
-    /// Reads a record file; one that looks damaged is read again under a shared commit lock, since
-    /// a commit in another process may have been overwriting it (see ``redo(_:layout:verify:)``).
+    /// Reads a full record: its small and system fields from the index, its large fields from
+    /// its record file (which lags behind metadata-only saves until the next checkpoint).
+    ///
+    /// A file newer than this process's index (another process's full save not read yet) is
+    /// returned as it is, as a whole: it is one consistent version of the record.
     func readRecordFile(_ id: RecordID) throws(RecordStoreError) -> Record {
+        let file = try readStoredRecordFile(id)
+        guard let metadata = state.withLock({ $0.index.entries[id.recordName] }) else { return file }
+        return try Self.merge(metadata, file: file, path: layout.recordPath(id.recordName))
+    }
+
+    /// `metadata`'s record with the large fields it leaves out taken from `file`.
+    /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when the file lacks one of them.
+    static func merge(_ metadata: RecordMetadata, file: Record, path: String) throws(RecordStoreError) -> Record {
+        if let tag = file.recordChangeTag, let fileSeq = UInt64(tag, radix: 36), fileSeq > metadata.seq { return file }
+        guard metadata.record.recordType == file.recordType else {
+            throw .damagedRecord(metadata.recordID, path: path, reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")
+        }
+        var merged = metadata.record
+        for key in metadata.sizes.keys {
+            guard let value = file.fields[key] else {
+                throw .damagedRecord(metadata.recordID, path: path, reason: "the record file lacks its field \(key)")
+            }
+            merged.fields[key] = value
+        }
+        merged.omittedSizes = [:]
+        return merged
+    }
+
+    /// Reads a record file as stored; one that looks damaged is read again under a shared commit
+    /// lock, since a commit in another process may have been overwriting it (see ``redo(_:layout:verify:)``).
+    func readStoredRecordFile(_ id: RecordID) throws(RecordStoreError) -> Record {
         do {
             return try RecordFiles.read(id, layout: layout)
         } catch {

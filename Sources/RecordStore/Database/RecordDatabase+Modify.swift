@@ -68,7 +68,8 @@ extension RecordDatabase {
                 throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted")
             }
             let seq = state.index.seq + 1
-            let entry = try build(state.index, seq)
+            var entry = try build(state.index, seq)
+            entry.encodeSaves()
             try ensureAssetsStored(entry.saves, state: &state)
             let assetsBefore = (entry.deletes.map(\.recordName) + entry.saves.map(\.recordID.recordName))
                 .flatMap { state.index.entries[$0]?.record.assets ?? [] }
@@ -147,16 +148,21 @@ extension RecordDatabase {
                 switch policy {
                 case .ifServerRecordUnchanged:
                     guard client.recordChangeTag == server.record.recordChangeTag else {
-                        let serverRecord = (try? RecordFiles.read(client.recordID, layout: layout)) ?? server.record
+                        let serverRecord = (try? Self.merge(
+                                server, file: RecordFiles.read(client.recordID, layout: layout), path: layout.recordPath(client.recordID.recordName)))
+                            ?? server.record
                         throw .serverRecordChanged(serverRecord: serverRecord.clearingChanges(), clientRecord: client)
                     }
                     stored = client
                 case .changedKeys:
-                    stored = try RecordFiles.read(client.recordID, layout: layout)
-                    for key in client.changedKeys { stored.fields[key] = client.fields[key] }
+                    stored = server.record
+                    for key in client.changedKeys { stored[key] = client.fields[key] }
                     if client.modificationDateWasSet { stored.modificationDate = client.modificationDate }
                 case .allKeys:
                     stored = client
+                }
+                if stored.isPartial {
+                    try complete(&stored, server: server)
                 }
                 stored.identity = server.record.identity
                 if let taken = client.takenIdentity, taken != server.record.identity {
@@ -170,6 +176,9 @@ extension RecordDatabase {
                 if !client.modificationDateWasSet { stored.storedModificationDate = now }
             } else {
                 if policy == .ifServerRecordUnchanged, client.recordChangeTag != nil { throw .unknownItem(client.recordID) }
+                guard !client.isPartial else {
+                    throw .invalidArguments("record \(client.recordID): a partial record (from the index) cannot create a record")
+                }
                 stored = client
                 if client.takenIdentity != nil {
                     throw .invalidArguments("record \(client.recordID): only a saved record can take another's identity")
@@ -202,9 +211,46 @@ extension RecordDatabase {
         return JournalEntry(seq: seq, saves: saves, deletes: deletes.map(RecordID.init(recordName:)))
     }
 
+    /// Prepares a partial record's save (one from the index, see ``Record/omittedSizes``) against
+    /// the stored version `server`: it stays a metadata-only save when every field it carries is
+    /// small and every field it leaves out is still a large field of the stored record (the journal
+    /// line then carries their sizes, and no record file is written); otherwise the left-out
+    /// fields are read from the stored record and it becomes a full save.
+    private func complete(_ stored: inout Record, server: RecordMetadata) throws(RecordStoreError) {
+        let keepsLargeFields = stored.omittedSizes.keys.allSatisfy { server.sizes[$0] != nil }
+        if keepsLargeFields, stored.fields.values.allSatisfy(RecordMetadata.isSmall) {
+            stored.omittedSizes = server.sizes.filter { stored.omittedSizes[$0.key] != nil }
+            return
+        }
+        // Under the state lock (inside a commit): the file is read as it is, not through readRecordFile.
+        let current = try Self.merge(
+            server, file: RecordFiles.read(stored.recordID, layout: layout), path: layout.recordPath(server.recordID.recordName))
+        for key in stored.omittedSizes.keys { stored.fields[key] = current.fields[key] }
+        stored.omittedSizes = [:]
+    }
+
+    /// Rewrites the record files that lag behind metadata-only saves (``RecordIndex/staleRecordFiles``),
+    /// so that the files match the index before a checkpoint drops the journal lines that hold
+    /// those saves. Called with the commit lock held. A file that cannot be read is logged and
+    /// left: reads still merge its large fields with the index's metadata.
+    func refreshStaleRecordFiles(_ state: inout DatabaseState) {
+        for name in state.index.staleRecordFiles.sorted() {
+            guard let metadata = state.index.entries[name] else { continue }
+            let path = layout.recordPath(name)
+            do throws(RecordStoreError) {
+                let record = try Self.merge(metadata, file: try RecordFiles.read(metadata.recordID, layout: layout), path: path)
+                try Sys.overwriteFile(path, RecordCoding.encode(record))
+            } catch {
+                log("rewriting the record file of \(name) at a checkpoint: \(error)")
+            }
+        }
+        state.index.staleRecordFiles = []
+    }
+
     /// Makes everything durable, writes the index snapshot and starts a new journal generation.
     /// Called with the commit lock held.
     func checkpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
+        refreshStaleRecordFiles(&state)
         try Sys.syncfs(state.lockFD, path: layout.root)
         let generation = state.journal.generation &+ 1  // from disk; a wrap only renames the generation
         state.snapshotBytes = try Snapshot.write(

@@ -35,7 +35,8 @@ public final class RecordDatabase: Sendable {
         let layout = DatabaseLayout(root: path)
         self.layout = layout
         self.path = layout.root
-        self.databaseID = try Self.prepareDirectory(layout, create: create)
+        let (databaseID, format) = try Self.prepareDirectory(layout, create: create)
+        self.databaseID = databaseID
         let (lockFD, writable) = try Self.openLock(layout)
         isReadOnly = !writable
         do throws(RecordStoreError) {
@@ -43,6 +44,11 @@ public final class RecordDatabase: Sendable {
             try Sys.lock(lockFD, shared: !writable, path: layout.lockFile)
             defer { Sys.unlock(lockFD) }
             let recovered = try Self.recover(layout, writable: writable)
+            if writable, format < DatabaseLayout.formatVersion {
+                // Format 1 journals hold full records only; from 2 on a line may hold a partial
+                // record (metadata-only save), which a format-1 binary would take for a full one.
+                try Self.writeFormatFile(layout, databaseID: databaseID)
+            }
             state = Mutex(
                 DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes))
             if writable { _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) } }
@@ -87,6 +93,11 @@ public final class RecordDatabase: Sendable {
         _ = try prepareDirectory(DatabaseLayout(root: path), create: create)
     }
 
+    private static func writeFormatFile(_ layout: DatabaseLayout, databaseID: String) throws(RecordStoreError) {
+        let format = "{\"format\":\(DatabaseLayout.formatVersion),\"databaseID\":\"\(databaseID)\"}\n"
+        try Sys.writeFileAtomically(layout.formatFile, Array(format.utf8), temp: RecordFiles.tempPath(layout), durable: true)
+    }
+
     /// Opens the lock file for writing (creating it); when the database may not be written
     /// (`EROFS`, `EACCES`, `EPERM`, or a full disk where the lock file is missing) opens it, or the
     /// directory, read-only: `flock(2)` works on any descriptor. Returns the descriptor and whether
@@ -101,7 +112,8 @@ public final class RecordDatabase: Sendable {
         }
     }
 
-    private static func prepareDirectory(_ layout: DatabaseLayout, create: Bool) throws(RecordStoreError) -> String {
+    /// Checks or creates the database directory; returns its ID and format version.
+    private static func prepareDirectory(_ layout: DatabaseLayout, create: Bool) throws(RecordStoreError) -> (String, Int64) {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDirectory) {
             guard create else { throw .notADatabase(path: layout.root, reason: "no such directory") }
@@ -122,7 +134,7 @@ public final class RecordDatabase: Sendable {
             guard format <= DatabaseLayout.formatVersion else {
                 throw .unsupportedFormat(found: Int(format), supported: DatabaseLayout.formatVersion)
             }
-            return id
+            return (id, format)
         }
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []
         // Only our own files (a creation interrupted before notesfs.json was written) may be there.
@@ -134,9 +146,8 @@ public final class RecordDatabase: Sendable {
         for dir in [layout.records, layout.assets, layout.temp] { try Sys.mkdir(dir) }
         for shard in 0..<256 { try Sys.mkdir(layout.records + "/" + String(format: "%02x", shard)) }
         try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 0)
-        let format = "{\"format\":\(DatabaseLayout.formatVersion),\"databaseID\":\"\(id)\"}\n"
-        try Sys.writeFileAtomically(layout.formatFile, Array(format.utf8), temp: RecordFiles.tempPath(layout), durable: true)
-        return id
+        try writeFormatFile(layout, databaseID: id)
+        return (id, Int64(DatabaseLayout.formatVersion))
     }
 
     /// Crash recovery, with the commit lock held: load the snapshot (or rebuild it from the record
@@ -226,7 +237,7 @@ public final class RecordDatabase: Sendable {
         var index = RecordIndex()
         RecordFiles.scan(layout) { _, result in
             if case .success(let record) = result {
-                index.insert(RecordMetadata(fullRecord: record, seq: 0))
+                index.insert(RecordMetadata(savedRecord: record, seq: 0))
             }
         }
         return index
@@ -244,7 +255,9 @@ public final class RecordDatabase: Sendable {
     /// Temp + rename per save would create and delete an inode per commit, which ext4 makes slow.
     static func redo(_ entry: JournalEntry, layout: DatabaseLayout, verify: Bool) throws(RecordStoreError) {
         for id in entry.deletes { try Sys.unlink(layout.recordPath(id.recordName)) }
-        for (i, record) in entry.saves.enumerated() {
+        // A partial record (metadata-only save) leaves its file as it is: the file is rewritten
+        // at the next checkpoint (``RecordIndex/staleRecordFiles``) and read merged meanwhile.
+        for (i, record) in entry.saves.enumerated() where !record.isPartial {
             let path = layout.recordPath(record.recordID.recordName)
             let encoded = entry.encodedSaves?[i] ?? RecordCoding.encode(record)
             // The encoding is deterministic: equal bytes mean the file is already this version.

@@ -18,25 +18,34 @@ struct RecordIndex {
     var tombstones: [(seq: UInt64, metadata: RecordMetadata)] = []
     /// Change tokens older than this cannot be answered (their tombstones were dropped).
     var tombstoneHorizon: UInt64 = 0
+    /// Records whose file lags behind a metadata-only save in the journal (a partial record's
+    /// save rewrites no file): the next checkpoint rewrites their files before it drops those
+    /// journal lines. Rebuilt from the journal at open; empty after a checkpoint.
+    var staleRecordFiles: Set<String> = []
 
     /// Identities start above the FUSE root inode (1) and leave room for fixed inodes.
     static let firstIdentity: UInt64 = 16
     static let tombstoneLimit = 50_000
 
-    mutating func save(_ fullRecord: Record, seq: UInt64) {
-        if let old = entries[fullRecord.recordID.recordName] {
+    /// Records a saved record: a full one (its file is written with the commit) or a partial one
+    /// (metadata-only: its file is rewritten at the next checkpoint).
+    mutating func save(_ record: Record, seq: UInt64) {
+        let name = record.recordID.recordName
+        if let old = entries[name] {
             removeReferences(of: old)
             // An identity taken over from a record deleted in the same entry (takeIdentity).
-            if let identity = old.record.identity, identity != fullRecord.identity, names[identity] == old.recordID.recordName {
+            if let identity = old.record.identity, identity != record.identity, names[identity] == old.recordID.recordName {
                 names[identity] = nil
             }
         }
-        insert(RecordMetadata(fullRecord: fullRecord, seq: seq))
+        if record.isPartial { staleRecordFiles.insert(name) } else { staleRecordFiles.remove(name) }
+        insert(RecordMetadata(savedRecord: record, seq: seq))
     }
 
     @discardableResult
     mutating func delete(_ name: String, seq: UInt64) -> RecordMetadata? {
         guard let old = entries.removeValue(forKey: name) else { return nil }
+        staleRecordFiles.remove(name)
         removeReferences(of: old)
         if let identity = old.record.identity { names[identity] = nil }
         tombstones.append((seq, old))

@@ -5,10 +5,10 @@ import Foundation
 /// Answers listings (`ls -l`, folder contents) without reading record files. Large values (long
 /// strings such as a note's text, big byte blobs) are not held; their byte size is in ``sizes``.
 public struct RecordMetadata: Sendable, Hashable {
-    /// The record with only its small fields.
+    /// The record with only its small fields (a partial record: ``Record/omittedSizes`` names the others).
     public internal(set) var record: Record
     /// Byte size (UTF-8 for strings) of each field left out of ``record``.
-    public internal(set) var sizes: [String: Int]
+    public var sizes: [String: Int] { record.omittedSizes }
     /// The commit sequence number that last saved the record.
     public internal(set) var seq: UInt64
 
@@ -29,22 +29,22 @@ public struct RecordMetadata: Sendable, Hashable {
     static let smallBytesLimit = 64
     static let smallListLimit = 64
 
-    init(fullRecord: Record, seq: UInt64) {
-        var small = fullRecord
-        var sizes: [String: Int] = [:]
-        for (key, value) in fullRecord.fields where !Self.isSmall(value) {
-            sizes[key] = Self.byteCount(value)
+    /// The metadata of a saved record: a full one, or a partial one whose omitted fields keep their sizes.
+    init(savedRecord: Record, seq: UInt64) {
+        var small = savedRecord
+        for (key, value) in savedRecord.fields where !Self.isSmall(value) {
+            small.omittedSizes[key] = Self.byteCount(value)
             small.fields[key] = nil
         }
         small.changedKeys = []
         self.record = small
-        self.sizes = sizes
         self.seq = seq
     }
 
     init(record: Record, sizes: [String: Int], seq: UInt64) {
+        var record = record
+        record.omittedSizes = sizes
         self.record = record
-        self.sizes = sizes
         self.seq = seq
     }
 

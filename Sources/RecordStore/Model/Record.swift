@@ -37,6 +37,13 @@ public struct Record: Sendable, Hashable {
     public internal(set) var fields: [String: FieldValue]
     /// Keys set since the record was fetched or created (used by the `changedKeys` save policy).
     public internal(set) var changedKeys: Set<String> = []
+    /// Large fields left out of this copy, with their byte sizes: empty for a full record; set on
+    /// the copies the in-memory index holds (``RecordMetadata/record``). A save of a partial
+    /// record keeps these fields as stored, so it can never drop them, and when every field it
+    /// carries is small it is a metadata-only save: its journal line holds no large value and no
+    /// record file is rewritten for it (see ``RecordDatabase/modify(saving:deleting:savePolicy:)``).
+    /// Setting a field removes it from here.
+    public internal(set) var omittedSizes: [String: Int] = [:]
 
     var storedModificationDate: Date?
     /// Set by ``takeIdentity(_:)`` for the next save only (not stored).
@@ -84,8 +91,12 @@ public struct Record: Sendable, Hashable {
         set {
             fields[key] = newValue
             changedKeys.insert(key)
+            omittedSizes[key] = nil
         }
     }
+
+    /// Whether large fields are left out of this copy (see ``omittedSizes``).
+    public var isPartial: Bool { !omittedSizes.isEmpty }
 
     public var allKeys: [String] { fields.keys.sorted() }
 

@@ -181,6 +181,9 @@ struct JSONWriter {
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
+    /// Appends JSON already encoded by another writer.
+    mutating func raw(_ encoded: [UInt8]) { bytes.append(contentsOf: encoded) }
+
     mutating func string(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = s

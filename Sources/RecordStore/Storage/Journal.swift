@@ -9,15 +9,21 @@ struct JournalEntry: Sendable {
     var seq: UInt64
     var saves: [Record]
     var deletes: [RecordID]
-    /// For an entry read from the journal: each saved record's JSON exactly as in the line, which
-    /// is also the record file's content (one serializer writes both), so recovery can compare
-    /// and rewrite files without encoding again.
+    /// Each saved record's JSON exactly as in the line, which for a full record is also the
+    /// record file's content (one serializer writes both), so a commit encodes each record once
+    /// and recovery can compare and rewrite files without encoding again. A partial record
+    /// (metadata-only save) carries the `sizes` of the fields it leaves out and has no file write.
     var encodedSaves: [[UInt8]]? = nil
     /// Identities below this are taken (``RecordDatabase/reserveIdentity()`` hands them out).
     var reservedUpTo: UInt64? = nil
 
+    /// Encodes every saved record once (``encodedSaves``), for the journal line and the record files.
+    mutating func encodeSaves() {
+        if encodedSaves == nil { encodedSaves = saves.map(RecordCoding.encode) }
+    }
+
     func encodedLine() -> [UInt8] {
-        var w = JSONWriter(capacity: 512)
+        var w = JSONWriter(capacity: 512 + (encodedSaves?.reduce(0) { $0 + $1.count } ?? 0))
         var first = true
         w.raw("{")
         w.key("seq", first: &first)
@@ -33,7 +39,7 @@ struct JournalEntry: Sendable {
         w.raw("[")
         for (i, record) in saves.enumerated() {
             if i > 0 { w.raw(",") }
-            RecordCoding.write(record, sizes: nil, seq: nil, into: &w)
+            if let encoded = encodedSaves?[i] { w.raw(encoded) } else { RecordCoding.write(record, sizes: nil, seq: nil, into: &w) }
         }
         w.raw("]")
         if let reservedUpTo {
@@ -61,7 +67,10 @@ struct JournalEntry: Sendable {
                         try c.readArray { (c) throws(JSONSyntaxError) in
                             c.skipWhitespace()
                             let start = c.index
-                            saves.append(try RecordCoding.decode(&c).record)
+                            let decoded = try RecordCoding.decode(&c)
+                            var record = decoded.record
+                            record.omittedSizes = decoded.sizes
+                            saves.append(record)
                             encoded.append(Array(UnsafeBufferPointer(rebasing: c.bytes[start..<c.index])))
                         }
                     case "reserve": reserved = try c.readUInt64()

@@ -21,7 +21,10 @@ enum RecordCoding {
         return writer.bytes
     }
 
+    /// Writes `record`; `sizes` (the index snapshot's) defaults to the fields a partial record
+    /// leaves out (``Record/omittedSizes``: none for a full record, so a record file has none).
     static func write(_ record: Record, sizes: [String: Int]?, seq: UInt64?, into w: inout JSONWriter) {
+        let sizes = sizes ?? record.omittedSizes
         var first = true
         w.raw("{")
         w.key("recordName", first: &first)
@@ -56,7 +59,7 @@ enum RecordCoding {
             write(value, into: &w)
         }
         w.raw("}")
-        if let sizes, !sizes.isEmpty {
+        if !sizes.isEmpty {
             w.key("sizes", first: &first)
             w.raw("{")
             var firstSize = true

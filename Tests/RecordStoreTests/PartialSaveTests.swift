@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+@testable import RecordStore
+
+/// Metadata-only saves: a record from the index (`RecordMetadata.record`, partial) saved with some
+/// small fields changed keeps its large fields, writes no large value into the journal and no
+/// record file, and reads back whole everywhere (other processes, reopen, lost snapshot).
+@Suite struct PartialSaveTests {
+    let longText = String(repeating: "a line of the note's text\n", count: 200)
+
+    func recordFile(_ path: String, _ name: String) throws -> String {
+        try String(contentsOfFile: path + "/" + RecordFileName.relativePath(for: name), encoding: .utf8)
+    }
+
+    func lastJournalLine(_ path: String) throws -> String {
+        let lines = try String(contentsOfFile: path + "/journal.jsonl", encoding: .utf8).split(separator: "\n")
+        return String(lines.last ?? "")
+    }
+
+    /// Saves note `n` with the long text, then renames it through its partial record.
+    func renamed(_ db: RecordDatabase, to title: String) throws -> Record {
+        let id = RecordID(recordName: "n")
+        var partial = try #require(db.metadata(for: id)).record
+        #expect(partial.isPartial)
+        #expect(partial["text"] == nil)
+        partial["title"] = .string(title)
+        return try #require(try db.modify(saving: [partial]).savedRecords.first)
+    }
+
+    @Test func aRenameKeepsTheTextAndWritesNoneOfIt() throws {
+        let path = makeTemporaryDirectory("partial")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        let saved = try renamed(db, to: "Renamed")
+        #expect(saved.isPartial)
+        let line = try lastJournalLine(path)
+        #expect(line.contains("Renamed"))
+        #expect(!line.contains("a line of the note"))
+        #expect(line.contains(#""sizes":{"text":\#(longText.utf8.count)}"#))
+        let full = try db.record(for: RecordID(recordName: "n"))
+        #expect(full["title"] == "Renamed")
+        #expect(full["text"] == .string(longText))
+        #expect(!full.isPartial)
+        #expect(full.recordChangeTag == saved.recordChangeTag)
+        // The file lags until the checkpoint, which brings it up to date.
+        #expect(try recordFile(path, "n").contains(#""value":"n""#))
+        try db.checkpoint()
+        let file = try recordFile(path, "n")
+        #expect(file.contains("Renamed") && file.contains("a line of the note"))
+        #expect(!file.contains("sizes"))
+        #expect(try db.check().problems.isEmpty)
+    }
+
+    @Test func anotherProcessAndAReopenSeeTheWholeRecord() throws {
+        let path = makeTemporaryDirectory("partial-mp")
+        let db = try makeDatabase(path)
+        let other = try makeDatabase(path)
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        _ = try renamed(db, to: "Moved on")
+        try other.refresh()
+        let seen = try other.record(for: RecordID(recordName: "n"))
+        #expect(seen["title"] == "Moved on" && seen["text"] == .string(longText))
+        let reopened = try makeDatabase(path)
+        let again = try reopened.record(for: RecordID(recordName: "n"))
+        #expect(again["title"] == "Moved on" && again["text"] == .string(longText))
+        #expect(again.recordChangeTag == seen.recordChangeTag)
+    }
+
+    @Test func aFileNewerThanTheIndexIsReadAsItIs() throws {
+        let path = makeTemporaryDirectory("partial-newer")
+        let db = try makeDatabase(path)
+        let other = try makeDatabase(path)
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        _ = try renamed(db, to: "First")
+        try other.refresh()
+        var full = try other.record(for: RecordID(recordName: "n"))
+        full["title"] = "Second"
+        full["text"] = .string(longText + "more\n")
+        try other.modify(saving: [full])
+        // db has not read other's commit: the newer file is one whole version, not a mix.
+        let read = try db.record(for: RecordID(recordName: "n"))
+        #expect(read["title"] == "Second" && read["text"] == .string(longText + "more\n"))
+    }
+
+    @Test func aLostSnapshotIsRebuiltWithTheNewMetadata() throws {
+        for checkpointFirst in [false, true] {
+            let path = makeTemporaryDirectory("partial-rebuild")
+            let db = try makeDatabase(path)
+            try db.modify(saving: [note("n", folder: nil, text: longText)])
+            try db.checkpoint()
+            _ = try renamed(db, to: "After the checkpoint")
+            if checkpointFirst { try db.checkpoint() }
+            // After the checkpoint the journal holds no line: the rebuild reads only record files,
+            // so they must be current.
+            try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+            let reopened = try makeDatabase(path)
+            let record = try reopened.record(for: RecordID(recordName: "n"))
+            #expect(record["title"] == "After the checkpoint", "checkpoint first: \(checkpointFirst)")
+            #expect(record["text"] == .string(longText))
+        }
+    }
+
+    @Test func aPartialRecordWhoseTextBecameSmallTakesTheStoredText() throws {
+        let path = makeTemporaryDirectory("partial-small")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        var partial = try #require(db.metadata(for: RecordID(recordName: "n"))).record
+        var full = try db.record(for: RecordID(recordName: "n"))
+        full["text"] = "short now"
+        try db.modify(saving: [full])
+        partial["title"] = "Late rename"
+        #expect(throws: RecordStoreError.self) { try db.modify(saving: [partial]) }  // stale change tag
+        try db.modify(saving: [partial], savePolicy: .allKeys)
+        let record = try db.record(for: RecordID(recordName: "n"))
+        #expect(record["title"] == "Late rename" && record["text"] == "short now")
+    }
+
+    @Test func settingALeftOutFieldMakesAFullSave() throws {
+        let path = makeTemporaryDirectory("partial-full")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        var partial = try #require(db.metadata(for: RecordID(recordName: "n"))).record
+        partial["text"] = .string("replaced " + longText)
+        #expect(!partial.isPartial)
+        try db.modify(saving: [partial])
+        #expect(try recordFile(path, "n").contains("replaced a line"))
+        #expect(try db.record(for: RecordID(recordName: "n"))["text"] == .string("replaced " + longText))
+    }
+
+    @Test func aPartialRecordCannotCreateOne() throws {
+        let db = try makeDatabase()
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        let partial = try #require(db.metadata(for: RecordID(recordName: "n"))).record
+        try db.modify(deleting: [RecordID(recordName: "n")])
+        #expect(throws: RecordStoreError.self) { try db.modify(saving: [partial], savePolicy: .allKeys) }
+        #expect(db.metadata(for: RecordID(recordName: "n")) == nil)
+    }
+
+    @Test func aFormatOneDatabaseIsUpgradedWhenOpenedForWriting() throws {
+        let path = makeTemporaryDirectory("format-upgrade")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [note("n", folder: nil, text: "kept")])
+        let id = db.databaseID
+        try Data(#"{"format":1,"databaseID":"\#(id)"}"#.utf8).write(to: URL(fileURLWithPath: path + "/notesfs.json"))
+        let reopened = try makeDatabase(path)
+        #expect(reopened.databaseID == id)
+        #expect(try reopened.record(for: RecordID(recordName: "n"))["text"] == "kept")
+        let format = try String(contentsOfFile: path + "/notesfs.json", encoding: .utf8)
+        #expect(format.contains(#""format":2"#))
+    }
+}
