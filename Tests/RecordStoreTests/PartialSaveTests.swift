@@ -149,4 +149,37 @@ import Testing
         let format = try String(contentsOfFile: path + "/notesfs.json", encoding: .utf8)
         #expect(format.contains(#""format":2"#))
     }
+
+    @Test func aRecordOfSmallFieldsGetsItsFileLater() throws {
+        let path = makeTemporaryDirectory("partial-small-only")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f"), note("n", folder: "f", text: "short")])
+        let file = path + "/" + RecordFileName.relativePath(for: "f")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(try db.record(for: RecordID(recordName: "f"))["name"] == "f")
+        #expect(try db.check().problems.isEmpty)
+        let reopened = try makeDatabase(path)
+        #expect(try reopened.record(for: RecordID(recordName: "n"))["text"] == "short")
+        try reopened.checkpoint()
+        #expect(try recordFile(path, "f").contains(#""recordName":"f""#))
+        #expect(try recordFile(path, "n").contains("short"))
+        try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+        let rebuilt = try makeDatabase(path)
+        #expect(try rebuilt.record(for: RecordID(recordName: "n"))["folder"]?.referenceValue?.recordID.recordName == "f")
+    }
+
+    @Test func theBackgroundThreadBringsLaggingFilesUpToDate() throws {
+        let path = makeTemporaryDirectory("partial-background")
+        let db = try RecordDatabase(path: path, backgroundThread: true)
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        _ = try renamed(db, to: "Renamed in the background")
+        var current = false
+        for _ in 0..<100 where !current {
+            usleep(50_000)
+            current = (try? recordFile(path, "n").contains("Renamed in the background")) == true
+        }
+        #expect(current)
+        #expect(try recordFile(path, "n").contains("a line of the note"))
+        try db.close()
+    }
 }

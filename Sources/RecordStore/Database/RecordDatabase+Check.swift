@@ -92,7 +92,10 @@ extension RecordDatabase {
         }
         for (name, metadata) in index.entries.sorted(by: { $0.key < $1.key }) {
             let path = layout.recordPath(name)
-            if !usable.contains(name), !problems.contains(where: { $0.path == path }) {
+            // A record saved since the last checkpoint may have no file yet (the journal holds it whole).
+            if !usable.contains(name), !problems.contains(where: { $0.path == path }),
+                !(index.staleRecordFiles.contains(name) && !metadata.record.isPartial)
+            {
                 problems.append(.missingRecordFile(metadata.recordID, path: path))
             }
             for (key, reference) in metadata.record.references where index.entries[reference.recordID.recordName] == nil {

@@ -25,14 +25,20 @@ extension RecordDatabase {
     /// A file newer than this process's index (another process's full save not read yet) is
     /// returned as it is, as a whole: it is one consistent version of the record.
     func readRecordFile(_ id: RecordID) throws(RecordStoreError) -> Record {
-        let file = try readStoredRecordFile(id)
-        guard let metadata = state.withLock({ $0.index.entries[id.recordName] }) else { return file }
-        return try Self.merge(metadata, file: file, path: layout.recordPath(id.recordName))
+        guard let metadata = state.withLock({ $0.index.entries[id.recordName] }) else { return try readStoredRecordFile(id) }
+        return try Self.merge(metadata, path: layout.recordPath(id.recordName)) { () throws(RecordStoreError) in
+            try readStoredRecordFile(id)
+        }
     }
 
-    /// `metadata`'s record with the large fields it leaves out taken from `file`.
+    /// `metadata`'s record with the large fields it leaves out taken from the record file that
+    /// `file` reads (not read at all when there are none: the index holds the whole record).
     /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when the file lacks one of them.
-    static func merge(_ metadata: RecordMetadata, file: Record, path: String) throws(RecordStoreError) -> Record {
+    static func merge(
+        _ metadata: RecordMetadata, path: String, file read: () throws(RecordStoreError) -> Record
+    ) throws(RecordStoreError) -> Record {
+        guard metadata.record.isPartial else { return metadata.record }
+        let file = try read()
         if let tag = file.recordChangeTag, let fileSeq = UInt64(tag, radix: 36), fileSeq > metadata.seq { return file }
         guard metadata.record.recordType == file.recordType else {
             throw .damagedRecord(metadata.recordID, path: path, reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")

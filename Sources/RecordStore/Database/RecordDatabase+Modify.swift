@@ -148,9 +148,7 @@ extension RecordDatabase {
                 switch policy {
                 case .ifServerRecordUnchanged:
                     guard client.recordChangeTag == server.record.recordChangeTag else {
-                        let serverRecord = (try? Self.merge(
-                                server, file: RecordFiles.read(client.recordID, layout: layout), path: layout.recordPath(client.recordID.recordName)))
-                            ?? server.record
+                        let serverRecord = (try? fullRecord(server)) ?? server.record
                         throw .serverRecordChanged(serverRecord: serverRecord.clearingChanges(), clientRecord: client)
                     }
                     stored = client
@@ -200,6 +198,7 @@ extension RecordDatabase {
             }
             stored.recordChangeTag = tag
             stored = stored.clearingChanges()
+            stored.makeDatesStorable()
             for (key, reference) in stored.references {
                 let target = reference.recordID.recordName
                 guard (index.entries[target] != nil || savedNames.contains(target)) && !deletedNames.contains(target) else {
@@ -222,29 +221,48 @@ extension RecordDatabase {
             stored.omittedSizes = server.sizes.filter { stored.omittedSizes[$0.key] != nil }
             return
         }
-        // Under the state lock (inside a commit): the file is read as it is, not through readRecordFile.
-        let current = try Self.merge(
-            server, file: RecordFiles.read(stored.recordID, layout: layout), path: layout.recordPath(server.recordID.recordName))
+        let current = try fullRecord(server)
         for key in stored.omittedSizes.keys { stored.fields[key] = current.fields[key] }
         stored.omittedSizes = [:]
     }
 
-    /// Rewrites the record files that lag behind metadata-only saves (``RecordIndex/staleRecordFiles``),
-    /// so that the files match the index before a checkpoint drops the journal lines that hold
-    /// those saves. Called with the commit lock held. A file that cannot be read is logged and
-    /// left: reads still merge its large fields with the index's metadata.
-    func refreshStaleRecordFiles(_ state: inout DatabaseState) {
-        for name in state.index.staleRecordFiles.sorted() {
+    /// The whole stored record of `metadata`, from inside a commit (the state lock is held, so
+    /// not through ``readRecordFile(_:)``; the commit lock too, so its file is read as it is).
+    private func fullRecord(_ metadata: RecordMetadata) throws(RecordStoreError) -> Record {
+        try Self.merge(metadata, path: layout.recordPath(metadata.recordID.recordName)) { () throws(RecordStoreError) in
+            try RecordFiles.read(metadata.recordID, layout: layout)
+        }
+    }
+
+    /// Rewrites up to `limit` of the record files that lag behind their record's last save
+    /// (``RecordIndex/staleRecordFiles``), so that the files match the index; the checkpoint
+    /// rewrites all of them before it drops the journal lines that hold those saves. Called
+    /// with the commit lock held and the index caught up. A file that cannot be read is logged
+    /// and left: reads still merge its large fields with the index's metadata.
+    func refreshStaleRecordFiles(_ state: inout DatabaseState, limit: Int = .max) {
+        for name in Array(state.index.staleRecordFiles.prefix(limit)) {
+            state.index.staleRecordFiles.remove(name)
             guard let metadata = state.index.entries[name] else { continue }
-            let path = layout.recordPath(name)
             do throws(RecordStoreError) {
-                let record = try Self.merge(metadata, file: try RecordFiles.read(metadata.recordID, layout: layout), path: path)
-                try Sys.overwriteFile(path, RecordCoding.encode(record))
+                try Sys.overwriteFile(layout.recordPath(name), RecordCoding.encode(try fullRecord(metadata)))
             } catch {
-                log("rewriting the record file of \(name) at a checkpoint: \(error)")
+                log("rewriting the record file of \(name): \(error)")
             }
         }
-        state.index.staleRecordFiles = []
+    }
+
+    /// Rewrites up to `limit` lagging record files now, under the commit lock, after catching up
+    /// with other processes' commits (the background thread's share of the checkpoint's work).
+    func refreshStaleRecordFiles(limit: Int) throws(RecordStoreError) {
+        guard !isReadOnly, state.withLock({ !$0.index.staleRecordFiles.isEmpty }) else { return }
+        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
+            try Sys.lock(state.lockFD, path: layout.lockFile)
+            defer { Sys.unlock(state.lockFD) }
+            let changes = try catchUp(&state)
+            refreshStaleRecordFiles(&state, limit: limit)
+            return changes
+        }
+        notify(changes)
     }
 
     /// Makes everything durable, writes the index snapshot and starts a new journal generation.

@@ -255,9 +255,9 @@ public final class RecordDatabase: Sendable {
     /// Temp + rename per save would create and delete an inode per commit, which ext4 makes slow.
     static func redo(_ entry: JournalEntry, layout: DatabaseLayout, verify: Bool) throws(RecordStoreError) {
         for id in entry.deletes { try Sys.unlink(layout.recordPath(id.recordName)) }
-        // A partial record (metadata-only save) leaves its file as it is: the file is rewritten
-        // at the next checkpoint (``RecordIndex/staleRecordFiles``) and read merged meanwhile.
-        for (i, record) in entry.saves.enumerated() where !record.isPartial {
+        // Other saves leave the file as it is until it is rewritten (``RecordIndex/staleRecordFiles``);
+        // reads merge it with the index meanwhile (``readRecordFile(_:)``).
+        for (i, record) in entry.saves.enumerated() where record.savesRecordFile {
             let path = layout.recordPath(record.recordID.recordName)
             let encoded = entry.encodedSaves?[i] ?? RecordCoding.encode(record)
             // The encoding is deterministic: equal bytes mean the file is already this version.
@@ -272,6 +272,9 @@ public final class RecordDatabase: Sendable {
 
     // MARK: Background work
 
+    /// Lagging record files the background thread rewrites every 250 ms (the rest wait for the checkpoint).
+    static let staleFilesPerTick = 256
+
     private func startBackgroundThread() {
         let thread = Thread { [weak self] in
             var ticks = 0
@@ -280,6 +283,7 @@ public final class RecordDatabase: Sendable {
                 guard let database = self, database.background.load(ordering: .relaxed) else { return }
                 ticks += 1
                 try? database.refresh()
+                try? database.refreshStaleRecordFiles(limit: Self.staleFilesPerTick)
                 if ticks % 4 == 0 { try? database.syncIfDirty() }
             }
         }

@@ -18,17 +18,17 @@ struct RecordIndex {
     var tombstones: [(seq: UInt64, metadata: RecordMetadata)] = []
     /// Change tokens older than this cannot be answered (their tombstones were dropped).
     var tombstoneHorizon: UInt64 = 0
-    /// Records whose file lags behind a metadata-only save in the journal (a partial record's
-    /// save rewrites no file): the next checkpoint rewrites their files before it drops those
-    /// journal lines. Rebuilt from the journal at open; empty after a checkpoint.
+    /// Records whose file lags behind their last save (one that wrote no file: see
+    /// ``Record/savesRecordFile``): the background thread rewrites them a few at a time, and
+    /// the next checkpoint all of them before it drops those journal lines. Rebuilt from the
+    /// journal at open; empty after a checkpoint.
     var staleRecordFiles: Set<String> = []
 
     /// Identities start above the FUSE root inode (1) and leave room for fixed inodes.
     static let firstIdentity: UInt64 = 16
     static let tombstoneLimit = 50_000
 
-    /// Records a saved record: a full one (its file is written with the commit) or a partial one
-    /// (metadata-only: its file is rewritten at the next checkpoint).
+    /// Records a saved record (its file is written with the commit, or later: ``staleRecordFiles``).
     mutating func save(_ record: Record, seq: UInt64) {
         let name = record.recordID.recordName
         if let old = entries[name] {
@@ -38,7 +38,7 @@ struct RecordIndex {
                 names[identity] = nil
             }
         }
-        if record.isPartial { staleRecordFiles.insert(name) } else { staleRecordFiles.remove(name) }
+        if record.savesRecordFile { staleRecordFiles.remove(name) } else { staleRecordFiles.insert(name) }
         insert(RecordMetadata(savedRecord: record, seq: seq))
     }
 

@@ -14,6 +14,17 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible 
     public static func < (a: RecordID, b: RecordID) -> Bool { a.recordName < b.recordName }
 }
 
+extension FieldValue {
+    /// Whether a date is in this value (itself or in its list).
+    var hasDate: Bool {
+        switch self {
+        case .date: true
+        case .list(let items): items.contains { $0.hasDate }
+        default: false
+        }
+    }
+}
+
 /// A record: a type, typed fields and the system fields the store maintains, as `CKRecord`.
 ///
 /// A value type: a `Record` you hold is a copy; save it with ``RecordDatabase/modify(saving:deleting:savePolicy:)``.
@@ -98,11 +109,34 @@ public struct Record: Sendable, Hashable {
     /// Whether large fields are left out of this copy (see ``omittedSizes``).
     public var isPartial: Bool { !omittedSizes.isEmpty }
 
+    /// Whether a save of this record writes its record file with the commit: a full record with a
+    /// large field. Any other save (a partial record, a record of small fields only) is held whole
+    /// by its journal line and the in-memory index, and its file is written later, in the
+    /// background or at the next checkpoint (``RecordIndex/staleRecordFiles``).
+    var savesRecordFile: Bool { !isPartial && fields.values.contains { !RecordMetadata.isSmall($0) } }
+
     public var allKeys: [String] { fields.keys.sorted() }
 
     /// Every reference the record holds, with the key that holds it.
     var references: [(key: String, reference: Reference)] {
         fields.sorted { $0.key < $1.key }.flatMap { key, value in value.references.map { (key, $0) } }
+    }
+
+    /// Sets every date to the value it reads back from JSON (seconds since 1970 as a `Double`,
+    /// which can differ from a `Date`'s own value in the last bit): the index keeps saved records
+    /// in memory, so a record must read the same from there, from its file and from another process.
+    mutating func makeDatesStorable() {
+        func storable(_ date: Date) -> Date { Date(timeIntervalSince1970: date.timeIntervalSince1970) }
+        func storable(_ value: FieldValue) -> FieldValue {
+            switch value {
+            case .date(let date): .date(storable(date))
+            case .list(let items) where items.contains(where: { $0.hasDate }): .list(items.map(storable))
+            default: value
+            }
+        }
+        creationDate = creationDate.map(storable)
+        storedModificationDate = storedModificationDate.map(storable)
+        for (key, value) in fields where value.hasDate { fields[key] = storable(value) }
     }
 
     /// A copy that looks freshly fetched: no pending changed keys.
