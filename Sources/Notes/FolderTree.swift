@@ -76,10 +76,42 @@ public struct FolderTree: Sendable, Equatable {
     /// The tree of every folder in `database` (its in-memory index; no record file is read).
     public init(database: RecordDatabase) {
         var parents: [RecordID: RecordID?] = [:]
-        for metadata in database.queryMetadata(Query(recordType: Folder.recordType)) {
+        for metadata in database.metadata(ofType: Folder.recordType) {
             parents[metadata.recordID] = .some(metadata.record[Self.parentKey]?.referenceValue?.recordID)
         }
         self.init(parents: parents)
+    }
+
+    /// Updates the tree for a change that saved `saved` folders and deleted `deleted` records, in
+    /// O(changed folders) when it can tell the placements of no other folder move: the tree holds
+    /// no recovered folder, each saved folder is new (or keeps its parent) with a parent at the
+    /// root or in the tree, and no folder left hangs under a deleted one. Returns false (and
+    /// changes nothing) otherwise: then the caller computes the tree again.
+    public mutating func update(saving saved: [RecordMetadata], deleting deleted: [RecordID]) -> Bool {
+        guard recovered.isEmpty else { return false }
+        var next = placements
+        for id in deleted { next[id] = nil }
+        if !deleted.isEmpty {
+            let gone = Set(deleted)
+            for placement in next.values {
+                if case .folder(let parent) = placement, gone.contains(parent) { return false }
+            }
+        }
+        for metadata in saved where metadata.recordType == Folder.recordType {
+            let parent = metadata.record[Self.parentKey]?.referenceValue?.recordID
+            let placement: Placement
+            if let parent {
+                guard parent != metadata.recordID, let above = next[parent], above != .recovered else { return false }
+                placement = .folder(parent)
+            } else {
+                placement = .root
+            }
+            // A folder that moves could be an ancestor of its new parent (a cycle): computed again.
+            if let old = next[metadata.recordID], old != placement { return false }
+            next[metadata.recordID] = placement
+        }
+        placements = next
+        return true
     }
 
     static let parentKey = "parent"
@@ -108,14 +140,12 @@ public struct FolderTree: Sendable, Equatable {
     }
 
     /// Notes and attachments whose folder is missing or not a folder (shown under `Recovered`).
-    /// Scans the in-memory index of every note and attachment.
+    /// Looks only at the referenced records that are not folders of this tree, through the
+    /// store's reference index (no scan of every note).
     public func strandedItems(in database: RecordDatabase) -> [RecordMetadata] {
-        var items: [RecordMetadata] = []
-        for type in Self.itemTypes {
-            for metadata in database.queryMetadata(Query(recordType: type)) {
-                if let folder = metadata.record[Self.folderKey]?.referenceValue?.recordID, !contains(folder) { items.append(metadata) }
-            }
-        }
-        return items
+        let types = Set(Self.itemTypes)
+        return database.referrers(key: Self.folderKey, toRecordsWhere: { !contains(RecordID(recordName: $0)) })
+            .filter { types.contains($0.recordType) }
+            .sorted { $0.recordID < $1.recordID }
     }
 }

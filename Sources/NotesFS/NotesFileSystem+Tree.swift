@@ -32,8 +32,12 @@ extension NotesFileSystem {
             default: return true
             }
         }
-        let touchesFolders = moved || change.deleted.contains { $0.recordType == Folder.recordType }
-        guard touchesFolders else { return false }
+        let deletedFolders = change.deleted.filter { $0.recordType == Folder.recordType }.map(\.recordID)
+        guard moved || !deletedFolders.isEmpty else { return false }
+        if var tree = state.folderTree, tree.update(saving: change.saved, deleting: deletedFolders) {
+            state.folderTree = tree  // no recovered folder before or after
+            return false
+        }
         let old = state.folderTree
         let new = FolderTree(database: database)
         state.folderTree = new

@@ -63,7 +63,9 @@ import Testing
     @Test func anOversizedRecordFileIsReportedNotRead() throws {
         let path = makeTemporaryDirectory("bigrecord")
         let db = try makeDatabase(path)
-        try db.modify(saving: [note("big", folder: nil, text: "small"), note("fine", folder: nil, text: "fine")])
+        // A large text: a full read needs the file (a record of small fields only is read from the index).
+        let text = String(repeating: "a large field ", count: 40)
+        try db.modify(saving: [note("big", folder: nil, text: text), note("fine", folder: nil, text: "fine")])
         try db.checkpoint()
         let file = path + "/" + RecordFileName.relativePath(for: "big")
         try grow(file, to: Int64(DatabaseLayout.recordFileLimit) + 1)

@@ -10,6 +10,9 @@ extension RecordDatabase {
     /// - Throws: ``RecordStoreError/unknownItem(_:)``, or ``RecordStoreError/damagedRecord(_:path:reason:)``
     ///   when its file is damaged (the rest of the database stays usable).
     public func record(for id: RecordID) throws(RecordStoreError) -> Record {
+        // Other processes' commits first (a stat and an fstat when there are none), so a fetch
+        // sees the latest version even where the index answers it alone.
+        try? refresh()
         guard state.withLock({ $0.index.entries[id.recordName] != nil }) else { throw .unknownItem(id) }
         do {
             return try readRecordFile(id)
@@ -94,6 +97,23 @@ extension RecordDatabase {
         state.withLock { state in
             (state.index.referrers[target.recordName]?[key] ?? []).compactMap { state.index.entries[$0] }
         }
+    }
+
+    /// Metadata of the records referencing, through field `key`, a record name for which
+    /// `isTarget` holds (missing records included): a walk over the reference index's targets.
+    public func referrers(key: String, toRecordsWhere isTarget: (String) -> Bool) -> [RecordMetadata] {
+        state.withLock { state in
+            var found: [RecordMetadata] = []
+            for (target, byKey) in state.index.referrers where isTarget(target) {
+                for name in byKey[key] ?? [] { if let metadata = state.index.entries[name] { found.append(metadata) } }
+            }
+            return found
+        }
+    }
+
+    /// Metadata of every record of type `recordType` (a scan of the in-memory index).
+    public func metadata(ofType recordType: String) -> [RecordMetadata] {
+        state.withLock { state in state.index.entries.values.filter { $0.recordType == recordType } }
     }
 
     /// Number of records in the database.

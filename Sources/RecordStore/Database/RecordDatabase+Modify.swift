@@ -75,14 +75,16 @@ extension RecordDatabase {
                 .flatMap { state.index.entries[$0]?.record.assets ?? [] }
             try state.journal.append(entry.encodedLine())
             state.dirty = true
+            var writtenFiles: [String] = []
             do {
-                try Self.redo(entry, layout: layout, verify: false)
+                writtenFiles = try Self.redo(entry, layout: layout, verify: false)
             } catch {
                 // Committed in the journal; the files are redone by the next commit or open.
                 state.unverifiedForeignEntry = entry
                 log("writing record files of commit \(seq): \(error)")
             }
             let deleted = state.index.apply(entry)
+            for name in writtenFiles { state.index.staleRecordFiles.remove(name) }
             noteAssetChanges(entry, before: assetsBefore, state: &state)
             let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
             changes.append(

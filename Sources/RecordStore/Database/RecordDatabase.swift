@@ -253,12 +253,22 @@ public final class RecordDatabase: Sendable {
     /// checkpoint fsyncs the files (syncfs) before it drops those lines. Readers that meet a
     /// half-written file re-read it under the commit lock (``readRecordFile(_:)``).
     /// Temp + rename per save would create and delete an inode per commit, which ext4 makes slow.
-    static func redo(_ entry: JournalEntry, layout: DatabaseLayout, verify: Bool) throws(RecordStoreError) {
+    ///
+    /// Returns the names of the records whose file it wrote although their save does not call for
+    /// one (``Record/savesRecordFile``): records of small fields only that had no file yet (a new
+    /// record always gets its file, so a damaged journal can never make a record vanish).
+    @discardableResult
+    static func redo(_ entry: JournalEntry, layout: DatabaseLayout, verify: Bool) throws(RecordStoreError) -> [String] {
         for id in entry.deletes { try Sys.unlink(layout.recordPath(id.recordName)) }
-        // Other saves leave the file as it is until it is rewritten (``RecordIndex/staleRecordFiles``);
-        // reads merge it with the index meanwhile (``readRecordFile(_:)``).
-        for (i, record) in entry.saves.enumerated() where record.savesRecordFile {
+        // Other saves leave an existing file as it is until it is rewritten
+        // (``RecordIndex/staleRecordFiles``); reads merge it with the index meanwhile (``readRecordFile(_:)``).
+        var written: [String] = []
+        for (i, record) in entry.saves.enumerated() where !record.isPartial {
             let path = layout.recordPath(record.recordID.recordName)
+            if !record.savesRecordFile {
+                guard try Sys.fileStatus(path) == nil else { continue }
+                written.append(record.recordID.recordName)
+            }
             let encoded = entry.encodedSaves?[i] ?? RecordCoding.encode(record)
             // The encoding is deterministic: equal bytes mean the file is already this version.
             if verify, let data = try? Sys.readFile(path, limit: DatabaseLayout.recordFileLimit), data.count == encoded.count,
@@ -268,6 +278,7 @@ public final class RecordDatabase: Sendable {
             }
             try Sys.overwriteFile(path, encoded)
         }
+        return written
     }
 
     // MARK: Background work
