@@ -46,6 +46,25 @@ public final class Notifier: Sendable {
         }
     }
 
+    /// Puts `bytes` into the kernel's page cache of `inode` at `offset`
+    /// (`fuse_lowlevel_notify_store`); a store reaching past the cached size grows it. The pages it
+    /// fills count as up to date, so reads of them never reach the filesystem: store only bytes
+    /// that are the file's content now, and invalidate after any later change.
+    /// - Throws: `Errno` from the kernel, `.notConnected` without a session.
+    public func store(_ inode: Inode, offset: Int64, bytes: [UInt8]) throws(Errno) {
+        guard !bytes.isEmpty else { return }
+        try send { pointer in
+            bytes.withUnsafeBytes { raw in
+                var vector = fuse_bufvec()
+                vector.count = 1
+                vector.buf.size = raw.count
+                vector.buf.mem = UnsafeMutableRawPointer(mutating: raw.baseAddress)
+                vector.buf.fd = -1
+                return fuse_lowlevel_notify_store(pointer, inode, off_t(offset), &vector, fuse_buf_copy_flags(0))
+            }
+        }
+    }
+
     private func send(_ call: (OpaquePointer) -> Int32) throws(Errno) {
         let status: Int32 = session.withLock { bits in
             guard let bits, let pointer = OpaquePointer(bitPattern: bits) else { return -ENOTCONN }

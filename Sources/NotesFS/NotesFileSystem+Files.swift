@@ -30,10 +30,11 @@ extension NotesFileSystem {
 
     /// The open buffer of `inode`; a stored file's bytes are loaded (an asset copied) outside the
     /// state lock, then installed under it if the record did not change meanwhile (else loaded again).
+    /// Waits for a page-cache store of `inode` in flight (the buffer is for writing or truncating).
     /// - Throws: `EISDIR`, `ENOENT`, the store's errors; `EAGAIN` if the record kept changing.
     func openFileLoading(_ inode: Inode) throws(Errno) -> OpenFile {
         for _ in 0..<8 {
-            let step: LoadStep = try locked { (state) throws in
+            let step: LoadStep = try lockedOutsideStore(inode) { (state) throws in
                 if let open = state.openFiles[inode] { return .open(open) }
                 let node = try self.node(inode, state)
                 if case .scratch = node { return .open(try openFile(inode, &state)) }
@@ -45,7 +46,7 @@ extension NotesFileSystem {
             }
             let content: ContentBuffer
             do { content = try loadContent(node) } catch { throw ErrnoMapping.errno(for: error) }
-            let installed: OpenFile? = try locked { (state) throws in
+            let installed: OpenFile? = try lockedOutsideStore(inode) { (state) throws in
                 if let open = state.openFiles[inode] { return open }
                 guard try self.node(inode, state).metadata?.record.recordChangeTag == tag else { return nil }
                 let open = OpenFile(content: content, baseTag: tag)
@@ -359,7 +360,8 @@ extension NotesFileSystem {
         let writable = flags & O_ACCMODE != O_RDONLY
         // Load a stored file's bytes outside the state lock (an asset may be large).
         if writable, flags & O_TRUNC == 0 { _ = try openFileLoading(inode) }
-        return try locked { (state) throws in
+        // A writer must not write pages a page-cache store is filling (NotesFileSystem+PageCache).
+        return try lockedOutsideStore(inode, when: writable) { (state) throws in
             let node = try self.node(inode, state)
             if case .folder = node { throw Errno.isDirectory }
             let handle = state.newHandle()
@@ -522,6 +524,7 @@ extension NotesFileSystem {
             guard open.handles <= 0 else { return nil }
             if open.dirty && !open.orphaned { return open }
             state.openFiles[inode] = nil
+            queueStore(inode, open, &state)
             return nil
         }
         guard let open = unsaved else { return }
@@ -531,7 +534,10 @@ extension NotesFileSystem {
         }
         // Saved: drop the buffer unless a new handle opened it meanwhile.
         try locked { state in
-            if state.openFiles[inode] === open, open.handles <= 0, !open.dirty { state.openFiles[inode] = nil }
+            if state.openFiles[inode] === open, open.handles <= 0, !open.dirty {
+                state.openFiles[inode] = nil
+                queueStore(inode, open, &state)
+            }
         }
     }
 

@@ -275,6 +275,7 @@ extension NotesFileSystem {
                 switch item {
                 case .entry(let parent, let name): try? notifier.invalidateEntry(parent: parent, name: FileName(name))
                 case .inode(let inode): try? notifier.invalidateInode(inode)
+                case .store(let inode, let tag, let bytes): store(inode, tag: tag, bytes: bytes, notifier)
                 case .delete(let parent, let child, let name):
                     do {
                         try notifier.notifyDelete(parent: parent, child: child, name: FileName(name))

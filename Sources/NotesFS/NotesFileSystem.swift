@@ -28,6 +28,9 @@ import Synchronization
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
 ///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`.
 ///
+/// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
+/// alone, holding none of these locks (`NotesFileSystem+PageCache.swift`).
+///
 /// Memory: the daemon's RSS does not depend on file sizes. An open file keeps at most
 /// ``ContentBuffer/memoryLimit`` (1 MiB) in memory, the rest in an unlinked temp file in the
 /// database's `tmp/`; a read holds at most the requested size (≤ 1 MiB); a save or load streams
@@ -115,6 +118,11 @@ public final class NotesFileSystem: FileSystem {
             Log.error("cannot open the database \(databasePath ?? ""): \(error)")
             exit(1)
         }
+        // Pages are dropped by explicit invalidation (outside changes) and by opens without
+        // `keep_cache` (a changed record), not because a refreshed mtime differs from the cached
+        // one: that would drop the pages this mount wrote or stored for its own saves. A size
+        // change still drops them (no `explicitInvalidateData`).
+        connection.want.remove(.autoInvalidateData)
         notifierBox.withLock { $0 = notifier }
         running.store(true, ordering: .relaxed)
         let thread = Thread { [weak self] in self?.runNotifications() }
@@ -153,6 +161,8 @@ enum Invalidation: Sendable {
     case entry(parent: Inode, name: String)
     case inode(Inode)
     case delete(parent: Inode, child: Inode, name: String)
+    /// Put a saved file's bytes (the record at change tag `tag`) into the kernel's page cache.
+    case store(Inode, tag: String, bytes: [UInt8])
 }
 
 /// Everything the filesystem keeps between operations, guarded by ``NotesFileSystem/state``.
@@ -187,6 +197,11 @@ struct FileSystemState: ~Copyable {
     /// atimes moved by reads (relatime), not saved yet: written into the record at its next save
     /// by this mount (``FileTimes``).
     var accessTimes: [Inode: FileTime] = [:]
+    /// The inode whose page-cache store the notification thread is sending now: writable opens
+    /// and truncates of it wait (``NotesFileSystem/waitForStore(_:)``).
+    var storing: Inode?
+    /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).
+    var queuedStoreBytes = 0
 
     mutating func newHandle() -> UInt64 {
         defer { nextHandle += 1 }

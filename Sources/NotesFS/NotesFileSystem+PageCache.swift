@@ -1,0 +1,102 @@
+import FUSE
+import Foundation
+import RecordStore
+
+/// Priming the kernel's page cache with a file's bytes after this mount saved it, so that the
+/// next read of it is answered by the kernel (`fuse_lowlevel_notify_store`).
+///
+/// Without it the first read after a write is a round trip: the kernel keeps the pages a write
+/// filled completely but not a partly written last page (all of a note of 1-4 KB).
+///
+/// Why a stored page is never stale:
+/// - A store is queued when the last writable handle of a file is released and its buffer is
+///   clean (its bytes are the record's at change tag `tag`); it holds at most
+///   ``storeFileLimit`` bytes, and the outbox at most ``storeQueueLimit`` bytes of stores (more
+///   are not queued: those files are read from the daemon, as before).
+/// - The notification thread sends it only if, under the state lock, the record still has that
+///   tag, no buffer or scratch file exists for the inode (no writable handle, nothing dirty) and
+///   no reader has it open; it then marks the inode `storing`.
+/// - The kernel changes a file's pages itself only after asking the daemon: writes need a
+///   writable open, truncation a setattr. Writable opens and truncates of a `storing` inode wait
+///   until the store is sent (``lockedOutsideStore(_:_:)``), so no write can land in a page the
+///   store then overwrites.
+/// - After the store, under the lock again: if the tag moved or a buffer appeared meanwhile (an
+///   outside commit, a wait that gave up), the inode's pages are invalidated, after the store.
+///   Outside changes are invalidated by the same thread, so always after a store queued before.
+extension NotesFileSystem {
+    /// The largest file whose bytes are stored (one in-memory buffer, ``ContentBuffer/memoryLimit``).
+    static let storeFileLimit = ContentBuffer.memoryLimit
+    /// Bytes of stores the outbox may hold at once.
+    static let storeQueueLimit = 8 << 20
+    /// How long a writable open or a truncate waits for a store of its inode before it goes on
+    /// (the store is then invalidated after it is sent). Stores take microseconds; this bounds a
+    /// wait on a kernel page lock that only a free request thread could release.
+    static let storeWaitLimit: Duration = .seconds(2)
+
+    /// Queues a store of `open`'s bytes, if it may be stored (under the state lock; after the
+    /// last writable handle was released and the buffer dropped).
+    func queueStore(_ inode: Inode, _ open: OpenFile, _ state: inout FileSystemState) {
+        guard !open.dirty, !open.orphaned, !open.content.isSpilled, let tag = open.baseTag,
+            isStorable(inode, tag: tag, state)
+        else { return }
+        let count = open.content.count
+        guard count > 0, count <= Int64(Self.storeFileLimit), state.queuedStoreBytes + Int(count) <= Self.storeQueueLimit,
+            let bytes = try? open.content.bytes(upTo: Self.storeFileLimit)
+        else { return }
+        state.queuedStoreBytes += bytes.count
+        outbox.withLock { $0.append(.store(inode, tag: tag, bytes: bytes)) }
+        outboxSignal.signal()
+    }
+
+    /// Whether the kernel may hold `tag`'s bytes as `inode`'s pages: the record has that tag and
+    /// no buffer, scratch file or rename alias stands for the inode.
+    private func isStorable(_ inode: Inode, tag: String, _ state: borrowing FileSystemState) -> Bool {
+        state.openFiles[inode] == nil && state.scratch[inode] == nil && state.aliases[inode] == nil
+            && database.metadata(identity: inode)?.record.recordChangeTag == tag
+    }
+
+    /// Sends a queued store (on the notification thread, holding no lock while it is sent).
+    func store(_ inode: Inode, tag: String, bytes: [UInt8], _ notifier: Notifier) {
+        let send: Bool = state.withLock { state in
+            applyPendingChanges(&state)
+            state.queuedStoreBytes -= bytes.count
+            guard state.readers[inode] == nil, isStorable(inode, tag: tag, state) else { return false }
+            state.storing = inode
+            return true
+        }
+        guard send else { return }
+        do { try notifier.store(inode, offset: 0, bytes: bytes) } catch {
+            Log.debug("inode \(inode): page-cache store failed (\(error))")
+        }
+        let stale: Bool = state.withLock { state in
+            state.storing = nil
+            applyPendingChanges(&state)
+            return !isStorable(inode, tag: tag, state)
+        }
+        if stale { try? notifier.invalidateInode(inode) }
+    }
+
+    /// What a gated body returned: its value, or that a store of the inode is in flight.
+    private enum Gated<T: Sendable>: Sendable {
+        case busy
+        case done(T)
+    }
+
+    /// ``locked(_:)`` for an operation that lets the kernel change `inode`'s pages (a writable
+    /// open, a truncate): runs `body` only while no store of `inode` is in flight, waiting for one
+    /// (at most ``storeWaitLimit``). Past the limit it runs anyway; the store is then invalidated.
+    /// With `gated` false it is ``locked(_:)``.
+    func lockedOutsideStore<T: Sendable>(
+        _ inode: Inode, when gated: Bool = true, _ body: (inout FileSystemState) throws -> T
+    ) throws(Errno) -> T {
+        let deadline = ContinuousClock.now + Self.storeWaitLimit
+        while true {
+            let result: Gated<T> = try locked { (state) throws in
+                if gated, state.storing == inode, ContinuousClock.now < deadline { return .busy }
+                return .done(try body(&state))
+            }
+            if case .done(let value) = result { return value }
+            usleep(100)
+        }
+    }
+}
