@@ -150,27 +150,6 @@ do {
         report("cascade delete of a folder (\(deleted) records)", String(format: "%.1f ms", elapsed * 1000))
         report("peak RSS", String(format: "%.1f MB", peakRSSMegabytes()))
         try db.close()
-    case "fetchloop":
-        let db = try RecordDatabase(path: path, backgroundThread: false)
-        let notes = NotesManager(database: db)
-        let folder = try Folder(record: try db.record(for: RecordID(recordName: "folder-0")))
-        let start = now()
-        for _ in 0..<300 { _ = try await notes.fetchNotes(for: folder).count }
-        report("fetch", String(format: "%.2f ms avg", (now() - start) / 300 * 1000))
-        let q = Query(recordType: "Note", predicate: try RecordStore.Predicate(format: "folder == %@", .reference(Reference(recordID: folder.recordID, action: .deleteSelf))), sortDescriptors: [SortDescriptor(key: "modificationDate", ascending: false)])
-        var t = now()
-        for _ in 0..<300 { _ = db.queryMetadata(q).count }
-        report("queryMetadata", String(format: "%.2f ms avg", (now() - t) / 300 * 1000))
-        t = now()
-        for _ in 0..<300 { _ = try db.query(q).records.count }
-        report("query", String(format: "%.2f ms avg", (now() - t) / 300 * 1000))
-        let ids = db.queryMetadata(q).map(\.recordID)
-        t = now()
-        for _ in 0..<30 { for id in ids { _ = try db.record(for: id) } }
-        report("record(for:) x1000 serial", String(format: "%.2f ms avg", (now() - t) / 30 * 1000))
-        t = now()
-        for _ in 0..<30 { for id in ids { _ = db.metadata(for: id) } }
-        report("metadata x1000 serial", String(format: "%.2f ms avg", (now() - t) / 30 * 1000))
     case "reads":
         // The read-only part of `ops`, repeated: for comparing builds (and profiling) on one database.
         let rounds = args.count > 3 ? Int(args[3]) ?? 1 : 1
