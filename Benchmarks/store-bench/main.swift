@@ -3,6 +3,7 @@
 //   store-bench generate DB NOTES FOLDERS   fill a database (1-4 KB notes), batched
 //   store-bench open DB                     time to open, peak RSS of this process
 //   store-bench ops DB                      saves/s, saves+sync/s, folder fetch, CONTAINS[c] query, cascade delete
+//   store-bench reads DB [ROUNDS]           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS times
 import Foundation
 import Notes
 import RecordStore
@@ -13,6 +14,13 @@ func now() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// CPU seconds (user + system) this process has used: less disturbed by other work on the machine than wall time.
+func cpuTime() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 func peakRSSMegabytes() -> Double {
@@ -55,7 +63,7 @@ func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
-    print("usage: store-bench generate DB NOTES FOLDERS | open DB | ops DB")
+    print("usage: store-bench generate DB NOTES FOLDERS | open DB | ops DB | reads DB [ROUNDS]")
     exit(64)
 }
 let path = args[2]
@@ -142,6 +150,31 @@ do {
         report("cascade delete of a folder (\(deleted) records)", String(format: "%.1f ms", elapsed * 1000))
         report("peak RSS", String(format: "%.1f MB", peakRSSMegabytes()))
         try db.close()
+    case "reads":
+        // The read-only part of `ops`, repeated: for comparing builds (and profiling) on one database.
+        let rounds = args.count > 3 ? Int(args[3]) ?? 1 : 1
+        let db = try RecordDatabase(path: path, backgroundThread: false)
+        let notes = NotesManager(database: db)
+        let folder = try Folder(record: try db.record(for: RecordID(recordName: "folder-0")))
+        for _ in 0..<rounds {
+            var times: [Double] = []
+            var cpu: [Double] = []
+            var count = 0
+            for _ in 0..<15 {
+                let (start, startCPU) = (now(), cpuTime())
+                count = try await notes.fetchNotes(for: folder).count
+                times.append(now() - start)
+                cpu.append(cpuTime() - startCPU)
+            }
+            report(
+                "fetchNotes(for:) folder of \(count)",
+                String(format: "%.1f ms median (CPU %.1f ms)", median(times) * 1000, median(cpu) * 1000))
+            let (start, startCPU) = (now(), cpuTime())
+            let predicate = try RecordStore.Predicate(format: "text CONTAINS[c] %@", "zanzibar")
+            let matches = try db.query(Query(recordType: "Note", predicate: predicate)).records.count
+            report("text CONTAINS[c] query (\(matches) matches)", String(format: "%.3f s (CPU %.3f s)", now() - start, cpuTime() - startCPU))
+        }
+        report("peak RSS", String(format: "%.1f MB", peakRSSMegabytes()))
     default:
         print("unknown mode")
         exit(64)

@@ -26,50 +26,35 @@ extension RecordDatabase {
             return state.index.entries.values.filter { $0.recordType == query.recordType }
         }
         let neededKeys = query.predicate.keys.union(query.sortDescriptors.map(\.key))
-        let typed = candidates.filter { $0.recordType == query.recordType }
-        // Records whose needed fields are all in memory are tested there; the others are read
-        // and tested in parallel chunks, keeping only the matches.
+        let sortKeys = query.sortDescriptors.map(\.key)
+        // Records whose needed fields are all in memory are tested there; the others' files are
+        // scanned (see ``matchesInFiles(_:query:)``).
         let predicate = query.predicate
-        var matches: [(metadata: RecordMetadata, full: Record?)] = []
+        var matches: [QueryMatch] = []
         var fromFiles: [RecordMetadata] = []
-        for metadata in typed {
+        for metadata in candidates where metadata.recordType == query.recordType {
             if neededKeys.contains(where: metadata.isLarge) {
                 fromFiles.append(metadata)
             } else if predicate.evaluate({ Self.value(of: $0, in: metadata.record) }) {
-                matches.append((metadata, nil))
+                matches.append(QueryMatch(metadata: metadata, sortValues: sortKeys.map { Self.value(of: $0, in: metadata.record) }))
             }
         }
-        if !fromFiles.isEmpty {
-            let chunks = max(1, min(fromFiles.count / 16, ProcessInfo.processInfo.activeProcessorCount * 4))
-            let found = Mutex<[(metadata: RecordMetadata, full: Record?)]>([])
-            let candidates = fromFiles
-            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                var local: [(metadata: RecordMetadata, full: Record?)] = []
-                for i in stride(from: chunk, to: candidates.count, by: chunks) {
-                    do {
-                        let full = try readRecordFile(candidates[i].recordID)
-                        if predicate.evaluate({ Self.value(of: $0, in: full) }) { local.append((candidates[i], full)) }
-                    } catch {
-                        log("\(error)")
-                    }
+        if !fromFiles.isEmpty { matches += matchesInFiles(fromFiles, query: query) }
+        guard !query.sortDescriptors.isEmpty else { return matches.map(\.metadata) }
+        // Sorted by index, on the values taken above laid out flat (a sort moves integers and
+        // reads values in place, never copying a record).
+        let descriptors = query.sortDescriptors
+        let values = matches.flatMap(\.sortValues)
+        let names = matches.map(\.metadata.recordID.recordName)
+        let order = matches.indices.sorted { i, j in
+            for k in descriptors.indices {
+                if let order = Self.order(values[i * descriptors.count + k], values[j * descriptors.count + k]), order != .orderedSame {
+                    return (order == .orderedAscending) == descriptors[k].ascending
                 }
-                found.withLock { $0 += local }
             }
-            matches += found.withLock { $0 }
+            return names[i] < names[j]
         }
-        if !query.sortDescriptors.isEmpty {
-            matches.sort { a, b in
-                for descriptor in query.sortDescriptors {
-                    let x = Self.value(of: descriptor.key, in: a.full ?? a.metadata.record)
-                    let y = Self.value(of: descriptor.key, in: b.full ?? b.metadata.record)
-                    if let order = Self.order(x, y), order != .orderedSame {
-                        return (order == .orderedAscending) == descriptor.ascending
-                    }
-                }
-                return a.metadata.recordID < b.metadata.recordID
-            }
-        }
-        return matches.map(\.metadata)
+        return order.map { matches[$0].metadata }
     }
 
     private func page(of query: Query, from offset: Int, resultsLimit: Int?) throws(RecordStoreError) -> QueryResult {
@@ -78,7 +63,11 @@ extension RecordDatabase {
         var records: [Record] = []
         if offset < end {
             let page = all[offset..<end]
-            let files = readRecordFiles(page.filter { !$0.sizes.isEmpty }.map(\.recordID))
+            let fromFiles = page.filter { !$0.sizes.isEmpty }.map(\.recordID)
+            var files: [RecordID: Result<Record, RecordStoreError>] = [:]
+            files.reserveCapacity(fromFiles.count)
+            for (id, result) in zip(fromFiles, readRecordFiles(fromFiles)) { files[id] = result }
+            records.reserveCapacity(page.count)
             for metadata in page {
                 if metadata.sizes.isEmpty {
                     records.append(metadata.record)
@@ -95,24 +84,20 @@ extension RecordDatabase {
         return QueryResult(records: records, cursor: cursor)
     }
 
-    /// Reads many record files, in parallel chunks (one file read and parse is the cost of a
-    /// query on a large field, and of every full record a query returns).
-    func readRecordFiles(_ ids: [RecordID]) -> [RecordID: Result<Record, RecordStoreError>] {
-        guard ids.count > 32 else {
-            var results: [RecordID: Result<Record, RecordStoreError>] = [:]
-            for id in ids { results[id] = Result { () throws(RecordStoreError) in try readRecordFile(id) } }
-            return results
+    /// Reads many record files, in parallel (one file read and parse is the cost of every full
+    /// record a query returns); results in the order of `ids`.
+    func readRecordFiles(_ ids: [RecordID]) -> [Result<Record, RecordStoreError>] {
+        let read = Mutex<[(Int, Record)]>([])
+        RecordFileBatch.forEach(ids, layout: layout) { i, bytes in
+            guard let bytes, let record = try? record(ids[i], fromFile: bytes) else { return }
+            read.withLock { $0.append((i, record)) }
         }
-        let chunks = min(ids.count / 16, ProcessInfo.processInfo.activeProcessorCount * 4)
-        let results = Mutex<[RecordID: Result<Record, RecordStoreError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            var local: [RecordID: Result<Record, RecordStoreError>] = [:]
-            for i in stride(from: chunk, to: ids.count, by: chunks) {
-                local[ids[i]] = Result { () throws(RecordStoreError) in try readRecordFile(ids[i]) }
-            }
-            results.withLock { $0.merge(local) { a, _ in a } }
+        var results = [Result<Record, RecordStoreError>?](repeating: nil, count: ids.count)
+        for (i, record) in read.withLock({ $0 }) { results[i] = .success(record) }
+        // What the batch could not read or decode is read again the careful way, which reports it.
+        return results.enumerated().map { i, result in
+            result ?? Result { () throws(RecordStoreError) in try readRecordFile(ids[i]) }
         }
-        return results.withLock { $0 }
     }
 
     /// A field or system field of a record, as predicates and sorts see it.

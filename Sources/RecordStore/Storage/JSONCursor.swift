@@ -80,21 +80,16 @@ struct JSONCursor: ~Copyable {
     mutating func readString() throws(JSONSyntaxError) -> String {
         guard peek() == UInt8(ascii: "\"") else { throw error("expected a string") }
         let start = index + 1
-        var i = start
-        var highBits: UInt8 = 0
-        while i < bytes.count {
-            let b = bytes[i]
-            if b == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
-                index = i + 1
-                // ASCII cannot be invalid: take the fast conversion; otherwise validate.
-                if highBits < 0x80 { return String(decoding: slice, as: UTF8.self) }
-                guard let s = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
-                return s
-            }
-            if b == UInt8(ascii: "\\") || b < 0x20 { break }
-            highBits |= b
-            i += 1
+        // Every byte of the string OR-ed together: below 0x80 means ASCII, which needs no validation.
+        var highBits: UInt64 = 0
+        var i = plainRunEnd(from: start, highBits: &highBits)
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
+            index = i + 1
+            // ASCII cannot be invalid: take the fast conversion; otherwise validate.
+            if highBits & 0x8080_8080_8080_8080 == 0 { return String(decoding: slice, as: UTF8.self) }
+            guard let s = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
+            return s
         }
         // Escapes: decode into a buffer, copying the runs between escapes in one go.
         var utf8: [UInt8] = []
@@ -106,16 +101,11 @@ struct JSONCursor: ~Copyable {
                 utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
                 index = i + 1
                 // Escapes only add ASCII, except \u ones, which set highBits below.
-                if highBits < 0x80 { return String(decoding: utf8, as: UTF8.self) }
+                if highBits & 0x8080_8080_8080_8080 == 0 { return String(decoding: utf8, as: UTF8.self) }
                 guard let s = String(validating: utf8, as: UTF8.self) else { throw error("invalid UTF-8") }
                 return s
             }
             if b < 0x20 { throw JSONSyntaxError(offset: i, message: "control character in string") }
-            if b != UInt8(ascii: "\\") {
-                highBits |= b
-                i += 1
-                continue
-            }
             utf8.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
             guard i + 1 < bytes.count else { break }
             switch bytes[i + 1] {
@@ -143,14 +133,46 @@ struct JSONCursor: ~Copyable {
                 utf8.append(contentsOf: String(Character(u)).utf8)
                 if scalar >= 0x80 { highBits |= 0x80 }
                 runStart = i
+                i = plainRunEnd(from: i, highBits: &highBits)
                 continue
             default:
                 throw JSONSyntaxError(offset: i, message: "invalid escape")
             }
             i += 2
             runStart = i
+            i = plainRunEnd(from: i, highBits: &highBits)
         }
         throw error("unterminated string")
+    }
+
+    /// The first index at or after `start` holding a quote, a backslash or a control character
+    /// (or the end), OR-ing the bytes before it into `highBits`: eight bytes at a time while none
+    /// of them is one of those.
+    private func plainRunEnd(from start: Int, highBits: inout UInt64) -> Int {
+        var i = start
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while i + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                // A byte is flagged when it is zero (quote, backslash) or below 0x20; a borrow can
+                // flag bytes above a flagged one only, and the byte loop below finds the first.
+                let special = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (word &- ones &* 0x20) & ~word) & highs
+                if special != 0 { break }
+                highBits |= word
+                i += 8
+            }
+        }
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 { return i }
+            highBits |= UInt64(b)
+            i += 1
+        }
+        return i
     }
 
     /// The four hex digits of a `\\u` escape at `position`.

@@ -25,6 +25,18 @@ extension RecordCoding {
         }
     }
 
+    /// Decodes one record from bytes in place (a record file read into a reused buffer).
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(RecordDecodingError) -> Record {
+        var cursor = JSONCursor(bytes.bindMemory(to: UInt8.self))
+        do throws(JSONSyntaxError) {
+            let decoded = try decode(&cursor)
+            try cursor.expectEnd()
+            return decoded.record
+        } catch {
+            throw RecordDecodingError(error.description)
+        }
+    }
+
     static func decode(_ cursor: inout JSONCursor) throws(JSONSyntaxError) -> Decoded {
         var name: String?
         var type: String?

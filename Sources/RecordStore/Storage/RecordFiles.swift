@@ -34,8 +34,20 @@ enum RecordFiles {
         guard let data = file else {
             throw .damagedRecord(id, path: path, reason: "record file is missing")
         }
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(RecordStoreError) in try record(id, fromFile: bytes, path: path) }
+        }
+        return try result.get()
+    }
+
+    /// The record a record file's bytes hold: the one place that turns a record file into a
+    /// `Record` (``read(_:layout:)`` and the parallel reads of queries both come here).
+    ///
+    /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when the bytes do not decode
+    ///   or hold another record.
+    static func record(_ id: RecordID, fromFile bytes: UnsafeRawBufferPointer, path: String) throws(RecordStoreError) -> Record {
         let record: Record
-        do { record = try RecordCoding.decode(data) } catch {
+        do { record = try RecordCoding.decode(bytes) } catch {
             throw .damagedRecord(id, path: path, reason: error.description)
         }
         guard record.recordID == id else {
