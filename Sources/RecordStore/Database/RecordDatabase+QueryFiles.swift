@@ -18,8 +18,13 @@ extension RecordDatabase {
     ///
     /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)``; the caller then reads the
     ///   record through ``readRecordFile(_:)``, which re-reads a half-written file under the lock.
+    /// Merged with the index as ``readRecordFile(_:)`` merges (the file lags behind saves of
+    /// small fields only: see ``merge(_:path:file:)``).
     func record(_ id: RecordID, fromFile bytes: UnsafeRawBufferPointer) throws(RecordStoreError) -> Record {
-        try RecordFiles.record(id, fromFile: bytes, path: layout.recordPath(id.recordName))
+        let path = layout.recordPath(id.recordName)
+        let file = try RecordFiles.record(id, fromFile: bytes, path: path)
+        guard let metadata = state.withLock({ $0.index.entries[id.recordName] }) else { return file }
+        return try Self.merge(metadata, path: path) { file }
     }
 
     /// The records of `candidates` that match `query`, reading their files in parallel.
