@@ -162,9 +162,17 @@ enum Sys {
 
     /// Writes a file by temp file + rename; with `durable`, also fsyncs the file and its directory.
     static func writeFileAtomically(_ path: String, _ bytes: [UInt8], temp: String, durable: Bool) throws(RecordStoreError) {
+        try writeFileAtomically(path, temp: temp, durable: durable) { (fd) throws(RecordStoreError) in try writeAll(fd, bytes, path: temp) }
+    }
+
+    /// ``writeFileAtomically(_:_:temp:durable:)`` whose bytes `body` writes to the temp file's
+    /// descriptor, so that a large file is written in pieces and never held whole in memory.
+    static func writeFileAtomically(
+        _ path: String, temp: String, durable: Bool, _ body: (Int32) throws(RecordStoreError) -> Void
+    ) throws(RecordStoreError) {
         let fd = try open(temp, O_WRONLY | O_CREAT | O_TRUNC)
         do throws(RecordStoreError) {
-            try writeAll(fd, bytes, path: temp)
+            try body(fd)
             if durable { try fsync(fd, path: temp) }
             close(fd)
         } catch {
