@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=${NOTESFS_BENCH_BUILD:-.build}
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ beside Benchmarks/fs
 scripts/deps.sh
 what=${1:-all}
 work=$(mktemp -d /var/tmp/notesfs-bench.XXXXXX)

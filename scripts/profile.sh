@@ -17,6 +17,7 @@ create | rename | read | append | unlink) ;;
 esac
 notes=${2:-3000}
 scratch=${NOTESFS_BENCH_BUILD:-.build}
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ beside Benchmarks/fs
 scripts/deps.sh
 if ! dpkg-query -W -f='${Status}' linux-perf 2>/dev/null | grep -q "install ok installed"; then
     echo "installing: linux-perf" >&2

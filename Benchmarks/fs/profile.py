@@ -99,6 +99,12 @@ print(f"wall {wall:.3f} s ({wall / notes * 1e6:.0f} µs an operation); daemon CP
 swift = [(c, s, sym) for c, s, _, sym in rows if sym.startswith("$s")]
 print("\ntop Swift frames by inclusive share of the daemon's samples")
 print_table(["inclusive", "self", "frame"], [[f"{c:.1f}%", f"{s:.1f}%", short(sym)] for c, s, sym in swift[:20]])
+witness = "protocol witness for FileSystem."
+requests = [(c, names_of.get(sym, sym)) for c, _, sym in swift if names_of.get(sym, sym).startswith(witness)]
+sampled = samples * PERIOD_NS / 1e9
+print("\nby request (the FileSystem method's inclusive share; µs of daemon CPU per note, from the samples)")
+print_table(["request", "inclusive", "µs a note"],
+            [[n[len(witness):].split("(")[0], f"{c:.1f}%", f"{c / 100 * sampled / notes * 1e6:.0f}"] for c, n in requests])
 print("\ntop frames by self share (any code: [k] kernel, [.] user)")
 selfs = sorted(report("--no-children"), key=lambda r: -r[0])[:12]
 print_table(["self", "frame"], [[f"{c:.1f}%", f"{kind} {short(sym)}"] for c, _, kind, sym in selfs])

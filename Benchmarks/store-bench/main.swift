@@ -52,9 +52,12 @@ struct SplitMix {
     }
 }
 
+/// Prints "NAME  VALUE  target TARGET" in columns (a long name or value pushes the next column along).
 func report(_ name: String, _ value: String, target: String = "") {
-    let line = name.padding(toLength: 44, withPad: " ", startingAt: 0) + value
-    print(target.isEmpty ? line : line.padding(toLength: 88, withPad: " ", startingAt: 0) + "target " + target)
+    func column(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + "  " : text.padding(toLength: width, withPad: " ", startingAt: 0)
+    }
+    print(column(name, 48) + (target.isEmpty ? value : column(value, 56) + "target " + target))
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
