@@ -84,8 +84,9 @@ rows = []
 for p in order:
     t, pt, n = (median(times[(fs, p)]) for fs in names)
     target = f"≤ {TARGETS[p]}" if p in TARGETS else ""
-    rows.append([LABELS.get(p, p), f"{t:.4f}", f"{pt:.4f}", f"{n:.4f}", f"{median(ratios[p]):.2f}", target])
-print_table(["phase", "tmpfs", "passthrough_ll", "notesfs", "notesfs / passthrough_ll", "target"], rows)
-print("(notesfs / passthrough_ll is the median of the per-round ratios)")
+    rows.append([LABELS.get(p, p), f"{t:.4f}", f"{pt:.4f}", f"{n:.4f}", f"{median(ratios[p]):.2f}",
+                 f"{min(ratios[p]):.2f}-{max(ratios[p]):.2f}", target])
+print_table(["phase", "tmpfs", "passthrough_ll", "notesfs", "notesfs / passthrough_ll", "rounds' range", "target"], rows)
+print("(notesfs / passthrough_ll is the median of the per-round ratios; the range is their lowest and highest)")
 for fs in ["passthrough_ll", "notesfs"]:
     print(f"{fs} daemon peak RSS (VmHWM), median over rounds: {median(peaks[fs]):.1f} MB")
