@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # Benchmarks: prints figures side by side with baselines run in the same invocation. Asserts nothing.
+# The tables of issue 9, one command each (release builds; the figures vary with the machine's load):
 #
-#   scripts/bench.sh store [--million]   record store at 100,000 notes (and 1,000,000 with --million)
-#   scripts/bench.sh fs [ROUNDS]         filesystem phases: tmpfs vs passthrough_ll vs notesfs, then bigfile
-#   scripts/bench.sh bigfile [MIB]       one 1 GiB file written and read: MB/s and daemons' peak RSS
-#   scripts/bench.sh cli                 notesfs import of 10,000 notes vs cp -r
-#   scripts/bench.sh all
+#   scripts/bench.sh fs [ROUNDS]          3,000 notes: tmpfs vs passthrough_ll -o xattr vs notesfs, ROUNDS (3)
+#                                         alternating rounds, medians and the median notesfs/passthrough_ll ratio
+#   scripts/bench.sh scale [NOTES]        100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase
+#   scripts/bench.sh store [--million]    record store at 1,000 and 100,000 notes (and 1,000,000 with --million)
+#   scripts/bench.sh parallel-grep [NOTES] four grep -r at once vs one after another (ROUNDS=3 rounds)
+#   scripts/bench.sh bigfile [MIB]        one 1 GiB file written and read: MB/s and daemons' peak RSS
+#   scripts/bench.sh cli                  notesfs import of 10,000 notes vs cp -r
+#   scripts/bench.sh all                  all of the above, once (bigfile included)
+#   scripts/profile.sh create|rename|read where a request spends the daemon's time (perf)
 #
-# NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build (so a running `swift test` does not block it).
+# NOTES=N changes fs's note count. NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build (so a
+# running `swift test` does not block it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=${NOTESFS_BENCH_BUILD:-.build}
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ beside Benchmarks/fs
 scripts/deps.sh
 what=${1:-all}
 work=$(mktemp -d /var/tmp/notesfs-bench.XXXXXX)
+shm=/dev/shm/notesfs-bench-$$
 mounts=()
 cleanup() {
-    for m in "${mounts[@]}"; do fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
-    rm -rf "$work"
+    # Whatever is still mounted below $work (a benchmark that failed half-way), then the data.
+    for m in "${mounts[@]}" $(findmnt -rn -o TARGET | grep "^$work/" || true); do
+        fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
+    rm -rf "$work" "$shm"
 }
 trap cleanup EXIT
 
@@ -25,20 +36,28 @@ build() { swift build -c release --scratch-path "$scratch" --product "$1" >&2; }
 
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 
+# Record store figures: store-bench prints each beside issue 9's target. The databases are on disk
+# ($work, under /var/tmp), as a user's would be.
 bench_store() {
     build store-bench
-    local bin=$scratch/release/store-bench db="$work/store-100k"
-    echo "== record store: 100,000 notes of 1-4 KB in 100 folders (release build, $db)"
+    local bin=$scratch/release/store-bench db="$work/store-100k" small="$work/store-1k"
+    echo "== record store: 100,000 notes of 1-4 KB in 100 folders of 1,000 (release build, $db)"
     $bin generate "$db" 100000 100
+    $bin generate "$small" 1000 1 >/dev/null
     sync
     $bin open "$db"
     $bin open "$db"
     $bin ops "$db"
+    echo "== the cost of one save: 2,000 saves, one note per modify, at 1,000 and 100,000 notes"
+    $bin save "$small"
+    $bin save "$db"
+    rm -rf "$db" "$small"
     if [[ "${1:-}" == "--million" ]]; then
-        echo "== record store: 1,000,000 notes"
+        echo "== record store: 1,000,000 notes in 1,000 folders"
         $bin generate "$work/store-1m" 1000000 1000
         sync
         $bin open "$work/store-1m"
+        $bin save "$work/store-1m"
         rm -rf "$work/store-1m"
     fi
 }
@@ -61,75 +80,35 @@ passthrough_ll() {
     echo "$bin"
 }
 
+# The fs, scale and parallel-grep tables: Benchmarks/fs/*.py mount the daemons themselves (in the
+# foreground, so their pid is known); WORK holds the mountpoints and logs, SHM (tmpfs) the data.
+fs_python() { # SCRIPT ARGS...
+    local script=$1
+    shift
+    mkdir -p "$shm"
+    python3 "Benchmarks/fs/$script" "$@"
+}
+
 bench_fs() {
-    local rounds=${1:-3} notes=10000 folders=20
+    local rounds=${1:-3} notes=${NOTES:-3000} folders=20
     build notesfs
-    local pt
-    pt=$(passthrough_ll)
-    local shm=/dev/shm/notesfs-bench-$$
-    echo "== filesystem phases: $notes notes of 1-4 KB in $folders folders, $rounds alternating rounds (seconds, median)"
-    echo "   tmpfs; passthrough_ll over tmpfs; notesfs with its database on tmpfs (editor-save fsyncs: the store's sync())"
-    local results="$work/fs-results.txt"
-    : >"$results"
-    for round in $(seq "$rounds"); do
-        # tmpfs
-        rm -rf "$shm" && mkdir -p "$shm/t"
-        python3 Benchmarks/fs/phases.py "$shm/t" $notes $folders | sed "s/^/tmpfs /" >>"$results"
-        # passthrough_ll over tmpfs
-        rm -rf "$shm" && mkdir -p "$shm/src" "$work/pt"
-        # -o xattr: serve xattrs as notesfs does (ls -l asks for two per file); without it
-        # passthrough_ll answers ENOSYS once and the kernel stops asking.
-        "$pt" -o source="$shm/src",xattr "$work/pt" && mounts+=("$work/pt") && wait_mounted "$work/pt"
-        python3 Benchmarks/fs/phases.py "$work/pt" $notes $folders | sed "s/^/passthrough_ll /" >>"$results"
-        fusermount3 -u "$work/pt"
-        # notesfs, its database on tmpfs like passthrough_ll's source (same backing store)
-        rm -rf "$shm" && mkdir -p "$shm/db" "$work/nfs"
-        $scratch/release/notesfs "$shm/db" "$work/nfs" && mounts+=("$work/nfs") && wait_mounted "$work/nfs"
-        python3 Benchmarks/fs/phases.py "$work/nfs" $notes $folders | sed "s/^/notesfs /" >>"$results"
-        fusermount3 -u "$work/nfs"
-        rm -rf "$shm"
-        echo "round $round done" >&2
-    done
-    python3 - "$results" <<'PY'
-import sys, statistics, collections
-rows = collections.defaultdict(list)
-order = []
-for line in open(sys.argv[1]):
-    fs, phase, secs = line.split()
-    if phase not in order: order.append(phase)
-    rows[(fs, phase)].append(float(secs))
-med = {k: statistics.median(v) for k, v in rows.items()}
-print(f"{'phase':<13}{'tmpfs':>10}{'passthrough_ll':>16}{'notesfs':>10}{'notesfs/pt':>12}{'pt/tmpfs':>10}")
-for p in order:
-    t, pt, n = med[("tmpfs", p)], med[("passthrough_ll", p)], med[("notesfs", p)]
-    print(f"{p:<13}{t:>10.3f}{pt:>16.3f}{n:>10.3f}{n/pt:>12.2f}{pt/t:>10.1f}")
-PY
-    echo "== notesfs at 100,000 notes: mount + first ls -lR, daemon peak RSS"
-    build store-bench
-    $scratch/release/store-bench generate "$work/db100k" 100000 100 >/dev/null
-    sync
-    mkdir -p "$work/big"
-    local start end pid
-    start=$(date +%s.%N)
-    $scratch/release/notesfs "$work/db100k" "$work/big" -f &
-    pid=$!
-    mounts+=("$work/big")
-    wait_mounted "$work/big"
-    ls -lR "$work/big" >/dev/null
-    end=$(date +%s.%N)
-    printf "mount + first ls -lR (100,000 notes)        %.2f s\n" "$(echo "$end - $start" | bc)"
-    start=$(date +%s.%N)
-    ls -lR "$work/big" >/dev/null
-    end=$(date +%s.%N)
-    printf "second ls -lR                               %.2f s\n" "$(echo "$end - $start" | bc)"
-    start=$(date +%s.%N)
-    grep -r Zanzibar "$work/big" | wc -l >/dev/null
-    end=$(date +%s.%N)
-    printf "grep -r over 100,000 notes                  %.2f s\n" "$(echo "$end - $start" | bc)"
-    echo "daemon peak RSS                             $(peak_rss_mb $pid) MB"
-    fusermount3 -u "$work/big"
-    wait $pid || true
-    bench_bigfile
+    echo "== filesystem phases (issue 9's first table): $notes notes of 1-4 KB in $folders folders, $rounds alternating rounds"
+    echo "   tmpfs; passthrough_ll -o xattr over tmpfs; notesfs with its database on tmpfs (editor saves fsync: the store's sync())"
+    fs_python fs_table.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$rounds" "$notes" "$folders"
+}
+
+bench_scale() {
+    local notes=${1:-100000} folders=20
+    build notesfs
+    echo "== filesystem at scale (issue 9's second table): $notes notes of 1-4 KB in $folders folders"
+    fs_python scale.py "$scratch/release/notesfs" "$work" "$shm" "$notes" "$folders"
+}
+
+bench_parallel_grep() {
+    local notes=${1:-100000} folders=20 rounds=${ROUNDS:-3}
+    build notesfs
+    echo "== parallel reads: four grep -r over four folders at once vs one after another ($notes notes in $folders folders)"
+    fs_python parallel_grep.py "$scratch/release/notesfs" "$work" "$shm" "$notes" "$folders" "$rounds"
 }
 
 drop_caches() {
@@ -214,8 +193,10 @@ bench_cli() {
 case "$what" in
 store) bench_store "${2:-}" ;;
 fs) bench_fs "${2:-3}" ;;
+scale) bench_scale "${2:-100000}" ;;
+parallel-grep) bench_parallel_grep "${2:-100000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli ;;
-all) bench_store; bench_fs 3; bench_cli ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | bigfile [MIB] | cli | all" >&2; exit 2 ;;
+all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_bigfile; bench_cli ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | bigfile [MIB] | cli | all" >&2; exit 2 ;;
 esac

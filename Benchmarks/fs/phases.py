@@ -1,108 +1,38 @@
 #!/usr/bin/env python3
-"""One round of the filesystem benchmark phases on one directory (scripts/bench.sh fs).
+"""One round of the filesystem benchmark's phases on one directory (scripts/bench.sh fs).
 
 Usage: phases.py ROOT NOTES FOLDERS   prints "phase seconds" lines. The same driver runs on tmpfs,
-passthrough_ll and notesfs, so its own overhead is the same everywhere.
+passthrough_ll and notesfs, so its own overhead is the same everywhere. Phases, in order:
+create (+ write + close), ls -lR, read all, grep -r rare / common, append to 10% of the notes,
+rename 5% within their folder and another 5% into the next folder, 200 editor saves (temp file +
+fsync + rename over the note), unlink every note, then mkdir and rmdir 200 directories.
 """
 import os
-import random
-import subprocess
 import sys
-import time
+
+import operations as op
+from corpus import body, folder, note_path, timed
+
+MKDIRS, EDITOR_SAVES = 200, 200
 
 root, notes, folders = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-words = "alpha note linux swift record folder journal kernel markdown editor rsync grep the".split()
+contents = {i: body(i) for i in range(notes)}
+names = {i: note_path(root, i, folders) for i in range(notes)}
+for f in range(folders):
+    os.mkdir(folder(root, f))
+dirs = [os.path.join(root, f"dir {d}") for d in range(MKDIRS)]
 
-
-def body(i):
-    rng = random.Random(i)
-    target = 1024 + rng.randrange(3072)
-    parts, size = [f"# Note {i}\n\n"], 0
-    while size < target:
-        w = rng.choice(words) + ("\n" if rng.randrange(9) == 0 else " ")
-        parts.append(w)
-        size += len(w)
-    if i % 997 == 0:
-        parts.append(" Zanzibar")
-    return "".join(parts).encode()
-
-
-def path(i, folder=None):
-    return os.path.join(root, f"folder{(i if folder is None else folder) % folders}", f"note {i}.md")
-
-
-def timed(name, fn):
-    start = time.perf_counter()
-    fn()
-    print(f"{name} {time.perf_counter() - start:.4f}", flush=True)
-
-
-def run(cmd):
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False)
-
-
-contents = [body(i) for i in range(notes)]
-names = {i: path(i) for i in range(notes)}
-
-
-def mkdirs():
-    for f in range(folders):
-        os.mkdir(os.path.join(root, f"folder{f}"))
-
-
-def create():
-    for i in range(notes):
-        fd = os.open(names[i], os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
-        os.write(fd, contents[i])
-        os.close(fd)
-
-
-def read_all():
-    for i in range(notes):
-        with open(names[i], "rb") as f:
-            f.read()
-
-
-def append():
-    for i in range(0, notes, 10):
-        fd = os.open(names[i], os.O_WRONLY | os.O_APPEND)
-        os.write(fd, b"\nappended line\n")
-        os.close(fd)
-
-
-def rename():
-    for n, i in enumerate(range(5, notes, 10)):
-        new_folder = (i % folders) if n % 2 == 0 else (i + 1) % folders
-        new = os.path.join(root, f"folder{new_folder}", f"renamed {i}.md")
-        os.rename(names[i], new)
-        names[i] = new
-
-
-def editor_saves():
-    for i in range(0, 200 * 7, 7):
-        target = names[i % notes]
-        tmp = target + ".tmp"
-        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
-        os.write(fd, contents[i % notes] + b"\nsaved by an editor\n")
-        os.fsync(fd)
-        os.close(fd)
-        os.rename(tmp, target)
-
-
-def unlink_all():
-    for i in range(notes):
-        os.unlink(names[i])
-    for f in range(folders):
-        os.rmdir(os.path.join(root, f"folder{f}"))
-
-
-timed("mkdir", mkdirs)
-timed("create", create)
-timed("ls-lR", lambda: run(["ls", "-lR", root]))
-timed("read", read_all)
-timed("grep-rare", lambda: run(["grep", "-r", "Zanzibar", root]))
-timed("grep-common", lambda: run(["grep", "-rc", "the", root]))
-timed("append", append)
-timed("rename", rename)
-timed("editor-save", editor_saves)
-timed("unlink", unlink_all)
+timed("create", lambda: op.create(names, contents))
+timed("ls-lR", lambda: op.ls_lR(root))
+timed("read", lambda: op.read_all(names))
+timed("grep-rare", lambda: op.grep_rare(root))
+timed("grep-common", lambda: op.grep_common(root))
+timed("append", lambda: op.append(names, 10))
+timed("rename-same", lambda: op.rename(names, range(5, notes, 20), root, folders, across=False))
+timed("rename-across", lambda: op.rename(names, range(15, notes, 20), root, folders, across=True))
+timed("editor-save", lambda: op.editor_saves(names, contents, EDITOR_SAVES))
+timed("unlink", lambda: op.unlink(names))
+timed("mkdir", lambda: [os.mkdir(d) for d in dirs])
+timed("rmdir", lambda: [os.rmdir(d) for d in dirs])
+for f in range(folders):
+    os.rmdir(folder(root, f))

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The first table of issue 9 (scripts/bench.sh fs): tmpfs, passthrough_ll -o xattr over tmpfs and
+notesfs with its database on tmpfs, ROUNDS alternating rounds of phases.py on each.
+
+Usage: fs_table.py NOTESFS PASSTHROUGH_LL WORK SHM ROUNDS NOTES FOLDERS
+Prints per phase the medians in seconds and the median of the per-round ratios notesfs /
+passthrough_ll, beside the issue's target. WORK holds mountpoints and logs, SHM (on tmpfs) the
+tmpfs directory, passthrough_ll's source and notesfs's database; each is made empty per run.
+"""
+import collections
+import os
+import shutil
+import subprocess
+import sys
+
+import mounts
+from tables import median, print_table
+
+notesfs_bin, pt_bin, work, shm = sys.argv[1:5]
+rounds, notes, folders = (int(a) for a in sys.argv[5:8])
+here = os.path.dirname(os.path.abspath(__file__))
+
+TARGETS = {"create": 1.5, "ls-lR": 1.0, "read": 0.5, "grep-rare": 0.5, "grep-common": 0.5, "append": 1.5,
+           "rename-same": 1.5, "rename-across": 1.5, "editor-save": 1.5, "unlink": 1.5, "mkdir": 1.5}
+LABELS = {"create": "create + write + close", "ls-lR": "`ls -lR`", "read": "read all",
+          "grep-rare": "`grep -r` rare word", "grep-common": "`grep -rc` common word", "append": "append 10%",
+          "rename-same": "rename 5%, same folder", "rename-across": "rename 5%, across folders",
+          "editor-save": "200 editor saves (temp + fsync + rename)", "unlink": "unlink all notes",
+          "mkdir": "mkdir 200", "rmdir": "rmdir 200"}
+
+
+def phases(root):
+    out = subprocess.run([sys.executable, os.path.join(here, "phases.py"), root, str(notes), str(folders)],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    return {name: float(secs) for name, secs in (line.split() for line in out.splitlines())}
+
+
+def fresh(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def run(fs):
+    """One run of the phases on FS; returns ({phase: seconds}, daemon peak RSS MB or None)."""
+    if fs == "tmpfs":
+        return phases(fresh(os.path.join(shm, "tmpfs"))), None
+    mnt, log = os.path.join(work, "mnt-" + fs), os.path.join(work, fs + ".log")
+    if fs == "passthrough_ll":
+        daemon = mounts.passthrough_ll(pt_bin, fresh(os.path.join(shm, "src")), mnt, log)
+    else:
+        daemon = mounts.notesfs(notesfs_bin, fresh(os.path.join(shm, "db")), mnt, log)
+    daemon.mount()
+    try:
+        times = phases(mnt)
+        peak = daemon.status_mb("VmHWM")
+    finally:
+        daemon.unmount()
+    return times, peak
+
+
+names = ["tmpfs", "passthrough_ll", "notesfs"]
+times = collections.defaultdict(list)  # (fs, phase) -> seconds per round
+ratios = collections.defaultdict(list)  # phase -> notesfs / passthrough_ll per round
+peaks = collections.defaultdict(list)
+order = []
+for r in range(rounds):
+    got = {}
+    for fs in names[r % 3:] + names[:r % 3]:  # a different filesystem goes first each round
+        got[fs], peak = run(fs)
+        if peak is not None:
+            peaks[fs].append(peak)
+    for phase, secs in got["notesfs"].items():
+        if phase not in order:
+            order.append(phase)
+        for fs in names:
+            times[(fs, phase)].append(got[fs][phase])
+        ratios[phase].append(secs / got["passthrough_ll"][phase])
+    shutil.rmtree(shm, ignore_errors=True)
+    print(f"round {r + 1} of {rounds} done", file=sys.stderr, flush=True)
+
+print(f"\n{notes} notes of 1-4 KB in {folders} folders, {rounds} alternating rounds, medians in seconds")
+rows = []
+for p in order:
+    t, pt, n = (median(times[(fs, p)]) for fs in names)
+    target = f"≤ {TARGETS[p]}" if p in TARGETS else ""
+    rows.append([LABELS.get(p, p), f"{t:.4f}", f"{pt:.4f}", f"{n:.4f}", f"{median(ratios[p]):.2f}",
+                 f"{min(ratios[p]):.2f}-{max(ratios[p]):.2f}", target])
+print_table(["phase", "tmpfs", "passthrough_ll", "notesfs", "notesfs / passthrough_ll", "rounds' range", "target"], rows)
+print("(notesfs / passthrough_ll is the median of the per-round ratios; the range is their lowest and highest)")
+for fs in ["passthrough_ll", "notesfs"]:
+    print(f"{fs} daemon peak RSS (VmHWM), median over rounds: {median(peaks[fs]):.1f} MB")

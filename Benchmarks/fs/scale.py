@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The second table of issue 9 (scripts/bench.sh scale): NOTES notes (100,000) in FOLDERS folders (20
+of 5,000) on tmpfs, the reference, and on notesfs with its database on tmpfs.
+
+Usage: scale.py NOTESFS WORK SHM NOTES FOLDERS
+Phases: create (+ write + close); notesfs is then unmounted and mounted again (the mount time
+includes opening the database) before the first ls -lR; read all; grep -r rare / grep -rc common;
+append to 10% of the notes; rename 10% (half within their folder, half into the next one); unlink
+all (and rmdir the folders). After each notesfs phase the daemon's VmRSS is read; the peak is the
+larger VmHWM of the two daemons. Time targets are the issue's for 100,000 notes, scaled by
+NOTES / 100,000 for smaller runs.
+"""
+import os
+import shutil
+import sys
+
+import mounts
+import operations as op
+from corpus import body, folder, note_path, timed
+from tables import print_table, seconds
+
+notesfs_bin, work, shm = sys.argv[1:4]
+notes, folders = int(sys.argv[4]), int(sys.argv[5])
+scale = notes / 100_000
+contents = {i: body(i) for i in range(notes)}
+
+
+def run(root, daemon=None):
+    """Times the phases on ROOT; with a daemon, remounts it after create and records its VmRSS."""
+    names = {i: note_path(root, i, folders) for i in range(notes)}
+    results, rss, peak = [], {}, 0.0
+
+    def after(phase):
+        if daemon:
+            rss[phase] = daemon.status_mb("VmRSS")
+
+    if daemon:
+        daemon.mount()
+        after("start")
+    for f in range(folders):
+        os.mkdir(folder(root, f))
+    timed("create", lambda: op.create(names, contents), results)
+    after("create")
+    if daemon:
+        peak = daemon.status_mb("VmHWM")
+        daemon.unmount()
+        results.append(("mount", daemon.mount()))
+        after("mount")
+    timed("ls-lR", lambda: op.ls_lR(root), results)
+    after("ls-lR")
+    timed("read", lambda: op.read_all(names), results)
+    after("read")
+    timed("grep-rare", lambda: op.grep_rare(root), results)
+    after("grep-rare")
+    timed("grep-common", lambda: op.grep_common(root), results)
+    after("grep-common")
+    timed("append", lambda: op.append(names, 10), results)
+    after("append")
+
+    def rename():
+        op.rename(names, range(5, notes, 20), root, folders, across=False)
+        op.rename(names, range(15, notes, 20), root, folders, across=True)
+
+    timed("rename", rename, results)
+    after("rename")
+
+    def unlink():
+        op.unlink(names)
+        for f in range(folders):
+            os.rmdir(folder(root, f))
+
+    timed("unlink", unlink, results)
+    after("unlink")
+    if daemon:
+        peak = max(peak, daemon.status_mb("VmHWM"))
+        daemon.unmount()
+    return dict(results), rss, peak
+
+
+tmpfs_root = os.path.join(shm, "tmpfs")
+shutil.rmtree(tmpfs_root, ignore_errors=True)
+os.makedirs(tmpfs_root)
+tmp, _, _ = run(tmpfs_root)
+shutil.rmtree(tmpfs_root)
+print("tmpfs done", file=sys.stderr, flush=True)
+db = os.path.join(shm, "db")
+shutil.rmtree(db, ignore_errors=True)
+daemon = mounts.notesfs(notesfs_bin, db, os.path.join(work, "scale"), os.path.join(work, "scale.log"))
+nfs, rss, peak = run(daemon.mnt, daemon)
+shutil.rmtree(db)
+
+n10 = len(range(0, notes, 10))
+print(f"\n{notes:,} notes of 1-4 KB in {folders} folders of {notes // folders:,}; tmpfs, and notesfs with its database on tmpfs")
+if notes != 100_000:
+    print(f"(time targets scaled from 100,000 notes by {scale:g})")
+mb = lambda phase: f"{rss[phase]:.0f} MB"
+t = lambda secs: seconds(secs * scale)
+rows = [
+    ["create + write + close", seconds(tmp["create"]),
+     f"{seconds(nfs['create'])} ({nfs['create'] / notes * 1e6:.0f} µs a note)", f"≤ {t(10)}", mb("create")],
+    ["unmount, mount, first `ls -lR`", f"{seconds(tmp['ls-lR'])} (ls only)",
+     f"{seconds(nfs['mount'])} + {seconds(nfs['ls-lR'])} = {seconds(nfs['mount'] + nfs['ls-lR'])}",
+     f"≤ {t(2)} together", f"{mb('mount')} after mount, {mb('ls-lR')} after ls"],
+    ["read all", seconds(tmp["read"]), seconds(nfs["read"]), f"≤ {t(2)}", mb("read")],
+    ["`grep -r` rare / `grep -rc` common", f"{seconds(tmp['grep-rare'])} / {seconds(tmp['grep-common'])}",
+     f"{seconds(nfs['grep-rare'])} / {seconds(nfs['grep-common'])} "
+     f"({nfs['grep-rare'] / tmp['grep-rare']:.1f}x / {nfs['grep-common'] / tmp['grep-common']:.1f}x tmpfs)",
+     "≤ 1.5x tmpfs", f"{mb('grep-rare')} / {mb('grep-common')}"],
+    [f"append to {n10:,} notes", seconds(tmp["append"]), seconds(nfs["append"]), f"≤ {t(1)}", mb("append")],
+    [f"rename {2 * len(range(5, notes, 20)):,} notes (half across folders)", seconds(tmp["rename"]),
+     seconds(nfs["rename"]), f"≤ {t(1)}", mb("rename")],
+    ["unlink all", seconds(tmp["unlink"]), seconds(nfs["unlink"]), f"≤ {t(3)}", mb("unlink")],
+    ["daemon peak RSS (VmHWM)", "–", f"{peak:.0f} MB ({rss['mount']:.0f} MB after mount)", "≤ 150 MB throughout", ""],
+]
+print_table(["phase", "tmpfs", "notesfs", "target", "daemon VmRSS after"], rows)
