@@ -85,7 +85,7 @@ extension NotesFileSystem {
     /// A directory's link count: 2 + its subdirectories.
     func directoryLinkCount(_ inode: Inode, _ metadata: RecordMetadata?, _ state: borrowing FileSystemState) -> UInt32 {
         if let listing = state.listings[inode] {
-            return UInt32(clamping: 2 + listing.members.values.count(where: \.isDirectory))
+            return UInt32(clamping: 2 + listing.directoryCount)
         }
         guard let metadata else { return 2 }
         let folders = database.referrers(to: metadata.recordID, key: "parent").count { $0.recordType == Folder.recordType }

@@ -48,8 +48,9 @@ public final class NotesFileSystem: FileSystem {
         public var uid: uid_t = getuid()
         public var gid: gid_t = getgid()
         /// Kernel cache time for entries and attributes, in seconds. Changes made elsewhere are
-        /// pushed to the kernel as invalidations, so this can be long.
-        public var cacheTimeout: Double = 10
+        /// pushed to the kernel as invalidations, so this can be long: at 100,000 notes a single
+        /// `ls -lR` or `grep -r` outlasts 10 s, and every expired entry costs a `lookup` round trip.
+        public var cacheTimeout: Double = 60
 
         public init(synchronous: Bool = false) { self.synchronous = synchronous }
     }

@@ -37,6 +37,9 @@ struct DirectoryListing {
     private(set) var nameOf: [Inode: String] = [:]
     private(set) var members: [Inode: Member] = [:]
     private var groups: [String: Set<Inode>] = [:]
+    /// How many members are directories (a directory's link count is 2 + this), kept by
+    /// ``upsert(_:_:)`` and ``remove(_:)`` so that a `getattr` does not count 5,000 entries.
+    private(set) var directoryCount = 0
 
     /// A name change caused by an update: `old` nil for a new entry, `new` nil for a removed one.
     struct Rename: Equatable {
@@ -56,12 +59,14 @@ struct DirectoryListing {
         if members[inode] == member { return [] }
         var touched: Set<String> = [Self.base(member)]
         if let old = members[inode] {
+            if old.isDirectory { directoryCount -= 1 }
             let oldBase = Self.base(old)
             touched.insert(oldBase)
             groups[oldBase]?.remove(inode)
             if groups[oldBase]?.isEmpty == true { groups[oldBase] = nil }
         }
         members[inode] = member
+        if member.isDirectory { directoryCount += 1 }
         groups[Self.base(member), default: []].insert(inode)
         return resolve(touched)
     }
@@ -70,6 +75,7 @@ struct DirectoryListing {
     @discardableResult
     mutating func remove(_ inode: Inode) -> [Rename] {
         guard let old = members.removeValue(forKey: inode) else { return [] }
+        if old.isDirectory { directoryCount -= 1 }
         let base = Self.base(old)
         groups[base]?.remove(inode)
         if groups[base]?.isEmpty == true { groups[base] = nil }
