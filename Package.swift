@@ -24,15 +24,7 @@ let package = Package(
         ),
         .target(
             name: "RecordStore",
-            dependencies: ["CCrypto"],
-            // The index load's decoders capture local state in closures; runtime exclusivity checks
-            // on those boxes cost ~15% of open time. Debug builds (the tests) keep the checks.
-            // Debug builds optimise the store too: its SHA-256 hashes assets at ~3 MB/s unoptimised
-            // (~100 MB/s optimised), which makes a 1 GB save take minutes in the mount tests.
-            swiftSettings: [
-                .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
-                .unsafeFlags(["-O"], .when(configuration: .debug)),
-            ]),
+            dependencies: ["CCrypto"]),
         .target(name: "Notes", dependencies: ["RecordStore"]),
         .target(name: "FUSE", dependencies: ["CFuse"]),
         .target(name: "NotesFS", dependencies: ["Notes", "FUSE"]),
