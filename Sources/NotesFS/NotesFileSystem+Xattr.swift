@@ -14,7 +14,10 @@ extension NotesFileSystem {
     }
 
     public func getxattr(_ context: RequestContext, inode: Inode, name: FileName) throws(Errno) -> [UInt8] {
-        try locked { (state) throws in
+        // Every other name (ls -l asks for security.selinux, each write for security.capability)
+        // is answered without the state lock: no record holds any other attribute.
+        guard let string = name.string, Self.xattrNames.contains(string) else { throw Errno.noAttribute }
+        return try locked { (state) throws in
             guard let metadata = try node(inode, state).metadata else { throw Errno.noAttribute }
             switch name.string {
             case "user.notesfs.recordName": return Array(metadata.recordID.recordName.utf8)
