@@ -261,9 +261,15 @@ extension NotesFileSystem {
     }
 
     /// Sends queued kernel notifications, on its own thread (never from a request handler).
+    /// How long the notification thread gathers notifications after a wake-up (well under the
+    /// second within which changes made elsewhere must show).
+    static let notificationBatchMicroseconds: UInt32 = 2_000
+
     func runNotifications() {
         while running.load(ordering: .relaxed) {
-            _ = outboxSignal.wait(timeout: .now() + 0.5)
+            // After a wake, a moment's wait gathers the notifications of the next few requests
+            // (a create's page-cache store, say) into one pass: one wake-up for many of them.
+            if outboxSignal.wait(timeout: .now() + 0.5) == .success { usleep(Self.notificationBatchMicroseconds) }
             // External changes signal without draining: apply them here so the kernel hears soon.
             state.withLock { applyPendingChanges(&$0) }
             let work = outbox.withLock { items in
