@@ -187,4 +187,25 @@ import Testing
         #expect(try recordFile(path, "n").contains("a line of the note"))
         try db.close()
     }
+
+    @Test func aDamagedFileOfAWholeIndexRecordIsWrittenAgainByRepair() throws {
+        let path = makeTemporaryDirectory("partial-repair")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f"), note("n", folder: "f", text: longText)])
+        try db.checkpoint()
+        for name in ["f", "n"] {
+            try Data("not json".utf8).write(to: URL(fileURLWithPath: path + "/" + RecordFileName.relativePath(for: name)))
+        }
+        // The folder's fields are all in the index: it reads; the note's text is only in its file.
+        #expect(try db.record(for: RecordID(recordName: "f"))["name"] == "f")
+        #expect(throws: RecordStoreError.self) { try db.record(for: RecordID(recordName: "n")) }
+        #expect(try db.check().problems.count == 2)
+        let repaired = try db.check(repair: true)
+        #expect(repaired.droppedRecords == [RecordID(recordName: "n")])
+        #expect(repaired.repaired.contains { $0.contains("record f: its file written again") })
+        #expect(repaired.movedAside.count == 2)
+        #expect(try db.check().problems.isEmpty)
+        #expect(try recordFile(path, "f").contains(#""value":"f""#))
+        #expect(try makeDatabase(path).record(for: RecordID(recordName: "f"))["name"] == "f")
+    }
 }

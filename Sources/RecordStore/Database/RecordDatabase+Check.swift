@@ -179,6 +179,15 @@ extension RecordDatabase {
                 report.unrepaired.append("record \(first.recordName): could not clear field \(key): \(error)")
             }
         }
+        // A record whose index entry holds every field (none is large) loses nothing with its file:
+        // the file is written again from the index. The others are dropped.
+        let whole = unusable.filter { index.entries[$0.recordName].map { !$0.record.isPartial } ?? false }
+        if !whole.isEmpty {
+            state.withLock { $0.index.staleRecordFiles.formUnion(whole.map(\.recordName)) }
+            try refreshStaleRecordFiles(limit: .max)
+            for id in whole { report.repaired.append("record \(id.recordName): its file written again from the index") }
+            unusable.removeAll { id in whole.contains(id) }
+        }
         guard !unusable.isEmpty else { return }
         // Drop them from the index without cascading: their referrers stay (fsck then reports dangling references).
         let entry = try commit { (index, seq) throws(RecordStoreError) in
