@@ -32,4 +32,17 @@ import Testing
             try db.changes(since: ChangeToken(stringValue: "other-db:3")!)
         }
     }
+
+    @Test func deletesSinceATokenSurviveACheckpointAndAReopen() throws {
+        let path = makeTemporaryDirectory("tombstones")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f"), note("a", folder: "f", text: String(repeating: "text ", count: 100)), note("b", folder: nil)])
+        let token = db.currentToken
+        try db.modify(deleting: [RecordID(recordName: "f"), RecordID(recordName: "b")])  // a goes with f
+        try db.checkpoint()  // the tombstones now live in index.jsonl
+        let reopened = try makeDatabase(path)
+        let changes = try reopened.changes(since: token)
+        #expect(changes.deleted == ["a", "b", "f"].map { RecordID(recordName: $0) })
+        #expect(changes.changed.isEmpty)
+    }
 }

@@ -67,8 +67,8 @@ extension RecordDatabase {
             var deleted: [RecordID] = []
             for tombstone in state.index.tombstones.reversed() {
                 if tombstone.seq <= token.seq { break }
-                if state.index.entries[tombstone.metadata.recordID.recordName].map({ $0.seq < tombstone.seq }) ?? true {
-                    deleted.append(tombstone.metadata.recordID)
+                if state.index.entries[tombstone.recordID.recordName].map({ $0.seq < tombstone.seq }) ?? true {
+                    deleted.append(tombstone.recordID)
                 }
             }
             return ChangeSet(changed: changed, deleted: Array(Set(deleted)).sorted(), token: now)

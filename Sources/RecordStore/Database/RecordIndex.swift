@@ -1,5 +1,12 @@
 import Foundation
 
+/// A deleted record, kept for change tokens.
+struct Tombstone {
+    var seq: UInt64
+    var recordID: RecordID
+    var recordType: String
+}
+
 /// The in-memory index of a database: metadata of every record, by name, identity and reference.
 struct RecordIndex {
     /// Every live record by name.
@@ -14,8 +21,9 @@ struct RecordIndex {
     /// The last commit applied.
     var seq: UInt64 = 0
     var nextIdentity: UInt64 = RecordIndex.firstIdentity
-    /// Deleted records, oldest first, for change tokens.
-    var tombstones: [(seq: UInt64, metadata: RecordMetadata)] = []
+    /// Deleted records, oldest first, for change tokens: only what a change set reports (the
+    /// record's ID and type), not its metadata (up to ``tombstoneLimit`` of them stay in memory).
+    var tombstones: [Tombstone] = []
     /// Change tokens older than this cannot be answered (their tombstones were dropped).
     var tombstoneHorizon: UInt64 = 0
     /// Records whose file lags behind their last save (one that wrote no file: see
@@ -48,7 +56,7 @@ struct RecordIndex {
         staleRecordFiles.remove(name)
         removeReferences(of: old)
         if let identity = old.record.identity { names[identity] = nil }
-        tombstones.append((seq, old))
+        tombstones.append(Tombstone(seq: seq, recordID: old.recordID, recordType: old.recordType))
         if tombstones.count > Self.tombstoneLimit {
             let dropped = tombstones.count - Self.tombstoneLimit / 2
             tombstoneHorizon = tombstones[dropped - 1].seq

@@ -59,7 +59,9 @@ enum Snapshot {
         w.raw("[")
         for (i, tombstone) in index.tombstones.enumerated() {
             if i > 0 { w.raw(",") }
-            RecordCoding.write(tombstone.metadata.record, sizes: tombstone.metadata.sizes, seq: tombstone.seq, into: &w)
+            // As a record with no fields (older snapshots hold the whole metadata; both load).
+            RecordCoding.write(
+                Record(recordType: tombstone.recordType, recordID: tombstone.recordID), sizes: [:], seq: tombstone.seq, into: &w)
         }
         w.raw("]}\n")
     }
@@ -115,7 +117,7 @@ enum Snapshot {
             else { throw damaged("bad header") }
             for item in json["tombstones"]?.array ?? [] {
                 let metadata = try decodeLine(item)
-                index.tombstones.append((metadata.seq, metadata))
+                index.tombstones.append(Tombstone(seq: metadata.seq, recordID: metadata.recordID, recordType: metadata.recordType))
             }
             return Header(seq: seq, generation: generation, nextIdentity: next, tombstoneHorizon: horizon)
         } catch let error as RecordStoreError {
