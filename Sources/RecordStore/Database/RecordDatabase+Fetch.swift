@@ -47,13 +47,13 @@ extension RecordDatabase {
             throw .damagedRecord(metadata.recordID, path: path, reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")
         }
         var merged = metadata.record
-        for key in metadata.sizes.keys {
+        for key in metadata.record.omitted.keys {
             guard let value = file.fields[key] else {
                 throw .damagedRecord(metadata.recordID, path: path, reason: "the record file lacks its field \(key)")
             }
             merged.fields[key] = value
         }
-        merged.omittedSizes = [:]
+        merged.omitted = OmittedFields()
         return merged
     }
 

@@ -218,14 +218,17 @@ extension RecordDatabase {
     /// line then carries their sizes, and no record file is written); otherwise the left-out
     /// fields are read from the stored record and it becomes a full save.
     private func complete(_ stored: inout Record, server: RecordMetadata) throws(RecordStoreError) {
-        let keepsLargeFields = stored.omittedSizes.keys.allSatisfy { server.sizes[$0] != nil }
+        let keepsLargeFields = stored.omitted.keys.allSatisfy(server.isLarge)
         if keepsLargeFields, stored.fields.values.allSatisfy(RecordMetadata.isSmall) {
-            stored.omittedSizes = server.sizes.filter { stored.omittedSizes[$0.key] != nil }
+            // The sizes as stored now (the client's copy may be older).
+            var sizes = OmittedFields()
+            for key in stored.omitted.keys { sizes[key] = server.record.omitted[key] }
+            stored.omitted = sizes
             return
         }
         let current = try fullRecord(server)
-        for key in stored.omittedSizes.keys { stored.fields[key] = current.fields[key] }
-        stored.omittedSizes = [:]
+        for key in stored.omitted.keys { stored.fields[key] = current.fields[key] }
+        stored.omitted = OmittedFields()
     }
 
     /// The whole stored record of `metadata`, from inside a commit (the state lock is held, so

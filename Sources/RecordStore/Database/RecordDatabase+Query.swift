@@ -63,13 +63,13 @@ extension RecordDatabase {
         var records: [Record] = []
         if offset < end {
             let page = all[offset..<end]
-            let fromFiles = page.filter { !$0.sizes.isEmpty }.map(\.recordID)
+            let fromFiles = page.filter { $0.record.isPartial }.map(\.recordID)
             var files: [RecordID: Result<Record, RecordStoreError>] = [:]
             files.reserveCapacity(fromFiles.count)
             for (id, result) in zip(fromFiles, readRecordFiles(fromFiles)) { files[id] = result }
             records.reserveCapacity(page.count)
             for metadata in page {
-                if metadata.sizes.isEmpty {
+                if !metadata.record.isPartial {
                     records.append(metadata.record)
                     continue
                 }

@@ -18,12 +18,12 @@ public struct RecordMetadata: Sendable, Hashable {
 
     /// Byte size of a field's value, whether or not it is held in memory.
     public func byteCount(of key: String) -> Int? {
-        if let size = sizes[key] { return size }
+        if let size = record.omitted[key] { return size }
         return record.fields[key].map(Self.byteCount)
     }
 
     /// Whether `key` is left out of ``record`` (read the full record for it).
-    public func isLarge(_ key: String) -> Bool { sizes[key] != nil }
+    public func isLarge(_ key: String) -> Bool { record.omitted[key] != nil }
 
     static let smallStringLimit = 256
     static let smallBytesLimit = 64
@@ -33,7 +33,7 @@ public struct RecordMetadata: Sendable, Hashable {
     init(savedRecord: Record, seq: UInt64) {
         var small = savedRecord
         for (key, value) in savedRecord.fields where !Self.isSmall(value) {
-            small.omittedSizes[key] = Self.byteCount(value)
+            small.omitted[key] = Self.byteCount(value)
             small.fields[key] = nil
         }
         small.changedKeys = []
@@ -43,7 +43,7 @@ public struct RecordMetadata: Sendable, Hashable {
 
     init(record: Record, sizes: [String: Int], seq: UInt64) {
         var record = record
-        record.omittedSizes = sizes
+        record.omitted = OmittedFields(sizes)
         self.record = record
         self.seq = seq
     }

@@ -54,7 +54,12 @@ public struct Record: Sendable, Hashable {
     /// carries is small it is a metadata-only save: its journal line holds no large value and no
     /// record file is rewritten for it (see ``RecordDatabase/modify(saving:deleting:savePolicy:)``).
     /// Setting a field removes it from here.
-    public internal(set) var omittedSizes: [String: Int] = [:]
+    public internal(set) var omittedSizes: [String: Int] {
+        get { omitted.dictionary }
+        set { omitted = OmittedFields(newValue) }
+    }
+    /// What ``omittedSizes`` reads: held without an allocation for the usual single field.
+    var omitted = OmittedFields()
 
     var storedModificationDate: Date?
     /// Set by ``takeIdentity(_:)`` for the next save only (not stored).
@@ -102,12 +107,12 @@ public struct Record: Sendable, Hashable {
         set {
             fields[key] = newValue
             changedKeys.insert(key)
-            omittedSizes[key] = nil
+            omitted[key] = nil
         }
     }
 
     /// Whether large fields are left out of this copy (see ``omittedSizes``).
-    public var isPartial: Bool { !omittedSizes.isEmpty }
+    public var isPartial: Bool { !omitted.isEmpty }
 
     /// Whether a save of this record writes its record file with the commit: a full record with a
     /// large field. Any other save (a partial record, a record of small fields only) is held whole

@@ -69,7 +69,7 @@ struct JournalEntry: Sendable {
                             let start = c.index
                             let decoded = try RecordCoding.decode(&c)
                             var record = decoded.record
-                            record.omittedSizes = decoded.sizes
+                            record.omitted = OmittedFields(decoded.sizes)
                             saves.append(record)
                             encoded.append(Array(UnsafeBufferPointer(rebasing: c.bytes[start..<c.index])))
                         }

@@ -24,7 +24,7 @@ enum RecordCoding {
     /// Writes `record`; `sizes` (the index snapshot's) defaults to the fields a partial record
     /// leaves out (``Record/omittedSizes``: none for a full record, so a record file has none).
     static func write(_ record: Record, sizes: [String: Int]?, seq: UInt64?, into w: inout JSONWriter) {
-        let sizes = sizes ?? record.omittedSizes
+        let sizes = sizes.map(OmittedFields.init) ?? record.omitted
         var first = true
         w.raw("{")
         w.key("recordName", first: &first)
@@ -63,9 +63,9 @@ enum RecordCoding {
             w.key("sizes", first: &first)
             w.raw("{")
             var firstSize = true
-            for (key, size) in sizes.sorted(by: { $0.key < $1.key }) {
+            for key in sizes.keys.sorted() {
                 w.key(key, first: &firstSize)
-                w.number(Int64(size))
+                w.number(Int64(sizes[key] ?? 0))
             }
             w.raw("}")
         }

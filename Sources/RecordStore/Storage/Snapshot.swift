@@ -31,7 +31,7 @@ enum Snapshot {
             }
             writeHeader(index, generation: generation, into: &w)
             for metadata in index.entries.values {
-                RecordCoding.write(metadata.record, sizes: metadata.sizes, seq: metadata.seq, into: &w)
+                RecordCoding.write(metadata.record, sizes: nil, seq: metadata.seq, into: &w)
                 w.raw("\n")
                 if w.bytes.count >= writeBlock { try flush() }
             }
