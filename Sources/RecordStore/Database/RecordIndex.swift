@@ -10,7 +10,7 @@ struct Tombstone {
 /// The in-memory index of a database: metadata of every record, by name, identity and reference.
 struct RecordIndex {
     /// Every live record by name.
-    var entries: [String: RecordMetadata] = [:]
+    var entries = RecordEntries()
     /// Record names by identity.
     var names: [UInt64: String] = [:]
     /// For each referenced record name: the referring record names, by field key.
