@@ -8,7 +8,7 @@ extension Connection {
     /// - Throws: ``PostgresError`` of kind `server` with the server's message and SQLSTATE, or
     ///   `connectionLost` when the connection broke.
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> QueryResult {
+    public func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> ResultSet {
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { for copy in copies { free(copy) } }
         let values = copies.map { UnsafePointer<CChar>($0) }
@@ -19,7 +19,7 @@ extension Connection {
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw error(from: result) }
-        return QueryResult(copying: result)
+        return ResultSet(copying: result)
     }
 
     /// The error a failed result reports: the server's fields when it sent them, else libpq's message.

@@ -1,7 +1,7 @@
 import CPostgres
 
 /// The rows a statement returned, copied out of the `PGresult` (every value in text format).
-public struct QueryResult: Sendable {
+public struct ResultSet: Sendable {
     public var columns: [String]
     /// Each row's values in column order; nil for SQL NULL.
     public var rows: [[String?]]
