@@ -35,6 +35,8 @@ public final class SyncEngine {
     let container: ServerContainer
     /// Pushes and fetches go in transactions and pages of this many records.
     var batchSize = 200
+    /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
+    var isListening = false
     /// Rounds of fetch-then-push before a sync gives up on records that keep losing races.
     static let maximumRounds = 5
 
@@ -99,6 +101,23 @@ public final class SyncEngine {
             throw error
         }
         return report
+    }
+
+    /// Opens the engine and syncs once; a failure to connect is saved in the state as the last
+    /// error too (for `sync status`), like a failure of the sync itself.
+    ///
+    /// - Throws: ``SyncError``.
+    @discardableResult
+    public static func sync(database: RecordDatabase) throws(SyncError) -> SyncReport {
+        let engine: SyncEngine
+        do { engine = try SyncEngine(database: database) } catch {
+            if var state = try? SyncState.load(databasePath: database.path) {
+                state.lastError = error.description
+                try? state.save(databasePath: database.path)
+            }
+            throw error
+        }
+        return try engine.sync()
     }
 
     /// Takes `<db>/sync/lock` (waiting for another sync of this database to finish).
