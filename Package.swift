@@ -22,13 +22,21 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // C boundary: libpq (the PostgreSQL client) through pkg-config (Debian: libpq-dev).
+        .systemLibrary(
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         .target(
             name: "RecordStore",
             dependencies: ["CCrypto"]),
         .target(name: "Notes", dependencies: ["RecordStore"]),
         .target(name: "FUSE", dependencies: ["CFuse"]),
         .target(name: "NotesFS", dependencies: ["Notes", "FUSE"]),
-        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE"]),
+        .target(name: "Postgres", dependencies: ["CPostgres"]),
+        .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres"]),
+        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync"]),
         .executableTarget(name: "notesfs", dependencies: ["NotesCLI"]),
 
         // A child process for the store's crash and multi-process tests (killed with SIGKILL).
@@ -41,6 +49,7 @@ let package = Package(
         .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse"]),
         .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE"]),
         .testTarget(name: "NotesCLITests", dependencies: ["NotesCLI", "Notes", "RecordStore"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Postgres", "Notes", "RecordStore", "notesfs"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,7 +2,7 @@
 enum CommandTable {
     static let all: [CommandSpec] =
         FolderCommand.specs + NoteCommand.specs + [ListCommand.spec, QueryCommand.spec, ChangesCommand.spec]
-        + [ImportCommand.spec, ExportCommand.spec, FsckCommand.spec]
+        + [ImportCommand.spec, ExportCommand.spec, FsckCommand.spec, SyncCommand.spec]
 
     /// Top-level command words (`folder`, `note`, `ls`, ..., `help`).
     static let words: Set<String> = Set(all.map { String($0.name.split(separator: " ")[0]) }).union(["help"])

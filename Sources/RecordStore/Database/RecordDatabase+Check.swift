@@ -117,6 +117,7 @@ extension RecordDatabase {
         let fm = FileManager.default
         let known: Set<String> = [
             "notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found",
+            "sync",  // the sync engine's state (Sources/Sync/SyncState.swift)
         ]
         for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         where !known.contains(name) && !name.hasPrefix("journal.damaged-") {

@@ -1,0 +1,114 @@
+import Foundation
+import RecordStore
+import Sync
+
+/// `notesfs sync [init URL | status] [--watch]`: replicate the database through a PostgreSQL server.
+enum SyncCommand {
+    static let spec = CommandSpec(
+        name: "sync", synopsis: "sync [init URL|status] [--watch]", summary: "sync the database with a PostgreSQL server",
+        help: """
+            sync init URL   connect this database to a server (a libpq URL or conninfo, such as
+                            postgresql://user@host/notes?sslmode=require; passwords come from
+                            PGPASSFILE, ~/.pgpass or the URL); creates or migrates its schema
+            sync            fetch the server's changes, merge, push local ones, once
+            sync --watch    stay running: sync whenever the server or the database changes
+            sync status     server, last sync, pending changes, conflict copies (--json)
+            Overlapping edits of a note keep both: the local text goes to a new note
+            "Title (conflict YYYY-MM-DD HOST)" beside it. An edit beats a delete.
+            """,
+        options: [OptionSpec("--watch")], writes: true, run: run)
+
+    static func run(_ context: CommandContext) throws(CLIError) {
+        let words = try context.positionals(min: 0, max: 2)
+        switch words.first {
+        case "init":
+            guard words.count == 2 else { throw CLIError.usage("sync init needs the server's URL", command: context.command) }
+            let database = try context.openDatabase(create: true)
+            do { try SyncEngine.initialize(database: database, server: words[1]) } catch { throw cliError(error, context) }
+            try context.finish(database)
+            context.output.info("\(context.databasePath): syncs with \(words[1].contains("password") ? "the server" : words[1])")
+        case "status":
+            guard words.count == 1 else { throw CLIError.usage("sync status takes no argument", command: context.command) }
+            try status(context)
+        case nil:
+            let database = try context.openDatabase()
+            if context.arguments.has("--watch") { try watch(database, context) } else { try once(database, context) }
+            try context.finish(database)
+        case let word?:
+            throw CLIError.usage("unknown sync action '\(word)': init, status, or none", command: context.command)
+        }
+    }
+
+    private static func once(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) {
+        let report: SyncReport
+        do { report = try SyncEngine.sync(database: database) } catch { throw cliError(error, context) }
+        print(report, context)
+    }
+
+    /// Syncs, then waits for a change on either side and syncs again, until killed; errors back
+    /// off (1 s doubling to 60 s) and never end the loop.
+    private static func watch(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) {
+        var engine: SyncEngine?
+        var backoff = 1.0
+        while true {
+            do throws(SyncError) {
+                let token = database.currentToken
+                if let engine { print(try engine.sync(), context) } else {
+                    print(try SyncEngine.sync(database: database), context)
+                    engine = try SyncEngine(database: database)
+                }
+                backoff = 1
+                try engine?.waitForChanges(since: token, timeout: 30)
+            } catch {
+                if case .notConfigured = error { throw cliError(error, context) }
+                context.output.error(cliError(error, context))
+                engine = nil
+                Thread.sleep(forTimeInterval: backoff)
+                backoff = min(backoff * 2, 60)
+            }
+        }
+    }
+
+    private static func print(_ report: SyncReport, _ context: CommandContext) {
+        context.output.info("synced: \(report.pushed) pushed, \(report.fetched) fetched, \(report.merged) merged, \(report.conflictCopies.count) conflict copies")
+        for copy in report.conflictCopies { context.output.info("conflict: kept your text as '\(copy.title)'") }
+    }
+
+    private static func status(_ context: CommandContext) throws(CLIError) {
+        let database = try context.openDatabase()
+        let status: SyncStatus?
+        do { status = try SyncStatus.read(database: database) } catch { throw cliError(error, context) }
+        guard let status else { throw cliError(.notConfigured(path: context.databasePath), context) }
+        if context.output.json {
+            context.output.json(
+                .object([
+                    ("server", .string(status.server)), ("lastSync", status.lastSync.map { .string(Formatting.iso($0)) } ?? .null),
+                    ("lastError", status.lastError.map(JSONValue.string) ?? .null), ("pendingChanges", .int(Int64(status.pendingChanges))),
+                    ("serverSeq", .int(status.serverSeq)),
+                    (
+                        "conflicts",
+                        .array(
+                            status.conflicts.map {
+                                .object([("recordName", .string($0.recordName)), ("copyRecordName", .string($0.copyRecordName)), ("title", .string($0.title)), ("date", .string(Formatting.iso($0.date)))])
+                            })
+                    ),
+                ]))
+        } else {
+            var lines = ["server: \(status.server)", "last sync: \(status.lastSync.map(Formatting.iso) ?? "never")"]
+            if let error = status.lastError { lines.append("last error: \(error)") }
+            lines.append("pending changes: \(status.pendingChanges)")
+            lines.append("conflicts: \(status.conflicts.count)")
+            lines += status.conflicts.map { "  \(Formatting.iso($0.date))  \($0.title)" }
+            context.output.lines(lines)
+        }
+    }
+
+    static func cliError(_ error: SyncError, _ context: CommandContext) -> CLIError {
+        switch error {
+        case .notConfigured: CLIError(.usage, context.databasePath, error.description)
+        case .newerServerSchema: CLIError(.notADatabase, "server", error.description)
+        case .store(let failure): CLIError.store(failure, subject: context.databasePath)
+        case .server, .state, .damagedServerRecord: CLIError(.io, "sync", error.description)
+        }
+    }
+}

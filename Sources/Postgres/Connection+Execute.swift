@@ -1,0 +1,67 @@
+import CPostgres
+import Foundation
+
+extension Connection {
+    /// Runs one statement with text parameters `$1`, `$2`, … (`PQexecParams`): values are never
+    /// spliced into the SQL, so any string is safe. nil is SQL NULL.
+    ///
+    /// - Throws: ``PostgresError`` of kind `server` with the server's message and SQLSTATE, or
+    ///   `connectionLost` when the connection broke.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> ResultSet {
+        let copies = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        let values = copies.map { UnsafePointer<CChar>($0) }
+        let result = values.withUnsafeBufferPointer { buffer in
+            PQexecParams(handle, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+        }
+        guard let result else { throw connectionError() }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw error(from: result) }
+        return ResultSet(copying: result)
+    }
+
+    /// The error a failed result reports: the server's fields when it sent them, else libpq's message.
+    func error(from result: OpaquePointer) -> PostgresError {
+        func field(_ value: UnsafePointer<CChar>?) -> String? { value.map { String(cString: $0) } }
+        if let sqlState = field(cpq_result_sqlstate(result)) {
+            let message = field(cpq_result_primary_message(result)) ?? String(cString: PQresultErrorMessage(result)).trimmedMessage
+            return PostgresError(.server, message, sqlState: sqlState, detail: field(cpq_result_detail(result)))
+        }
+        let message = String(cString: PQresultErrorMessage(result)).trimmedMessage
+        if !isOpen { return PostgresError(.connectionLost, message.isEmpty ? "connection lost" : message) }
+        return PostgresError(.client, message.isEmpty ? "statement failed" : message)
+    }
+
+    /// Runs `body` in a transaction: `BEGIN`, then `COMMIT` when it returns, `ROLLBACK` when it throws.
+    ///
+    /// A `COMMIT` that fails (a serialization failure, a lost connection) throws: then nothing of
+    /// the transaction may be assumed to have happened, except that a lost connection leaves it
+    /// unknown; callers that must know make their writes idempotent.
+    ///
+    /// - Throws: what `body` throws, or the ``PostgresError`` of `BEGIN`/`COMMIT`.
+    @discardableResult
+    public func transaction<T>(_ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+        try execute("BEGIN")
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+        try execute("COMMIT")
+        return value
+    }
+
+    /// A quoted identifier for SQL text (`PQescapeIdentifier`), for names that cannot be parameters
+    /// (`LISTEN channel`).
+    ///
+    /// - Throws: ``PostgresError`` of kind `client` when libpq refuses the string.
+    public func quotedIdentifier(_ name: String) throws(PostgresError) -> String {
+        guard let quoted = PQescapeIdentifier(handle, name, strlen(name)) else { throw connectionError() }
+        defer { PQfreemem(quoted) }
+        return String(cString: quoted)
+    }
+}

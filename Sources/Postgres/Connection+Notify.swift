@@ -1,0 +1,66 @@
+import CPostgres
+import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// A `NOTIFY` another session sent on a channel this connection listens to.
+public struct Notification: Sendable, Equatable {
+    public var channel: String
+    public var payload: String
+    /// The backend process that sent it (`be_pid`).
+    public var senderPID: Int32
+}
+
+extension Connection {
+    /// Starts listening on `channel` (`LISTEN`).
+    ///
+    /// - Throws: ``PostgresError``.
+    public func listen(_ channel: String) throws(PostgresError) {
+        try execute("LISTEN " + quotedIdentifier(channel))
+    }
+
+    /// Sends `payload` to every session listening on `channel`, at commit (`pg_notify`).
+    ///
+    /// - Throws: ``PostgresError``.
+    public func notify(_ channel: String, payload: String = "") throws(PostgresError) {
+        try execute("SELECT pg_notify($1, $2)", [channel, payload])
+    }
+
+    /// The notifications received, waiting up to `timeout` seconds for the first one
+    /// (`PQconsumeInput`, `PQnotifies`, `poll` on `PQsocket`). Empty when none came in time.
+    ///
+    /// - Throws: ``PostgresError`` of kind `connectionLost` when the connection broke.
+    public func notifications(waitingUpTo timeout: Double) throws(PostgresError) -> [Notification] {
+        var received = try drainNotifications()
+        guard received.isEmpty, timeout > 0 else { return received }
+        var poller = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard poller.fd >= 0 else { throw connectionError() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while received.isEmpty {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { break }
+            let ready = poll(&poller, 1, Int32(min(remaining * 1000, Double(Int32.max)).rounded(.up)))
+            if ready < 0, errno == EINTR { continue }
+            guard ready >= 0 else { throw PostgresError(.client, "poll: " + String(cString: strerror(errno))) }
+            if ready == 0 { break }
+            received = try drainNotifications()
+        }
+        return received
+    }
+
+    /// Reads what the socket holds and returns the notifications queued so far.
+    private func drainNotifications() throws(PostgresError) -> [Notification] {
+        guard PQconsumeInput(handle) != 0 else { throw connectionError() }
+        var received: [Notification] = []
+        while let notice = PQnotifies(handle) {
+            received.append(
+                Notification(
+                    channel: String(cString: notice.pointee.relname), payload: String(cString: notice.pointee.extra),
+                    senderPID: notice.pointee.be_pid))
+            PQfreemem(notice)
+        }
+        return received
+    }
+}

@@ -1,0 +1,49 @@
+import CPostgres
+import Foundation
+
+/// One connection to a PostgreSQL server, opened from a libpq conninfo string or URL.
+///
+/// Everything libpq understands works here unchanged: `postgresql://user@host/db?sslmode=require`,
+/// `host=/run/postgresql dbname=notes`, `service=notes`, `PGPASSFILE`, `PGHOST` and the rest.
+///
+/// Not thread-safe, as a libpq connection is not: use one connection from one thread at a time
+/// (the type is not `Sendable`, so the compiler holds you to it).
+public final class Connection {
+    /// The `PGconn *`; valid until ``close()`` or deinit.
+    let handle: OpaquePointer
+
+    /// Connects (`PQconnectdb`), blocking until the connection is up or has failed.
+    ///
+    /// - Throws: ``PostgresError`` of kind `authenticationFailed` for a wrong or missing password,
+    ///   `connectionFailed` for anything else (unreachable host, no such database, bad conninfo),
+    ///   with libpq's message.
+    public init(_ conninfo: String) throws(PostgresError) {
+        guard let handle = PQconnectdb(conninfo) else {
+            throw PostgresError(.client, "libpq could not allocate a connection")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(handle)).trimmedMessage
+            let needsPassword = PQconnectionNeedsPassword(handle) != 0
+            PQfinish(handle)
+            let isAuthentication = needsPassword || message.contains("authentication failed")
+            throw PostgresError(isAuthentication ? .authenticationFailed : .connectionFailed, message)
+        }
+        self.handle = handle
+        // Server messages (NOTICE) go nowhere instead of stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Whether the connection still works as far as libpq knows (`PQstatus`).
+    public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// The server's version as an integer (`PQserverVersion`): 150014 for 15.14.
+    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// The error for a failure with no result to read it from.
+    func connectionError() -> PostgresError {
+        let message = String(cString: PQerrorMessage(handle)).trimmedMessage
+        return PostgresError(isOpen ? .client : .connectionLost, message.isEmpty ? "connection failed" : message)
+    }
+}

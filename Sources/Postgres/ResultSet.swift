@@ -1,0 +1,29 @@
+import CPostgres
+
+/// The rows a statement returned, copied out of the `PGresult` (every value in text format).
+public struct ResultSet: Sendable {
+    public var columns: [String]
+    /// Each row's values in column order; nil for SQL NULL.
+    public var rows: [[String?]]
+    /// The rows an INSERT, UPDATE or DELETE touched (`PQcmdTuples`), 0 otherwise.
+    public var affectedRows: Int
+
+    /// The value in `row` of the column named `column`; nil for NULL or no such column.
+    public func value(_ row: Int, _ column: String) -> String? {
+        guard let index = columns.firstIndex(of: column) else { return nil }
+        return rows[row][index]
+    }
+
+    /// Copies a result out (`PQntuples`, `PQgetvalue`, `PQgetisnull`); does not clear it.
+    init(copying result: OpaquePointer) {
+        let columnCount = Int(PQnfields(result))
+        columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
+        rows = (0..<Int(PQntuples(result))).map { row in
+            (0..<columnCount).map { column in
+                PQgetisnull(result, Int32(row), Int32(column)) != 0
+                    ? nil : String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+            }
+        }
+        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import RecordStore
+
+/// A three-way merge of one record's fields: the local version and the server's against the last
+/// version both agreed on (the base).
+///
+/// A field only one side changed takes that side's value. A field both changed differently: a
+/// note's `text` is merged line by line (``TextMerge``); when that fails, or for a note's
+/// `content` asset, the server's value stays and the local one goes to a conflict copy; any other
+/// field (title, folder, mode, …) takes the value of the side modified last.
+struct RecordMerge {
+    var payload: RecordPayload
+    /// The local values that lost an unmergeable conflict (`text` or `content`), for a conflict copy.
+    var losingLocalFields: [String: FieldValue] = [:]
+
+    /// Keys whose conflicting values go to a conflict copy rather than latest-wins.
+    static let contentKeys: Set<String> = ["text", "content"]
+
+    init(base: RecordPayload?, local: RecordPayload, server: RecordPayload, recordType: String) {
+        let localIsNewer = (local.modificationDate ?? .distantPast) > (server.modificationDate ?? .distantPast)
+        var fields: [String: FieldValue] = [:]
+        var losing: [String: FieldValue] = [:]
+        for key in Set(local.fields.keys).union(server.fields.keys) {
+            let (b, l, s) = (base?.fields[key], local.fields[key], server.fields[key])
+            let value: FieldValue?
+            if l == s || l == b {
+                value = s
+            } else if s == b {
+                value = l
+            } else if recordType == "Note", Self.contentKeys.contains(key) {
+                if key == "text", let l = l?.stringValue, let s = s?.stringValue,
+                    let merged = TextMerge.merge(base: b?.stringValue ?? "", local: l, server: s)
+                {
+                    value = .string(merged)
+                } else {
+                    value = s
+                    losing[key] = l ?? .string("")
+                }
+            } else {
+                value = localIsNewer ? l : s
+            }
+            fields[key] = value
+        }
+        // A note's text and content are one thing: when one of them conflicted, the copy gets both.
+        if !losing.isEmpty {
+            for key in Self.contentKeys where losing[key] == nil { losing[key] = local.fields[key] }
+            losing = losing.filter { key, value in !(key == "content" && value.assetValue == nil) }
+        }
+        let dates = [local.modificationDate, server.modificationDate].compactMap { $0 }
+        payload = RecordPayload(fields: fields, modificationDate: dates.max())
+        losingLocalFields = losing
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Postgres
+import RecordStore
+
+/// One record as the server holds it: its last version, or a tombstone.
+struct ServerRecord: Sendable {
+    var recordName: String
+    var recordType: String
+    /// The server change sequence of this version: also its change tag.
+    var seq: Int64
+    /// nil for a tombstone (the record was deleted).
+    var payload: RecordPayload?
+    /// Which client wrote it, from which local version (``SyncEngine/origin(of:)``).
+    var origin: String
+}
+
+/// A local change to send: a version of a record, or its deletion.
+struct PushChange: Sendable {
+    var recordName: String
+    var recordType: String
+    /// nil to delete the record.
+    var payload: RecordPayload?
+    /// The server seq this change was made against (nil for a record new to the server): the
+    /// push applies only if the server still holds that version, as `ifServerRecordUnchanged`.
+    var expectedSeq: Int64?
+    /// Identifies this very change: a re-push of it (after a crash before the local state was
+    /// saved) finds the server row already carrying it and succeeds without writing again.
+    var origin: String
+}
+
+/// What the server did with one ``PushChange``.
+enum PushOutcome: Sendable, Equatable {
+    /// Written (or found already written by this same change) as version `seq`.
+    case saved(seq: Int64)
+    /// The server holds a version this change was not made against: fetch and merge first.
+    case conflict
+}
+
+/// The server container: reads and writes of the tables ``ServerSchema`` describes.
+struct ServerContainer {
+    let connection: Connection
+
+    /// Server records changed after `seq`, in seq order, at most `limit`.
+    ///
+    /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)``.
+    func changes(after seq: Int64, limit: Int) throws(SyncError) -> [ServerRecord] {
+        let result: ResultSet
+        do {
+            result = try connection.execute(
+                """
+                SELECT record_name, record_type, seq, deleted, payload::text AS payload, origin
+                FROM notesfs_records WHERE seq > $1 ORDER BY seq LIMIT $2
+                """, [String(seq), String(limit)])
+        } catch { throw .server(error) }
+        var records: [ServerRecord] = []
+        for row in result.rows.indices {
+            let name = result.value(row, "record_name") ?? ""
+            guard let type = result.value(row, "record_type"), let seq = result.value(row, "seq").flatMap({ Int64($0) }) else {
+                throw .damagedServerRecord(name, reason: "row without a type or seq")
+            }
+            var payload: RecordPayload?
+            if result.value(row, "deleted") != "t" {
+                guard let text = result.value(row, "payload") else { throw .damagedServerRecord(name, reason: "no payload") }
+                payload = try RecordPayload(jsonText: text, recordName: name)
+            }
+            records.append(ServerRecord(recordName: name, recordType: type, seq: seq, payload: payload, origin: result.value(row, "origin") ?? ""))
+        }
+        return records
+    }
+
+    /// Applies `changes` in one transaction, each only if the server still holds the version it
+    /// was made against, and notifies listeners of the new last seq. Nothing is written when it throws.
+    ///
+    /// - Throws: ``SyncError/server(_:)``.
+    func push(_ changes: [PushChange]) throws(SyncError) -> [PushOutcome] {
+        do {
+            return try connection.transaction { () throws(PostgresError) -> [PushOutcome] in
+                try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
+                var outcomes: [PushOutcome] = []
+                for change in changes { outcomes.append(try push(change)) }
+                if let last = outcomes.compactMap({ if case .saved(let seq) = $0 { seq } else { nil } }).max() {
+                    try connection.notify(ServerSchema.channel, payload: String(last))
+                }
+                return outcomes
+            }
+        } catch { throw .server(error) }
+    }
+
+    private func push(_ change: PushChange) throws(PostgresError) -> PushOutcome {
+        let written = try connection.execute(
+            """
+            INSERT INTO notesfs_records AS r (record_name, record_type, seq, deleted, payload, origin)
+            VALUES ($1, $2, nextval('notesfs_seq'), $3::boolean, $4::jsonb, $5)
+            ON CONFLICT (record_name) DO UPDATE SET record_type = EXCLUDED.record_type, seq = EXCLUDED.seq,
+                deleted = EXCLUDED.deleted, payload = EXCLUDED.payload, origin = EXCLUDED.origin
+            WHERE r.seq = $6::bigint AND r.origin <> EXCLUDED.origin
+            RETURNING seq
+            """,
+            [
+                change.recordName, change.recordType, change.payload == nil ? "true" : "false", change.payload?.jsonText,
+                change.origin, change.expectedSeq.map(String.init),
+            ])
+        if let seq = written.rows.first?[0].flatMap({ Int64($0) }) { return .saved(seq: seq) }
+        let current = try connection.execute("SELECT seq, origin FROM notesfs_records WHERE record_name = $1", [change.recordName])
+        if current.value(0, "origin") == change.origin, let seq = current.value(0, "seq").flatMap({ Int64($0) }) {
+            return .saved(seq: seq)  // this very change, pushed before a crash: nothing to do again
+        }
+        return .conflict
+    }
+
+    /// Uploads an asset's bytes unless the server has them (assets are shared by SHA-256).
+    ///
+    /// - Throws: ``SyncError/server(_:)``.
+    func upload(_ asset: Asset, data: () throws(SyncError) -> Data) throws(SyncError) {
+        do {
+            let present = try connection.execute("SELECT 1 FROM notesfs_assets WHERE sha256 = $1", [asset.sha256])
+            guard present.rows.isEmpty else { return }
+        } catch { throw .server(error) }
+        let bytes = try data()
+        do {
+            try connection.execute(
+                "INSERT INTO notesfs_assets (sha256, size, data) VALUES ($1, $2, $3::bytea) ON CONFLICT DO NOTHING",
+                [asset.sha256, String(asset.size), Bytea.encode(bytes)])
+        } catch { throw .server(error) }
+    }
+
+    /// The bytes of an asset.
+    ///
+    /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)`` when missing.
+    func download(_ asset: Asset) throws(SyncError) -> Data {
+        let result: ResultSet
+        do { result = try connection.execute("SELECT data FROM notesfs_assets WHERE sha256 = $1", [asset.sha256]) } catch {
+            throw .server(error)
+        }
+        guard let text = result.value(0, "data"), let data = Bytea.decode(text) else {
+            throw .damagedServerRecord(asset.sha256, reason: "asset missing on the server")
+        }
+        return data
+    }
+}

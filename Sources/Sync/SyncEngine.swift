@@ -1,0 +1,150 @@
+import Foundation
+import Postgres
+import RecordStore
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// What one ``SyncEngine/sync()`` did.
+public struct SyncReport: Sendable, Equatable {
+    /// Local changes the server accepted (saves and deletes).
+    public var pushed = 0
+    /// Server changes applied locally.
+    public var fetched = 0
+    /// Records whose local and server changes were merged.
+    public var merged = 0
+    /// Conflict copies made.
+    public var conflictCopies: [ConflictCopy] = []
+}
+
+/// Replicates one local database to and from its server container, as `CKSyncEngine` does.
+///
+/// A sync fetches the server's changes since the saved server seq and applies them through the
+/// local store's `modify` (merging those that met local changes), then pushes the local changes
+/// since the saved local token, each only over the server version it was made against; a push that
+/// lost a race is fetched, merged and pushed again in the next round.
+///
+/// Not thread-safe and not `Sendable` (it owns a libpq connection): one engine is used from one
+/// thread. Two processes syncing one database are serialised by `flock` on `<db>/sync/lock`,
+/// held for the whole of ``sync()``; that lock guards `<db>/sync/state.json`.
+public final class SyncEngine {
+    public let database: RecordDatabase
+    /// The state as last saved (or about to be saved); guarded by `<db>/sync/lock` while syncing.
+    public internal(set) var state: SyncState
+    let container: ServerContainer
+    /// Pushes and fetches go in transactions and pages of this many records.
+    var batchSize = 200
+    /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
+    var isListening = false
+    /// Rounds of fetch-then-push before a sync gives up on records that keep losing races.
+    static let maximumRounds = 5
+
+    /// Opens the engine of a database that `sync init` connected to a server.
+    ///
+    /// - Throws: ``SyncError/notConfigured(path:)``, ``SyncError/server(_:)`` (unreachable,
+    ///   wrong password), ``SyncError/newerServerSchema(found:supported:)``.
+    public init(database: RecordDatabase) throws(SyncError) {
+        guard let state = try SyncState.load(databasePath: database.path) else { throw .notConfigured(path: database.path) }
+        self.database = database
+        self.state = state
+        let connection: Connection
+        do { connection = try Connection(state.server) } catch { throw .server(error) }
+        try ServerSchema.check(connection)
+        container = ServerContainer(connection: connection)
+    }
+
+    /// Connects `database` to the server at `server` (a libpq URL or conninfo): creates or migrates
+    /// the server's schema and writes the local sync state. Run again with the same server, it
+    /// only migrates the schema.
+    ///
+    /// - Throws: ``SyncError/server(_:)``, ``SyncError/newerServerSchema(found:supported:)``,
+    ///   ``SyncError/state(path:reason:)`` when the database already syncs with another server.
+    @discardableResult
+    public static func initialize(database: RecordDatabase, server: String) throws(SyncError) -> SyncState {
+        let connection: Connection
+        do { connection = try Connection(server) } catch { throw .server(error) }
+        try ServerSchema.install(on: connection)
+        if let existing = try SyncState.load(databasePath: database.path) {
+            guard existing.server == server else {
+                throw .state(path: SyncState.path(forDatabase: database.path), reason: "already syncs with another server (\(existing.server))")
+            }
+            return existing
+        }
+        let state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: hostName())
+        try state.save(databasePath: database.path)
+        return state
+    }
+
+    /// Fetches, merges and pushes until both sides agree (or ``maximumRounds`` pass), saving the
+    /// state after every server transaction. The outcome (success or the error) is saved too, for
+    /// `sync status`.
+    ///
+    /// - Throws: ``SyncError``; what was synced before the error stays synced.
+    @discardableResult
+    public func sync() throws(SyncError) -> SyncReport {
+        let lock = try lockState()
+        defer { close(lock) }
+        if let saved = try SyncState.load(databasePath: database.path) { state = saved }
+        var report = SyncReport()
+        do {
+            for _ in 0..<Self.maximumRounds {
+                try pull(&report)
+                if try push(&report) { break }
+            }
+            state.lastSync = Date()
+            state.lastError = nil
+            try state.save(databasePath: database.path)
+        } catch {
+            state.lastError = error.description
+            try? state.save(databasePath: database.path)
+            throw error
+        }
+        return report
+    }
+
+    /// Opens the engine and syncs once; a failure to connect is saved in the state as the last
+    /// error too (for `sync status`), like a failure of the sync itself.
+    ///
+    /// - Throws: ``SyncError``.
+    @discardableResult
+    public static func sync(database: RecordDatabase) throws(SyncError) -> SyncReport {
+        let engine: SyncEngine
+        do { engine = try SyncEngine(database: database) } catch {
+            if var state = try? SyncState.load(databasePath: database.path) {
+                state.lastError = error.description
+                try? state.save(databasePath: database.path)
+            }
+            throw error
+        }
+        return try engine.sync()
+    }
+
+    /// Takes `<db>/sync/lock` (waiting for another sync of this database to finish).
+    private func lockState() throws(SyncError) -> Int32 {
+        try DurableFile.makeDirectory(database.path + "/sync")
+        let path = database.path + "/sync/lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .state(path: path, reason: "open: \(String(cString: strerror(errno)))") }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                close(fd)
+                throw .state(path: path, reason: "flock: \(String(cString: strerror(errno)))")
+            }
+        }
+        return fd
+    }
+
+    /// Names the local version `tag` of a record on the server, so a re-push of it is recognised.
+    func origin(tag: String?) -> String { "\(state.clientID)/\(tag ?? "-")" }
+
+    /// Names this client's delete of the server version `seq` of a record.
+    func deleteOrigin(seq: Int64?) -> String { "\(state.clientID)/deleted@\(seq.map(String.init) ?? "-")" }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "host" : name
+    }
+}

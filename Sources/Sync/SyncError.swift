@@ -1,0 +1,30 @@
+import Postgres
+import RecordStore
+
+/// Why a sync (or `sync init`) failed; every case says what to do in its message.
+public enum SyncError: Error, Sendable, CustomStringConvertible {
+    /// The server could not be reached, refused us, or failed a statement.
+    case server(PostgresError)
+    /// The local database failed.
+    case store(RecordStoreError)
+    /// The server's schema is newer than this notesfs knows.
+    case newerServerSchema(found: Int, supported: Int)
+    /// The database has no server: run `notesfs sync init URL` first.
+    case notConfigured(path: String)
+    /// The local sync state could not be read or written.
+    case state(path: String, reason: String)
+    /// A server record could not be decoded.
+    case damagedServerRecord(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .server(let error): "server: \(error)"
+        case .store(let error): "local database: \(error)"
+        case .newerServerSchema(let found, let supported):
+            "the server's schema is version \(found), this notesfs knows up to \(supported): upgrade notesfs"
+        case .notConfigured(let path): "\(path) has no sync server: run 'notesfs sync init URL' first"
+        case .state(let path, let reason): "sync state \(path): \(reason)"
+        case .damagedServerRecord(let name, let reason): "server record \(name): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import RecordStore
+
+/// What `notesfs sync status` shows; read from the local state and database only (no server).
+public struct SyncStatus: Sendable {
+    /// The server as configured, with any password replaced by `***`.
+    public var server: String
+    public var lastSync: Date?
+    public var lastError: String?
+    /// Local changes not pushed yet.
+    public var pendingChanges: Int
+    public var serverSeq: Int64
+    public var conflicts: [ConflictCopy]
+
+    /// The status of a database; nil when it has no server.
+    ///
+    /// - Throws: ``SyncError/state(path:reason:)``, ``SyncError/store(_:)``.
+    public static func read(database: RecordDatabase) throws(SyncError) -> SyncStatus? {
+        guard let state = try SyncState.load(databasePath: database.path) else { return nil }
+        let pending = try SyncEngine.pendingChanges(database: database, state: state)
+        return SyncStatus(
+            server: redacted(state.server), lastSync: state.lastSync, lastError: state.lastError, pendingChanges: pending.count,
+            serverSeq: state.serverSeq, conflicts: state.conflicts)
+    }
+
+    /// A conninfo or URL without its password (`password=***`, `user:***@`).
+    static func redacted(_ server: String) -> String {
+        var text = server.replacingOccurrences(of: #"password\s*=\s*('[^']*'|\S+)"#, with: "password=***", options: .regularExpression)
+        text = text.replacingOccurrences(of: #"^(postgres(ql)?://[^:/@]*):[^@]*@"#, with: "$1:***@", options: .regularExpression)
+        return text
+    }
+}

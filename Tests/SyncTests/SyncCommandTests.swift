@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// `notesfs sync init URL`, `notesfs sync`, `notesfs sync status [--json]`, run as the built binary.
+@Suite struct SyncCommandTests {
+    static let binary: String = {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = url.appendingPathComponent("notesfs").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            url = url.deletingLastPathComponent()
+        }
+        return ".build/debug/notesfs"
+    }()
+
+    struct Run {
+        var status: Int32
+        var out: String
+        var err: String
+    }
+
+    @discardableResult
+    func notesfs(_ db: String, _ arguments: [String], stdin: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["--db", db] + arguments
+        let scratch = NSTemporaryDirectory() + "notesfs-sync-run-" + UUID().uuidString
+        _ = FileManager.default.createFile(atPath: scratch + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: scratch + ".err", contents: nil)
+        defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: scratch + suffix) } }
+        process.standardOutput = FileHandle(forWritingAtPath: scratch + ".out")
+        process.standardError = FileHandle(forWritingAtPath: scratch + ".err")
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        if let stdin { try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, out: try String(contentsOfFile: scratch + ".out", encoding: .utf8),
+            err: try String(contentsOfFile: scratch + ".err", encoding: .utf8))
+    }
+
+    func makeDatabasePath() -> String { NSTemporaryDirectory() + "notesfs-sync-cli-" + UUID().uuidString + "/db" }
+
+    @Test func twoDatabasesSyncThroughTheCommands() throws {
+        let server = try cluster().makeDatabase()
+        let (a, b) = (makeDatabasePath(), makeDatabasePath())
+        try FileManager.default.createDirectory(atPath: (a as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: (b as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        for db in [a, b] { #expect(try notesfs(db, ["sync", "init", server]).status == 0) }
+        #expect(try notesfs(a, ["folder", "new", "Work"]).status == 0)
+        #expect(try notesfs(a, ["note", "new", "Work/Plan"], stdin: "line one\n").status == 0)
+
+        let pending = try notesfs(a, ["--json", "sync", "status"])
+        let json = try JSONSerialization.jsonObject(with: Data(pending.out.utf8)) as? [String: Any]
+        #expect(json?["pendingChanges"] as? Int == 2)
+        #expect((json?["server"] as? String)?.contains(TestCluster.password) == false)
+
+        for db in [a, b, a] { #expect(try notesfs(db, ["sync"]).status == 0) }
+        #expect(try notesfs(b, ["note", "cat", "Work/Plan"]).out == "line one\n")
+        let status = try notesfs(a, ["sync", "status"])
+        #expect(status.out.contains("pending changes: 0"))
+        #expect(!status.out.contains("last sync: never"))
+        #expect(try notesfs(a, ["fsck"]).status == 0)
+    }
+
+    @Test func aWrongPasswordIsReportedBySyncAndStatus() throws {
+        let db = makeDatabasePath()
+        try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let good = try cluster().makeDatabase()
+        #expect(try notesfs(db, ["sync", "init", good]).status == 0)
+        // The password changes on the server: this machine's saved one is now wrong.
+        let name = good.split(separator: " ").first { $0.hasPrefix("dbname=") }!.dropFirst("dbname=".count)
+        let stateFile = db + "/sync/state.json"
+        let state = try String(contentsOfFile: stateFile, encoding: .utf8)
+        try state.replacingOccurrences(of: TestCluster.password, with: "wrong").write(toFile: stateFile, atomically: true, encoding: .utf8)
+        let sync = try notesfs(db, ["sync"])
+        #expect(sync.status == 5)
+        #expect(sync.err.contains("password authentication failed"))
+        #expect(name.hasPrefix("t_"))
+        let status = try notesfs(db, ["sync", "status"])
+        #expect(status.out.contains("last error: server: "))
+        #expect(status.out.contains("password authentication failed"))
+    }
+
+    @Test func syncWithoutInitSaysWhatToDo() throws {
+        let db = makeDatabasePath()
+        try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(try notesfs(db, ["folder", "new", "X"]).status == 0)
+        let run = try notesfs(db, ["sync"])
+        #expect(run.status == 2)
+        #expect(run.err.contains("sync init"))
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Notes
+import Postgres
+import RecordStore
+import Sync
+import Testing
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// One "machine": a local database in its own temporary directory, connected to a test server.
+struct Machine {
+    let database: RecordDatabase
+    var path: String { database.path }
+
+    @discardableResult
+    func sync() throws -> SyncReport { try SyncEngine(database: database).sync() }
+
+    func save(_ records: [Record]) throws { try database.modify(saving: records) }
+
+    func note(_ name: String) throws -> Note { try Note(record: database.record(for: RecordID(recordName: name))) }
+
+    func has(_ name: String) -> Bool { database.metadata(for: RecordID(recordName: name)) != nil }
+
+    /// Every record's type and fields by name: what two converged machines hold alike.
+    func contents() throws -> [String: String] {
+        var contents: [String: String] = [:]
+        for metadata in try database.changes(since: nil).changed {
+            let record = try database.record(for: metadata.recordID)
+            contents[record.recordID.recordName] = record.recordType + " " + RecordPayload(fields: record.fields, modificationDate: nil).jsonText
+        }
+        return contents
+    }
+
+    func notes() throws -> [Note] { try database.metadata(ofType: Note.recordType).map { try Note(record: database.record(for: $0.recordID)) } }
+}
+
+/// `count` machines on one new server database, each after `sync init`.
+func makeMachines(_ count: Int) throws -> (server: String, machines: [Machine]) {
+    let server = try cluster().makeDatabase()
+    var machines: [Machine] = []
+    for _ in 0..<count {
+        var template = Array("/tmp/notesfs-sync-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        try SyncEngine.initialize(database: database, server: server)
+        machines.append(Machine(database: database))
+    }
+    return (server, machines)
+}
+
+/// Syncs every machine twice in turn, so that every change reaches every machine.
+func syncAll(_ machines: [Machine]) throws {
+    for _ in 0..<2 { for machine in machines { try machine.sync() } }
+}
+
+/// Rows of the server's records table, by name: (seq, deleted).
+func serverRows(_ server: String) throws -> [String: (seq: Int64, deleted: Bool)] {
+    let result = try Connection(server).execute("SELECT record_name, seq, deleted FROM notesfs_records")
+    var rows: [String: (Int64, Bool)] = [:]
+    for row in result.rows.indices {
+        rows[result.value(row, "record_name")!] = (Int64(result.value(row, "seq")!)!, result.value(row, "deleted") == "t")
+    }
+    return rows
+}
+
+func folder(_ name: String, id: String, parent: String? = nil) -> Record {
+    Folder(name: name, parent: parent.map(RecordID.init(recordName:)), recordID: RecordID(recordName: id)).record
+}
+
+func note(_ title: String, id: String, text: String = "", folder: String? = nil) -> Record {
+    Note(title: title, text: text, folder: folder.map(RecordID.init(recordName:)), recordID: RecordID(recordName: id)).record
+}
