@@ -2,6 +2,7 @@
 //
 //   store-bench generate DB NOTES FOLDERS   fill a database (1-4 KB notes), batched
 //   store-bench open DB                     time to open, peak RSS of this process
+//   store-bench checkpoint DB               fold the journal into index.jsonl (then `open` reads the snapshot alone)
 //   store-bench save DB [SAVES]             the cost of one save (one note per modify) at this size
 //   store-bench ops DB                      saves+sync/s, folder fetch, CONTAINS[c] query, cascade delete
 //   store-bench reads DB [ROUNDS]           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS times
@@ -87,7 +88,7 @@ func editAndSave(_ db: RecordDatabase, _ id: RecordID, _ suffix: String) throws 
 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
-    print("usage: store-bench generate DB NOTES FOLDERS | open DB | save DB [SAVES] | ops DB | reads DB [ROUNDS]")
+    print("usage: store-bench generate DB NOTES FOLDERS | open DB | checkpoint DB | save DB [SAVES] | ops DB | reads DB [ROUNDS]")
     exit(64)
 }
 let path = args[2]
@@ -111,6 +112,12 @@ do {
         try db.close()
         let elapsed = now() - start
         report("generate \(total) notes (batches of 1000)", String(format: "%.2f s  (%.0f notes/s)", elapsed, Double(total) / elapsed))
+    case "checkpoint":
+        // Folds the journal into index.jsonl, so that a following `open` measures the snapshot alone.
+        let db = try RecordDatabase(path: path, backgroundThread: false)
+        let start = now()
+        try db.checkpoint()
+        report("checkpoint of \(db.recordCount) records", String(format: "%.3f s", now() - start))
     case "open":
         let start = now()
         let db = try RecordDatabase(path: path, backgroundThread: false)

@@ -71,7 +71,7 @@ struct RecordIndex {
             assetReferences[asset.sha256] = count > 0 ? count : nil
         }
         let name = metadata.recordID.recordName
-        for (key, ref) in metadata.record.references {
+        metadata.record.forEachReference { key, ref in
             let target = ref.recordID.recordName
             referrers[target]?[key]?.remove(name)
             if referrers[target]?[key]?.isEmpty == true { referrers[target]?[key] = nil }

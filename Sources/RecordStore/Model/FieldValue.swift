@@ -45,6 +45,15 @@ public enum FieldValue: Sendable, Hashable {
         default: []
         }
     }
+
+    /// Calls `body` with every reference in this value (itself or in its list), allocating nothing.
+    func forEachReference(_ body: (Reference) -> Void) {
+        switch self {
+        case .reference(let r): body(r)
+        case .list(let items): for item in items { item.forEachReference(body) }
+        default: break
+        }
+    }
 }
 
 extension FieldValue: ExpressibleByStringLiteral {

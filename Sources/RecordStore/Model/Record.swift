@@ -122,6 +122,12 @@ public struct Record: Sendable, Hashable {
 
     public var allKeys: [String] { fields.keys.sorted() }
 
+    /// Calls `body` with every reference the record holds and its key, in no particular order and
+    /// allocating nothing (the index does this for every record it loads or saves).
+    func forEachReference(_ body: (_ key: String, _ reference: Reference) -> Void) {
+        for (key, value) in fields { value.forEachReference { body(key, $0) } }
+    }
+
     /// Every reference the record holds, with the key that holds it.
     var references: [(key: String, reference: Reference)] {
         fields.sorted { $0.key < $1.key }.flatMap { key, value in value.references.map { (key, $0) } }

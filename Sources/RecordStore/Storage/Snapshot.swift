@@ -189,7 +189,7 @@ extension RecordIndex {
             // Saturating: an identity from disk may be UInt64.max (the next reservation then fails cleanly).
             if identity >= nextIdentity { nextIdentity = identity == .max ? .max : identity + 1 }
         }
-        for (key, ref) in metadata.record.references {
+        metadata.record.forEachReference { key, ref in
             referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)
         }
         for asset in metadata.record.assets { assetReferences[asset.sha256, default: 0] += 1 }
