@@ -173,18 +173,27 @@ import Testing
         #expect(try rebuilt.record(for: RecordID(recordName: "n"))["folder"]?.referenceValue?.recordID.recordName == "f")
     }
 
-    @Test func theBackgroundThreadBringsLaggingFilesUpToDate() throws {
+    @Test func theBackgroundThreadRewritesOnlyFilesTheIndexHoldsWhole() throws {
         let path = makeTemporaryDirectory("partial-background")
         let db = try RecordDatabase(path: path, backgroundThread: true)
-        try db.modify(saving: [note("n", folder: nil, text: longText)])
-        _ = try renamed(db, to: "Renamed in the background")
+        try db.modify(saving: [folder("f"), note("n", folder: nil, text: longText)])
+        var renamedFolder = try db.record(for: RecordID(recordName: "f"))
+        renamedFolder["name"] = "Renamed folder"
+        try db.modify(saving: [renamedFolder])
+        _ = try renamed(db, to: "Renamed note")
+        // The folder's fields are all in the index: its file is rewritten in place, in the background.
         var current = false
         for _ in 0..<100 where !current {
             usleep(50_000)
-            current = (try? recordFile(path, "n").contains("Renamed in the background")) == true
+            current = (try? recordFile(path, "f").contains("Renamed folder")) == true
         }
         #expect(current)
-        #expect(try recordFile(path, "n").contains("a line of the note"))
+        // The note's text is only in its file: that file waits for the checkpoint's temp + syncfs + rename.
+        #expect(try recordFile(path, "n").contains(#""value":"n""#))
+        try db.checkpoint()
+        let file = try recordFile(path, "n")
+        #expect(file.contains("Renamed note") && file.contains("a line of the note"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/tmp").filter { $0.hasSuffix(".tmp") }.isEmpty)
         try db.close()
     }
 
@@ -207,5 +216,27 @@ import Testing
         #expect(try db.check().problems.isEmpty)
         #expect(try recordFile(path, "f").contains(#""value":"f""#))
         #expect(try makeDatabase(path).record(for: RecordID(recordName: "f"))["name"] == "f")
+    }
+
+    @Test func anotherProcessesCheckpointBringsTheFileUpToDate() throws {
+        let path = makeTemporaryDirectory("partial-other-checkpoint")
+        let db = try makeDatabase(path)
+        let other = try makeDatabase(path)
+        try db.modify(saving: [note("n", folder: nil, text: longText)])
+        _ = try renamed(db, to: "Renamed here")
+        // The other handle checkpoints: it reads the journal first, so it knows the file lags.
+        try other.checkpoint()
+        let file = try recordFile(path, "n")
+        #expect(file.contains("Renamed here") && file.contains("a line of the note"))
+        // This handle goes on after the other's checkpoint (a new journal generation).
+        _ = try renamed(db, to: "Renamed again")
+        try other.refresh()
+        #expect(try other.record(for: RecordID(recordName: "n"))["title"] == "Renamed again")
+        try db.checkpoint()
+        #expect(try recordFile(path, "n").contains("Renamed again"))
+        try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+        let rebuilt = try makeDatabase(path)
+        let record = try rebuilt.record(for: RecordID(recordName: "n"))
+        #expect(record["title"] == "Renamed again" && record["text"] == .string(longText))
     }
 }

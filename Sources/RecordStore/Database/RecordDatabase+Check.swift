@@ -185,7 +185,7 @@ extension RecordDatabase {
         let whole = unusable.filter { index.entries[$0.recordName].map { !$0.record.isPartial } ?? false }
         if !whole.isEmpty {
             state.withLock { $0.index.staleRecordFiles.formUnion(whole.map(\.recordName)) }
-            try refreshStaleRecordFiles(limit: .max)
+            try refreshWholeRecordFiles(limit: .max)
             for id in whole { report.repaired.append("record \(id.recordName): its file written again from the index") }
             unusable.removeAll { id in whole.contains(id) }
         }

@@ -239,32 +239,70 @@ extension RecordDatabase {
         }
     }
 
-    /// Rewrites up to `limit` of the record files that lag behind their record's last save
-    /// (``RecordIndex/staleRecordFiles``), so that the files match the index; the checkpoint
-    /// rewrites all of them before it drops the journal lines that hold those saves. Called
-    /// with the commit lock held and the index caught up. A file that cannot be read is logged
-    /// and left: reads still merge its large fields with the index's metadata.
-    func refreshStaleRecordFiles(_ state: inout DatabaseState, limit: Int = .max) {
-        for name in Array(state.index.staleRecordFiles.prefix(limit)) {
+    /// Rewrites up to `limit` of the lagging record files (``RecordIndex/staleRecordFiles``) of
+    /// records the index holds whole (no large field), in place: their file adds nothing to the
+    /// index, so a file torn by a crash mid-write costs nothing (recovery redoes it from the
+    /// journal, `fsck --repair` writes it again from the index). Files of partial records are left
+    /// to ``refreshPartialRecordFiles(_:)``. Called with the commit lock held and the index caught up.
+    func refreshWholeRecordFiles(_ state: inout DatabaseState, limit: Int = .max) {
+        var names: [String] = []
+        for name in state.index.staleRecordFiles where names.count < limit {
+            if state.index.entries[name]?.record.isPartial != true { names.append(name) }
+        }
+        for name in names {
             state.index.staleRecordFiles.remove(name)
             guard let metadata = state.index.entries[name] else { continue }
             do throws(RecordStoreError) {
-                try Sys.overwriteFile(layout.recordPath(name), RecordCoding.encode(try fullRecord(metadata)))
+                try Sys.overwriteFile(layout.recordPath(name), RecordCoding.encode(metadata.record))
             } catch {
                 log("rewriting the record file of \(name): \(error)")
             }
         }
     }
 
-    /// Rewrites up to `limit` lagging record files now, under the commit lock, after catching up
-    /// with other processes' commits (the background thread's share of the checkpoint's work).
-    func refreshStaleRecordFiles(limit: Int) throws(RecordStoreError) {
+    /// Rewrites every lagging file of a partial record (its large fields are in that file alone,
+    /// once the journal lines since its last full save are gone): each new version is written to a
+    /// temp file, all of them are made durable (`syncfs`), and only then renamed over the record
+    /// files, so that a crash at any point leaves every file whole, old or new. Called by the
+    /// checkpoint, with the commit lock held and the index caught up; the checkpoint's own
+    /// `syncfs` then makes the renames durable before it drops the journal.
+    /// - Throws: the errors of writing, `syncfs` and `rename` (the checkpoint then fails and keeps
+    ///   its journal: nothing is lost).
+    func refreshPartialRecordFiles(_ state: inout DatabaseState) throws(RecordStoreError) {
+        var written: [(name: String, temp: String)] = []
+        defer { for item in written { try? Sys.unlink(item.temp) } }  // what was not renamed
+        for name in state.index.staleRecordFiles {
+            guard let metadata = state.index.entries[name], metadata.record.isPartial else { continue }
+            let record: Record
+            do { record = try fullRecord(metadata) } catch {
+                log("rewriting the record file of \(name): \(error)")  // left as it is; reads still merge
+                continue
+            }
+            let temp = RecordFiles.tempPath(layout)
+            let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+            written.append((name, temp))
+            defer { Sys.close(fd) }
+            try Sys.writeAll(fd, RecordCoding.encode(record), path: temp)
+        }
+        guard !written.isEmpty else { return }
+        try Sys.syncfs(state.lockFD, path: layout.root)
+        while let item = written.last {
+            try Sys.rename(item.temp, layout.recordPath(item.name))
+            written.removeLast()
+            state.index.staleRecordFiles.remove(item.name)
+        }
+    }
+
+    /// Rewrites up to `limit` lagging record files of records the index holds whole, now, under
+    /// the commit lock, after catching up with other processes' commits (the background thread's
+    /// share of the checkpoint's work; see ``refreshWholeRecordFiles(_:limit:)``).
+    func refreshWholeRecordFiles(limit: Int) throws(RecordStoreError) {
         guard !isReadOnly, state.withLock({ !$0.index.staleRecordFiles.isEmpty }) else { return }
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }
             let changes = try catchUp(&state)
-            refreshStaleRecordFiles(&state, limit: limit)
+            refreshWholeRecordFiles(&state, limit: limit)
             return changes
         }
         notify(changes)
@@ -273,7 +311,8 @@ extension RecordDatabase {
     /// Makes everything durable, writes the index snapshot and starts a new journal generation.
     /// Called with the commit lock held.
     func checkpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
-        refreshStaleRecordFiles(&state)
+        refreshWholeRecordFiles(&state)
+        try refreshPartialRecordFiles(&state)
         try Sys.syncfs(state.lockFD, path: layout.root)
         let generation = state.journal.generation &+ 1  // from disk; a wrap only renames the generation
         state.snapshotBytes = try Snapshot.write(

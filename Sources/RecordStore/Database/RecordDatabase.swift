@@ -254,9 +254,9 @@ public final class RecordDatabase: Sendable {
     /// half-written file re-read it under the commit lock (``readRecordFile(_:)``).
     /// Temp + rename per save would create and delete an inode per commit, which ext4 makes slow.
     ///
-    /// Returns the names of the records whose file it wrote although their save does not call for
-    /// one (``Record/savesRecordFile``): records of small fields only that had no file yet (a new
-    /// record always gets its file, so a damaged journal can never make a record vanish).
+    /// Returns the names of the records whose file a commit wrote although their save does not
+    /// call for one (``Record/savesRecordFile``): records of small fields only that had no file yet
+    /// (a new record always gets its file, so a damaged journal can never make a record vanish).
     @discardableResult
     static func redo(_ entry: JournalEntry, layout: DatabaseLayout, verify: Bool) throws(RecordStoreError) -> [String] {
         for id in entry.deletes { try Sys.unlink(layout.recordPath(id.recordName)) }
@@ -265,7 +265,10 @@ public final class RecordDatabase: Sendable {
         var written: [String] = []
         for (i, record) in entry.saves.enumerated() where !record.isPartial {
             let path = layout.recordPath(record.recordID.recordName)
-            if !record.savesRecordFile {
+            // At a commit, an existing file of a record of small fields only is left lagging; when
+            // verifying (recovery, another process's last commit) it is compared like any other, so
+            // that a file torn by a crash mid-write is repaired.
+            if !record.savesRecordFile, !verify {
                 guard try Sys.fileStatus(path) == nil else { continue }
                 written.append(record.recordID.recordName)
             }
@@ -294,7 +297,7 @@ public final class RecordDatabase: Sendable {
                 guard let database = self, database.background.load(ordering: .relaxed) else { return }
                 ticks += 1
                 try? database.refresh()
-                try? database.refreshStaleRecordFiles(limit: Self.staleFilesPerTick)
+                try? database.refreshWholeRecordFiles(limit: Self.staleFilesPerTick)
                 if ticks % 4 == 0 { try? database.syncIfDirty() }
             }
         }

@@ -5,6 +5,9 @@
 //   recordstore-stress assets DB PREFIX COUNT   each modify makes an asset, saves PREFIX-i with it,
 //                                              replaces PREFIX-(i-1)'s asset and deletes PREFIX-(i-3);
 //                                              prints "ok i" after it returns
+//   recordstore-stress rename DB PREFIX COUNT   saves PREFIX-0…49 with texts once, then each modify
+//                                              renames PREFIX-(i%50) to "t-i" through its partial
+//                                              record (a metadata-only save); prints "ok i" after it
 //   recordstore-stress sha256 FILE - 0          hashes FILE in 1 MiB reads; prints the digest and MB/s
 //   recordstore-stress counter DB NAME COUNT    increments field n of record NAME COUNT times with
 //                                              ifServerRecordUnchanged, retrying on conflicts; prints
@@ -23,7 +26,41 @@ func text(_ i: Int, _ part: String) -> String {
     String(repeating: "\(part)\(i)-line with some words ", count: 3 + (i * 37) % 200)
 }
 
+/// The `rename` mode (see the top of this file).
+func renameLoop(_ db: RecordDatabase, prefix: String, count: Int) throws {
+    let ids = (0..<50).map { RecordID(recordName: "\(prefix)-\($0)") }
+    if db.metadata(for: ids[0]) == nil {
+        var records: [Record] = []
+        for n in 0..<50 {
+            var record = Record(recordType: "Item", recordID: ids[n])
+            record["title"] = .string("first")
+            record["text"] = .string(text(n, "renamed"))
+            records.append(record)
+        }
+        try db.modify(saving: records)
+    }
+    for i in 0..<count {
+        guard let metadata = db.metadata(for: ids[i % 50]) else { throw RecordStoreError.unknownItem(ids[i % 50]) }
+        var partial = metadata.record
+        partial["title"] = .string("t-\(i)")
+        try db.modify(saving: [partial])
+        say("ok \(i)")
+    }
+}
+
 let args = CommandLine.arguments
+if args.count == 5, args[1] == "rename", let count = Int(args[4]) {
+    // Outside the switch below: there the Swift 6.3.1 compiler crashes (an ownership verifier error).
+    do {
+        let db = try RecordDatabase(path: args[2])
+        try renameLoop(db, prefix: args[3], count: count)
+        try db.close()
+    } catch {
+        say("error \(error)")
+        exit(1)
+    }
+    exit(0)
+}
 if args.count == 5, args[1] == "sha256" {
     let fd = open(args[2], O_RDONLY)
     guard fd >= 0 else {
