@@ -9,10 +9,9 @@
 //
 // Each figure is printed beside issue 9's target for it, where the issue names one.
 import Foundation
+@preconcurrency import Glibc
 import Notes
 import RecordStore
-
-@preconcurrency import Glibc
 
 func now() -> Double {
     var ts = timespec()
@@ -95,14 +94,16 @@ let path = args[2]
 do {
     switch args[1] {
     case "generate":
-        let total = Int(args[3])!, folders = Int(args[4])!
+        let total = Int(args[3])!
+        let folders = Int(args[4])!
         let db = try RecordDatabase(path: path)
         let start = now()
         let folderRecords = (0..<folders).map { Folder(name: "Folder \($0)", recordID: RecordID(recordName: "folder-\($0)")) }
         try db.modify(saving: folderRecords.map(\.record))
         var batch: [Record] = []
         for i in 0..<total {
-            let note = Note(title: "Note \(i)", text: body(i), folder: folderRecords[i % folders].recordID, recordID: RecordID(recordName: "note-\(i)"))
+            let note = Note(
+                title: "Note \(i)", text: body(i), folder: folderRecords[i % folders].recordID, recordID: RecordID(recordName: "note-\(i)"))
             batch.append(note.record)
             if batch.count == 1000 || i == total - 1 {
                 try db.modify(saving: batch)
@@ -135,8 +136,10 @@ do {
         let start = now()
         for i in 0..<saves { times.append(try editAndSave(db, targets[i * 37 % targets.count], " edited")) }
         let elapsed = now() - start
-        report("save one note per modify (\(db.recordCount) records)",
-            String(format: "median %.3f ms, mean %.3f ms, max %.1f ms (%.0f saves/s)", median(times) * 1000,
+        report(
+            "save one note per modify (\(db.recordCount) records)",
+            String(
+                format: "median %.3f ms, mean %.3f ms, max %.1f ms (%.0f saves/s)", median(times) * 1000,
                 elapsed / Double(saves) * 1000, times.max()! * 1000, Double(saves) / elapsed),
             target: "the same at 1,000,000 as at 1,000")
         // What the mean spreads over the saves: a checkpoint rewrites index.jsonl (the whole index),
@@ -158,7 +161,9 @@ do {
             try db.sync()
         }
         var elapsed = now() - start
-        report("save + sync() per note", String(format: "%.0f saves/s  (%.2f ms each)", Double(syncedSaves) / elapsed, elapsed / Double(syncedSaves) * 1000))
+        report(
+            "save + sync() per note",
+            String(format: "%.0f saves/s  (%.2f ms each)", Double(syncedSaves) / elapsed, elapsed / Double(syncedSaves) * 1000))
         // Folder fetch.
         let folder = try Folder(record: try db.record(for: folderID))
         var times: [Double] = []
@@ -178,7 +183,9 @@ do {
         report("folder listing from metadata (\(count))", String(format: "%.2f ms median", median(times) * 1000))
         // Full-text query.
         start = now()
-        let matches = try db.query(Query(recordType: "Note", predicate: try RecordStore.Predicate(format: "text CONTAINS[c] %@", "zanzibar"))).records.count
+        let matches = try db.query(
+            Query(recordType: "Note", predicate: try RecordStore.Predicate(format: "text CONTAINS[c] %@", "zanzibar"))
+        ).records.count
         elapsed = now() - start
         report("text CONTAINS[c] over \(db.recordCount) records (\(matches) hits)", String(format: "%.3f s", elapsed), target: "< 300 ms")
         // Cascade delete of a folder with 1,000 notes.
@@ -210,7 +217,8 @@ do {
             let (start, startCPU) = (now(), cpuTime())
             let predicate = try RecordStore.Predicate(format: "text CONTAINS[c] %@", "zanzibar")
             let matches = try db.query(Query(recordType: "Note", predicate: predicate)).records.count
-            report("text CONTAINS[c] query (\(matches) matches)", String(format: "%.3f s (CPU %.3f s)", now() - start, cpuTime() - startCPU))
+            report(
+                "text CONTAINS[c] query (\(matches) matches)", String(format: "%.3f s (CPU %.3f s)", now() - start, cpuTime() - startCPU))
         }
         report("peak RSS", String(format: "%.1f MB", peakRSSMegabytes()))
     default:

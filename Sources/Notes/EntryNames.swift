@@ -119,7 +119,9 @@ public enum EntryNames {
 
     /// The suffix characters of a record name: lowercased ASCII letters and digits, in order.
     public static func suffixCharacters(_ recordName: String) -> String {
-        String(recordName.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(Character.init))
+        String(
+            recordName.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(
+                Character.init))
     }
 
     /// Inserts ` (suffix)` before a trailing `.md`, or at the end.

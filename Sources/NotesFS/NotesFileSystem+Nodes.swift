@@ -44,7 +44,9 @@ extension NotesFileSystem {
             mode = S_IFREG  // a Link whose target is gone (fsck reports it): an empty file without permissions
         } else {
             let special = try? SpecialFile(record: record)
-            mode = Self.fileTypeBits(special?.fileType) | (record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? 0o644)
+            mode =
+                Self.fileTypeBits(special?.fileType)
+                | (record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? 0o644)
             rdev = special?.rdev ?? 0
         }
         return Attributes(

@@ -75,7 +75,8 @@ import Testing
                 var record = Record(recordType: Folder.recordType, recordID: id("f\(step)"))
                 record["name"] = .string("f\(step)")
                 if !folders.isEmpty, rng.next() % 4 != 0 {
-                    record["parent"] = .reference(Reference(recordID: folders[Int(rng.next() % UInt64(folders.count))], action: .deleteSelf))
+                    record["parent"] = .reference(
+                        Reference(recordID: folders[Int(rng.next() % UInt64(folders.count))], action: .deleteSelf))
                 }
                 saving.append(record)
             case 6..<8 where !folders.isEmpty:

@@ -6,6 +6,21 @@ import Testing
 /// A child commits in a loop and is killed with SIGKILL at random moments; after every kill the
 /// database opens, passes check(), and every modify the child reported as returned is there in full.
 @Suite struct CrashTests {
+    /// Runs `recordstore-stress arguments`, SIGKILLs it after a random number of microseconds in
+    /// `delay`, and returns the modifies it reported as returned ("ok i"; complete lines only: the
+    /// kill may cut the last one).
+    func killedRun(_ arguments: [String], after delay: ClosedRange<UInt32>, _ generator: inout SystemRandomNumberGenerator) throws
+        -> [Int]
+    {
+        let (child, pipe) = try launch("recordstore-stress", arguments)
+        usleep(UInt32.random(in: delay, using: &generator))
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            .compactMap { $0.hasPrefix("ok ") ? Int($0.dropFirst(3)) : nil }
+    }
+
     @Test func sigkillAtRandomMomentsLosesNoReturnedModify() throws {
         let path = makeTemporaryDirectory("crash")
         var generator = SystemRandomNumberGenerator()
@@ -14,14 +29,7 @@ import Testing
         var totalCommitted = 0
         while round < 40 {
             let prefix = "r\(round)"
-            let (child, pipe) = try launch("recordstore-stress", ["commit", path, prefix, "100000"])
-            usleep(UInt32.random(in: 20_000...150_000, using: &generator))
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            // Complete lines only: the kill may cut the last one.
-            let reported = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-                .compactMap { $0.hasPrefix("ok ") ? Int($0.dropFirst(3)) : nil }
+            let reported = try killedRun(["commit", path, prefix, "100000"], after: 20_000...150_000, &generator)
             lastReported = reported.max() ?? -1
             totalCommitted += lastReported + 1
 
@@ -56,13 +64,7 @@ import Testing
         var renamed = 0
         for round in 0..<20 {
             let prefix = "p\(round % 2)"  // two sets of records, each renamed again and again
-            let (child, pipe) = try launch("recordstore-stress", ["rename", path, prefix, "100000"])
-            usleep(UInt32.random(in: 30_000...150_000, using: &generator))
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let reported = output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-                .compactMap { $0.hasPrefix("ok ") ? Int($0.dropFirst(3)) : nil }
+            let reported = try killedRun(["rename", path, prefix, "100000"], after: 30_000...150_000, &generator)
             let db = try makeDatabase(path)
             #expect(try db.check().problems.isEmpty, "round \(round)")
             if let last = reported.max() {

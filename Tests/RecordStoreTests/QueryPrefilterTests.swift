@@ -142,7 +142,9 @@ import Testing
         }
         // The cases above that must match, so that the comparison is not vacuous.
         func names(_ format: String) throws -> Set<String> {
-            Set(try db.query(Query(recordType: "Note", predicate: try RecordStore.Predicate(format: format))).records.map(\.recordID.recordName))
+            Set(
+                try db.query(Query(recordType: "Note", predicate: try RecordStore.Predicate(format: format))).records.map(
+                    \.recordID.recordName))
         }
         #expect(try names("text CONTAINS[c] 'kelvin'") == ["kelvin"])
         #expect(try names("text BEGINSWITH 'K'") == ["kelvin", "kelvin-start", "short-kelvin"])
@@ -182,7 +184,9 @@ import Testing
         #expect(!found("qz", in: String(repeating: "q", count: 500) + "Q z", ignoringCase: true))
         #expect(RawNeedle(Predicate.Comparison(lhs: .key("text"), op: .contains, options: [], rhs: .value(.string("")))) == nil)
         #expect(RawNeedle(Predicate.Comparison(lhs: .key("text"), op: .contains, options: [], rhs: .value(.string("é")))) == nil)
-        #expect(RawNeedle(Predicate.Comparison(lhs: .key("text"), op: .contains, options: .diacriticInsensitive, rhs: .value(.string("e")))) == nil)
+        #expect(
+            RawNeedle(Predicate.Comparison(lhs: .key("text"), op: .contains, options: .diacriticInsensitive, rhs: .value(.string("e"))))
+                == nil)
     }
 
     @Test func foreignEscapesAreHazards() {

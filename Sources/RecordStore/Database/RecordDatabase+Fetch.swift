@@ -44,7 +44,8 @@ extension RecordDatabase {
         let file = try read()
         if let tag = file.recordChangeTag, let fileSeq = UInt64(tag, radix: 36), fileSeq > metadata.seq { return file }
         guard metadata.record.recordType == file.recordType else {
-            throw .damagedRecord(metadata.recordID, path: path, reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")
+            throw .damagedRecord(
+                metadata.recordID, path: path, reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")
         }
         var merged = metadata.record
         for key in metadata.record.omitted.keys {

@@ -65,7 +65,8 @@ enum RecordFileBatch {
             if done == buffer.storage.count {
                 // One byte past the limit is enough to know the file is over it.
                 guard buffer.storage.count <= DatabaseLayout.recordFileLimit else { return nil }
-                buffer.storage += [UInt8](repeating: 0, count: min(buffer.storage.count, DatabaseLayout.recordFileLimit + 1 - buffer.storage.count))
+                buffer.storage += [UInt8](
+                    repeating: 0, count: min(buffer.storage.count, DatabaseLayout.recordFileLimit + 1 - buffer.storage.count))
             }
             let room = buffer.storage.count - done
             let n = buffer.storage.withUnsafeMutableBytes { raw in
