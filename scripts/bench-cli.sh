@@ -11,7 +11,7 @@ workdir=${WORKDIR:-/var/tmp}
 [[ -x /usr/bin/time ]] || { echo "bench-cli: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 echo "building release..." >&2
-(cd "$root" && swift build -c release --product notesfs >/dev/null)
+(cd "$root" && scripts/release-build.sh .build notesfs >/dev/null 2>&1)
 bin=$root/.build/release/notesfs
 
 tmp=$(mktemp -d "$workdir/notesfs-bench-cli.XXXXXX")

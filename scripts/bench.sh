@@ -32,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-build() { swift build -c release --scratch-path "$scratch" --product "$1" >&2; }
+build() { scripts/release-build.sh "$scratch" "$1"; }
 
 peak_rss_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 

@@ -25,7 +25,7 @@ if ! dpkg-query -W -f='${Status}' linux-perf 2>/dev/null | grep -q "install ok i
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq linux-perf >/dev/null
 fi
-swift build -c release --scratch-path "$scratch" --product notesfs >&2
+scripts/release-build.sh "$scratch" notesfs
 work=$(mktemp -d /var/tmp/notesfs-profile.XXXXXX)
 shm=/dev/shm/notesfs-profile-$$
 cleanup() {

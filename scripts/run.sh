@@ -13,7 +13,7 @@ fi
 mountpoint=$1
 shift
 scripts/deps.sh
-swift build -c release --product notesfs >&2
+scripts/release-build.sh .build notesfs
 binary=$PWD/.build/release/notesfs
 if [ "$(id -u)" -eq 0 ]; then
     # On PATH so that mount.fuse3 (an fstab line "DB MOUNTPOINT fuse.notesfs defaults 0 0") finds it.
