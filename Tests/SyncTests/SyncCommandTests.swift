@@ -3,44 +3,6 @@ import Testing
 
 /// `notesfs sync init URL`, `notesfs sync`, `notesfs sync status [--json]`, run as the built binary.
 @Suite struct SyncCommandTests {
-    static let binary: String = {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = url.appendingPathComponent("notesfs").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            url = url.deletingLastPathComponent()
-        }
-        return ".build/debug/notesfs"
-    }()
-
-    struct Run {
-        var status: Int32
-        var out: String
-        var err: String
-    }
-
-    @discardableResult
-    func notesfs(_ db: String, _ arguments: [String], stdin: String? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--db", db] + arguments
-        let scratch = NSTemporaryDirectory() + "notesfs-sync-run-" + UUID().uuidString
-        _ = FileManager.default.createFile(atPath: scratch + ".out", contents: nil)
-        _ = FileManager.default.createFile(atPath: scratch + ".err", contents: nil)
-        defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: scratch + suffix) } }
-        process.standardOutput = FileHandle(forWritingAtPath: scratch + ".out")
-        process.standardError = FileHandle(forWritingAtPath: scratch + ".err")
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        if let stdin { try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, out: try String(contentsOfFile: scratch + ".out", encoding: .utf8),
-            err: try String(contentsOfFile: scratch + ".err", encoding: .utf8))
-    }
-
     func makeDatabasePath() -> String { NSTemporaryDirectory() + "notesfs-sync-cli-" + UUID().uuidString + "/db" }
 
     @Test func twoDatabasesSyncThroughTheCommands() throws {
