@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// `notesfs sync init URL`, `notesfs sync`, `notesfs sync status [--json]`, run as the built binary.
 @Suite struct SyncCommandTests {
     func makeDatabasePath() -> String { NSTemporaryDirectory() + "notesfs-sync-cli-" + UUID().uuidString + "/db" }
@@ -53,5 +57,32 @@ import Testing
         let run = try notesfs(db, ["sync"])
         #expect(run.status == 2)
         #expect(run.err.contains("sync init"))
+    }
+
+    @Test func syncWatchPicksUpAnotherMachinesPush() throws {
+        let server = try cluster().makeDatabase()
+        let (a, b) = (makeDatabasePath(), makeDatabasePath())
+        for db in [a, b] {
+            try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(try notesfs(db, ["sync", "init", server]).status == 0)
+        }
+        let watch = Process()
+        watch.executableURL = URL(fileURLWithPath: notesfsBinary)
+        watch.arguments = ["--db", a, "sync", "--watch"]
+        watch.standardOutput = FileHandle.nullDevice
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        defer {
+            // SIGKILL: a child of the test runner inherits its mask, in which SIGTERM is blocked.
+            kill(watch.processIdentifier, SIGKILL)
+            watch.waitUntilExit()
+        }
+        #expect(try notesfs(b, ["note", "new", "From B"], stdin: "pushed by b\n").status == 0)
+        #expect(try notesfs(b, ["sync"]).status == 0)
+        #expect(eventually { (try? notesfs(a, ["note", "cat", "From B"]))?.out == "pushed by b\n" })
+        // And a local change under the watch is pushed without another command.
+        #expect(try notesfs(a, ["note", "new", "From A"], stdin: "pushed by the watch\n").status == 0)
+        #expect(eventually { _ = try? notesfs(b, ["sync"]); return (try? notesfs(b, ["note", "cat", "From A"]))?.out == "pushed by the watch\n" })
+        #expect(watch.isRunning)
     }
 }
