@@ -72,6 +72,7 @@ enum MountCommand {
                 return fileSystem.isReadOnly ? ["ro"] : []
             } serving: {
                 sync = MountSync.start(databasePath: databasePath, fileSystem: fileSystem, options: options)
+                SystemdNotify.send("READY=1")  // systemd's Type=notify: mounted and serving
             }
             return status >= 0 ? 0 : ExitStatus.io.rawValue
         } catch let failure as StartupFailure {

@@ -14,7 +14,7 @@ final class SyncedMount {
 
     /// Mounts and waits until the mountpoint is on another device; nil when FUSE is unusable
     /// (a recorded issue under `NOTESFS_REQUIRE_FUSE=1`, a note otherwise).
-    init?(database: String, options: [String] = []) throws {
+    init?(database: String, options: [String] = [], environment: [String: String] = [:]) throws {
         var template = Array("/tmp/notesfs-syncmnt-XXXXXX".utf8CString)
         path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         logPath = path + ".log"
@@ -30,6 +30,7 @@ final class SyncedMount {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: notesfsBinary)
         process.arguments = [database, path, "-f"] + options
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: logPath)
         try process.run()
