@@ -9,6 +9,8 @@
 #   scripts/bench.sh parallel-grep [NOTES] four grep -r at once vs one after another (ROUNDS=3 rounds)
 #   scripts/bench.sh bigfile [MIB]        one 1 GiB file written and read: MB/s and daemons' peak RSS
 #   scripts/bench.sh cli                  notesfs import of 10,000 notes vs cp -r
+#   scripts/bench.sh sync [NOTES] [EDITS] sync through PostgreSQL: 10,000 notes up and down vs psql \copy,
+#                                         rows and bytes per note, one edit's delay mount to mount (200)
 #   scripts/bench.sh all                  all of the above, once (bigfile included)
 #   scripts/profile.sh create|rename|read where a request spends the daemon's time (perf)
 #
@@ -197,6 +199,7 @@ scale) bench_scale "${2:-100000}" ;;
 parallel-grep) bench_parallel_grep "${2:-100000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli ;;
+sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" ;;
 all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_bigfile; bench_cli ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | bigfile [MIB] | cli | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | bigfile [MIB] | cli | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac

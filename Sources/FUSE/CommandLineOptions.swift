@@ -30,6 +30,9 @@ public struct CommandLineOptions: Hashable, Sendable {
     public var readOnly = false
     /// `-o max_read=N`.
     public var maxRead: UInt32?
+    /// `-o nosync`: notesfs's own option (no background sync with the database's server);
+    /// dropped before libfuse, which would refuse it.
+    public var noBackgroundSync = false
     /// Loop settings from `-o clone_fd`, `-o max_idle_threads=`, `-o max_threads=`.
     public var loop = LoopConfiguration()
     /// What remains for `fuse_session_new` (argv[0] first): mount options (`-o ...`), `-d`.
@@ -74,6 +77,7 @@ public struct CommandLineOptions: Hashable, Sendable {
         options.synchronous = collector.synchronous
         options.readOnly = collector.readOnly
         options.maxRead = collector.maxRead
+        options.noBackgroundSync = collector.noBackgroundSync
         options.ignoredOptions = collector.ignored
         options.loop.cloneFD = cmdline.clone_fd != 0
         if cmdline.max_idle_threads != UInt32.max && cmdline.max_idle_threads != 0 {
@@ -126,6 +130,7 @@ public struct CommandLineOptions: Hashable, Sendable {
         var synchronous = false
         var readOnly = false
         var maxRead: UInt32?
+        var noBackgroundSync = false
         var ignored: [String] = []
 
         /// The `fuse_opt_proc_t`: returns 0 to drop an argument, 1 to keep it.
@@ -142,6 +147,9 @@ public struct CommandLineOptions: Hashable, Sendable {
             case "async": collector.synchronous = false
             case "ro": collector.readOnly = true
             case "rw": collector.readOnly = false
+            case "nosync":
+                collector.noBackgroundSync = true
+                return 0
             case _ where text.hasPrefix("max_read="):
                 collector.maxRead = UInt32(text.dropFirst("max_read=".count))
             case _ where isFstabOnly(text):

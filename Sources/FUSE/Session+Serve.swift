@@ -30,7 +30,8 @@ extension Session {
     /// printing the child's message on failure: a filesystem that cannot start fails in the
     /// foreground, with a non-zero status, and never leaves a mount behind (`prepare` runs before
     /// the mount). This is `fuse_daemonize`'s protocol, which reports only success. With `-f`,
-    /// the same steps run in this process. Then the loop, then the filesystem's `destroy` (make
+    /// the same steps run in this process. Then `serving` (mounted, daemonised: start threads
+    /// there, report readiness), then the loop, then the filesystem's `destroy` (make
     /// everything durable) before `fuse_session_unmount` and `fuse_session_destroy`.
     /// - Returns: the loop's result: 0 after an unmount, the signal number after SIGTERM/SIGINT/SIGHUP
     ///   (both clean exits), or a negative errno.
@@ -38,7 +39,8 @@ extension Session {
     ///   set up or mounted (foreground only: a daemonising parent exits with the child's status).
     public static func serve(
         fileSystem: any FileSystem, mountpoint: String, options: CommandLineOptions, fsname: String?,
-        subtype: String = "notesfs", prepare: () throws(StartupFailure) -> [String] = { [] }
+        subtype: String = "notesfs", prepare: () throws(StartupFailure) -> [String] = { [] },
+        serving: () -> Void = {}
     ) throws -> Int32 {
         if options.debug { Log.setMinimumLevel(.debug) }
         func start(_ mountOptions: [String]) throws(FUSEError) -> Session {
@@ -68,6 +70,7 @@ extension Session {
             Log.useSyslog(identifier: subtype)
         }
         Log.info("serving \(fsname ?? subtype) at \(session.mountpoint ?? mountpoint)")
+        serving()
         let status = session.loop(singleThread: options.singleThread, configuration: options.loop)
         Log.info("session ended (\(status > 0 ? "signal \(status)" : "status \(status)")); flushing")
         session.finishFileSystem()

@@ -2,6 +2,7 @@ import FUSE
 import Foundation
 import NotesFS
 import RecordStore
+import Sync
 
 /// `notesfs [DB] MOUNTPOINT [-f] [-d] [-s] [-o opt,...]`: the mount form.
 ///
@@ -19,7 +20,8 @@ enum MountCommand {
         }
         if options.showHelp {
             print(usage)
-            print("Mounts the notes database DB (default: \(RecordDatabase.defaultPath)) at MOUNTPOINT.\n")
+            print("Mounts the notes database DB (default: \(RecordDatabase.defaultPath)) at MOUNTPOINT.")
+            print("A database connected to a server ('notesfs sync init URL') syncs in the background; -o nosync turns that off.\n")
             CommandLineOptions.printLibfuseHelp()
             return 0
         }
@@ -54,6 +56,8 @@ enum MountCommand {
             return fail("\(error)", status: ExitStatus.notFound.rawValue)
         }
         let fileSystem = NotesFileSystem(databasePath: databasePath, options: NotesFileSystem.Options(synchronous: options.synchronous))
+        var sync: BackgroundSync?
+        defer { sync?.stop(waitingUpTo: 5) }
         do {
             // The database is opened in the daemon before the mount: a failure is reported here,
             // with its exit status, and leaves no mount behind.
@@ -66,6 +70,9 @@ enum MountCommand {
                 }
                 // A database this user may only read: the kernel refuses changes too (and says ro).
                 return fileSystem.isReadOnly ? ["ro"] : []
+            } serving: {
+                sync = MountSync.start(databasePath: databasePath, fileSystem: fileSystem, options: options)
+                SystemdNotify.send("READY=1")  // systemd's Type=notify: mounted and serving
             }
             return status >= 0 ? 0 : ExitStatus.io.rawValue
         } catch let failure as StartupFailure {

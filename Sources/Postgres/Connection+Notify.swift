@@ -29,23 +29,27 @@ extension Connection {
     }
 
     /// The notifications received, waiting up to `timeout` seconds for the first one
-    /// (`PQconsumeInput`, `PQnotifies`, `poll` on `PQsocket`). Empty when none came in time.
+    /// (`PQconsumeInput`, `PQnotifies`, `poll` on `PQsocket`). Empty when none came in time, or
+    /// when `wakeFD` (a pipe's read end, say) became readable first: the caller reads it.
     ///
     /// - Throws: ``PostgresError`` of kind `connectionLost` when the connection broke.
-    public func notifications(waitingUpTo timeout: Double) throws(PostgresError) -> [Notification] {
+    public func notifications(waitingUpTo timeout: Double, wakeFD: Int32? = nil) throws(PostgresError) -> [Notification] {
         var received = try drainNotifications()
         guard received.isEmpty, timeout > 0 else { return received }
-        var poller = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        guard poller.fd >= 0 else { throw connectionError() }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { throw connectionError() }
+        var pollers = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0)]
+        if let wakeFD { pollers.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)) }
         let deadline = Date().addingTimeInterval(timeout)
         while received.isEmpty {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { break }
-            let ready = poll(&poller, 1, Int32(min(remaining * 1000, Double(Int32.max)).rounded(.up)))
+            let ready = poll(&pollers, nfds_t(pollers.count), Int32(min(remaining * 1000, Double(Int32.max)).rounded(.up)))
             if ready < 0, errno == EINTR { continue }
             guard ready >= 0 else { throw PostgresError(.client, "poll: " + String(cString: strerror(errno))) }
             if ready == 0 { break }
             received = try drainNotifications()
+            if pollers.count > 1, pollers[1].revents != 0 { break }
         }
         return received
     }

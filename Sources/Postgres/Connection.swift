@@ -41,6 +41,10 @@ public final class Connection {
     /// The server's version as an integer (`PQserverVersion`): 150014 for 15.14.
     public var serverVersion: Int { Int(PQserverVersion(handle)) }
 
+    /// The server process serving this connection (`PQbackendPID`): a ``Notification`` whose
+    /// `senderPID` it is came from this connection.
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
     /// The error for a failure with no result to read it from.
     func connectionError() -> PostgresError {
         let message = String(cString: PQerrorMessage(handle)).trimmedMessage

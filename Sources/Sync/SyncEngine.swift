@@ -83,7 +83,7 @@ public final class SyncEngine {
     /// - Throws: ``SyncError``; what was synced before the error stays synced.
     @discardableResult
     public func sync() throws(SyncError) -> SyncReport {
-        let lock = try lockState()
+        let lock = try Self.lockState(databasePath: database.path)
         defer { close(lock) }
         if let saved = try SyncState.load(databasePath: database.path) { state = saved }
         var report = SyncReport()
@@ -111,19 +111,27 @@ public final class SyncEngine {
     public static func sync(database: RecordDatabase) throws(SyncError) -> SyncReport {
         let engine: SyncEngine
         do { engine = try SyncEngine(database: database) } catch {
-            if var state = try? SyncState.load(databasePath: database.path) {
-                state.lastError = error.description
-                try? state.save(databasePath: database.path)
-            }
+            recordFailure(error, databasePath: database.path)
             throw error
         }
         return try engine.sync()
     }
 
+    /// Saves `error` as the last error of the database's sync state (for `sync status`), when it
+    /// has one; for failures before an engine exists (connecting). Best effort: a state that
+    /// cannot be saved keeps its previous error.
+    static func recordFailure(_ error: SyncError, databasePath: String) {
+        guard let lock = try? lockState(databasePath: databasePath) else { return }
+        defer { close(lock) }
+        guard var state = try? SyncState.load(databasePath: databasePath), state.lastError != error.description else { return }
+        state.lastError = error.description
+        try? state.save(databasePath: databasePath)
+    }
+
     /// Takes `<db>/sync/lock` (waiting for another sync of this database to finish).
-    private func lockState() throws(SyncError) -> Int32 {
-        try DurableFile.makeDirectory(database.path + "/sync")
-        let path = database.path + "/sync/lock"
+    private static func lockState(databasePath: String) throws(SyncError) -> Int32 {
+        try DurableFile.makeDirectory(databasePath + "/sync")
+        let path = databasePath + "/sync/lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .state(path: path, reason: "open: \(String(cString: strerror(errno)))") }
         while flock(fd, LOCK_EX) != 0 {

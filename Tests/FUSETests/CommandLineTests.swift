@@ -26,6 +26,15 @@ import Testing
         #expect(options.fuseArguments.contains("-d"))
     }
 
+    @Test func nosyncIsNotedAndNeverReachesLibfuse() throws {
+        let options = try CommandLineOptions.parse(["notesfs", "DB", "MNT", "-o", "nosync,allow_other"])
+        #expect(options.noBackgroundSync)
+        #expect(!options.synchronous)
+        #expect(!options.fuseArguments.joined(separator: " ").contains("nosync"))
+        #expect(options.fuseArguments.contains { $0.contains("allow_other") })
+        #expect(try !CommandLineOptions.parse(["notesfs", "DB", "MNT"]).noBackgroundSync)
+    }
+
     @Test func helpAndVersion() throws {
         #expect(try CommandLineOptions.parse(["notesfs", "-h"]).showHelp)
         #expect(try CommandLineOptions.parse(["notesfs", "--version"]).showVersion)

@@ -1,46 +1,12 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// `notesfs sync init URL`, `notesfs sync`, `notesfs sync status [--json]`, run as the built binary.
 @Suite struct SyncCommandTests {
-    static let binary: String = {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = url.appendingPathComponent("notesfs").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            url = url.deletingLastPathComponent()
-        }
-        return ".build/debug/notesfs"
-    }()
-
-    struct Run {
-        var status: Int32
-        var out: String
-        var err: String
-    }
-
-    @discardableResult
-    func notesfs(_ db: String, _ arguments: [String], stdin: String? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--db", db] + arguments
-        let scratch = NSTemporaryDirectory() + "notesfs-sync-run-" + UUID().uuidString
-        _ = FileManager.default.createFile(atPath: scratch + ".out", contents: nil)
-        _ = FileManager.default.createFile(atPath: scratch + ".err", contents: nil)
-        defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: scratch + suffix) } }
-        process.standardOutput = FileHandle(forWritingAtPath: scratch + ".out")
-        process.standardError = FileHandle(forWritingAtPath: scratch + ".err")
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        if let stdin { try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, out: try String(contentsOfFile: scratch + ".out", encoding: .utf8),
-            err: try String(contentsOfFile: scratch + ".err", encoding: .utf8))
-    }
-
     func makeDatabasePath() -> String { NSTemporaryDirectory() + "notesfs-sync-cli-" + UUID().uuidString + "/db" }
 
     @Test func twoDatabasesSyncThroughTheCommands() throws {
@@ -91,5 +57,32 @@ import Testing
         let run = try notesfs(db, ["sync"])
         #expect(run.status == 2)
         #expect(run.err.contains("sync init"))
+    }
+
+    @Test func syncWatchPicksUpAnotherMachinesPush() throws {
+        let server = try cluster().makeDatabase()
+        let (a, b) = (makeDatabasePath(), makeDatabasePath())
+        for db in [a, b] {
+            try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(try notesfs(db, ["sync", "init", server]).status == 0)
+        }
+        let watch = Process()
+        watch.executableURL = URL(fileURLWithPath: notesfsBinary)
+        watch.arguments = ["--db", a, "sync", "--watch"]
+        watch.standardOutput = FileHandle.nullDevice
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        defer {
+            // SIGKILL: a child of the test runner inherits its mask, in which SIGTERM is blocked.
+            kill(watch.processIdentifier, SIGKILL)
+            watch.waitUntilExit()
+        }
+        #expect(try notesfs(b, ["note", "new", "From B"], stdin: "pushed by b\n").status == 0)
+        #expect(try notesfs(b, ["sync"]).status == 0)
+        #expect(eventually { (try? notesfs(a, ["note", "cat", "From B"]))?.out == "pushed by b\n" })
+        // And a local change under the watch is pushed without another command.
+        #expect(try notesfs(a, ["note", "new", "From A"], stdin: "pushed by the watch\n").status == 0)
+        #expect(eventually { _ = try? notesfs(b, ["sync"]); return (try? notesfs(b, ["note", "cat", "From A"]))?.out == "pushed by the watch\n" })
+        #expect(watch.isRunning)
     }
 }

@@ -37,8 +37,8 @@ struct Machine {
 }
 
 /// `count` machines on one new server database, each after `sync init`.
-func makeMachines(_ count: Int) throws -> (server: String, machines: [Machine]) {
-    let server = try cluster().makeDatabase()
+func makeMachines(_ count: Int, on testCluster: TestCluster? = nil) throws -> (server: String, machines: [Machine]) {
+    let server = try (testCluster ?? cluster()).makeDatabase()
     var machines: [Machine] = []
     for _ in 0..<count {
         var template = Array("/tmp/notesfs-sync-XXXXXX".utf8CString)

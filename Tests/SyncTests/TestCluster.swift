@@ -19,7 +19,9 @@ final class TestCluster: Sendable {
     let binaries: String
     static let password = "notesfs-test-password"
 
-    private init() throws(TestClusterError) {
+    /// A cluster of its own, for a test that stops and starts the server (the shared one must
+    /// stay up for the tests running beside it).
+    init() throws(TestClusterError) {
         guard let binaries = Self.findBinaries() else { throw TestClusterError("no /usr/lib/postgresql/*/bin/initdb: run scripts/deps.sh") }
         self.binaries = binaries
         var template = Array("/tmp/notesfs-pg-XXXXXX".utf8CString)

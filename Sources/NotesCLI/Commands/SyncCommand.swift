@@ -46,27 +46,18 @@ enum SyncCommand {
     }
 
     /// Syncs, then waits for a change on either side and syncs again, until killed; errors back
-    /// off (1 s doubling to 60 s) and never end the loop.
+    /// off (1 s doubling to 60 s) and never end the loop (``BackgroundSync``).
     private static func watch(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) {
-        var engine: SyncEngine?
-        var backoff = 1.0
-        while true {
-            do throws(SyncError) {
-                let token = database.currentToken
-                if let engine { print(try engine.sync(), context) } else {
-                    print(try SyncEngine.sync(database: database), context)
-                    engine = try SyncEngine(database: database)
-                }
-                backoff = 1
-                try engine?.waitForChanges(since: token, timeout: 30)
-            } catch {
-                if case .notConfigured = error { throw cliError(error, context) }
-                context.output.error(cliError(error, context))
-                engine = nil
-                Thread.sleep(forTimeInterval: backoff)
-                backoff = min(backoff * 2, 60)
+        let loop: BackgroundSync
+        do { loop = try BackgroundSync() } catch { throw cliError(error, context) }
+        let ended = loop.run(database: database) { result in
+            switch result {
+            case .success(let report): print(report, context)
+            case .failure(.notConfigured): break  // ends the loop: said once, below
+            case .failure(let error): context.output.error(cliError(error, context))
             }
         }
+        if let ended { throw cliError(ended, context) }
     }
 
     private static func print(_ report: SyncReport, _ context: CommandContext) {
