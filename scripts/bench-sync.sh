@@ -18,7 +18,7 @@ workdir=${WORKDIR:-/var/tmp}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
 echo "building release..." >&2
-(cd "$root" && swift build -c release --product notesfs >/dev/null)
+(cd "$root" && scripts/release-build.sh .build notesfs >/dev/null 2>&1)
 bin=$root/.build/release/notesfs
 
 tmp=$(mktemp -d "$workdir/notesfs-bench-sync.XXXXXX")
