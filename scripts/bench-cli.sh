@@ -18,26 +18,7 @@ tmp=$(mktemp -d "$workdir/notesfs-bench-cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fstype=$(stat -f -c %T "$tmp")
 echo "generating $notes notes under $tmp ($fstype)..." >&2
-python3 - "$tmp/tree" "$notes" <<'PY'
-import os, random, sys
-root, count = sys.argv[1], int(sys.argv[2])
-random.seed(42)
-words = "alpha beta gamma delta notes plan idea todo meeting draft swift fuse record folder".split()
-dirs = [root]
-os.makedirs(root)
-for i in range(200):
-    parent = random.choice(dirs)
-    path = os.path.join(parent, f"{random.choice(words).title()} {i}")
-    os.mkdir(path)
-    dirs.append(path)
-for i in range(count):
-    size = random.randint(1024, 4096)
-    text = f"# Note {i}\n\n"
-    while len(text) < size:
-        text += " ".join(random.choice(words) for _ in range(12)) + "\n"
-    with open(os.path.join(random.choice(dirs), f"Note {i}.md"), "w") as f:
-        f.write(text[:size])
-PY
+python3 "$root/Benchmarks/note_tree.py" "$tmp/tree" "$notes"
 bytes=$(du -sb "$tmp/tree" | cut -f1)
 sync
 

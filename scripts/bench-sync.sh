@@ -41,25 +41,7 @@ psql() { command psql -X -q -h "$tmp/pg" -U postgres "$@"; }
 psql -d postgres -c "CREATE DATABASE bench"
 echo "server: PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') in $tmp/pg (fsync on, $(stat -f -c %T "$tmp"))"
 
-python3 - "$tmp/tree" "$notes" <<'PY'
-import os, random, sys
-root, count = sys.argv[1], int(sys.argv[2])
-random.seed(42)
-words = "alpha beta gamma delta notes plan idea todo meeting draft swift fuse record folder".split()
-dirs = [root]
-os.makedirs(root)
-for i in range(200):
-    path = os.path.join(random.choice(dirs), f"{random.choice(words).title()} {i}")
-    os.mkdir(path)
-    dirs.append(path)
-for i in range(count):
-    size = random.randint(1024, 4096)
-    text = f"# Note {i}\n\n"
-    while len(text) < size:
-        text += " ".join(random.choice(words) for _ in range(12)) + "\n"
-    with open(os.path.join(random.choice(dirs), f"Note {i}.md"), "w") as f:
-        f.write(text[:size])
-PY
+python3 "$root/Benchmarks/note_tree.py" "$tmp/tree" "$notes"
 "$bin" --db "$tmp/a" -q import "$tmp/tree"
 for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server"; done
 
