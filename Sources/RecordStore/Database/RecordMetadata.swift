@@ -41,9 +41,9 @@ public struct RecordMetadata: Sendable, Hashable {
         self.seq = seq
     }
 
-    init(record: Record, sizes: [String: Int], seq: UInt64) {
+    init(record: Record, sizes: OmittedFields, seq: UInt64) {
         var record = record
-        record.omitted = OmittedFields(sizes)
+        record.omitted = sizes
         self.record = record
         self.seq = seq
     }

@@ -39,7 +39,7 @@ struct JournalEntry: Sendable {
         w.raw("[")
         for (i, record) in saves.enumerated() {
             if i > 0 { w.raw(",") }
-            if let encoded = encodedSaves?[i] { w.raw(encoded) } else { RecordCoding.write(record, sizes: nil, seq: nil, into: &w) }
+            if let encoded = encodedSaves?[i] { w.raw(encoded) } else { RecordCoding.write(record, seq: nil, into: &w) }
         }
         w.raw("]")
         if let reservedUpTo {
@@ -69,7 +69,7 @@ struct JournalEntry: Sendable {
                             let start = c.index
                             let decoded = try RecordCoding.decode(&c)
                             var record = decoded.record
-                            record.omitted = OmittedFields(decoded.sizes)
+                            record.omitted = decoded.sizes
                             saves.append(record)
                             encoded.append(Array(UnsafeBufferPointer(rebasing: c.bytes[start..<c.index])))
                         }

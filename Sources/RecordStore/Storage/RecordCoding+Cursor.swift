@@ -5,7 +5,7 @@ extension RecordCoding {
     /// A decoded record plus the index-only members (`sizes`, `seq`) of snapshot lines.
     struct Decoded {
         var record: Record
-        var sizes: [String: Int]
+        var sizes: OmittedFields
         var seq: UInt64
     }
 
@@ -46,7 +46,7 @@ extension RecordCoding {
         var modified: Double?
         var seq: UInt64 = 0
         var fields: [String: FieldValue] = [:]
-        var sizes: [String: Int] = [:]
+        var sizes = OmittedFields()
         try cursor.readObject { (c, key) throws(JSONSyntaxError) in
             switch key {
             case "recordName": name = try c.readString()

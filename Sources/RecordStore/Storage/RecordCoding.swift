@@ -17,14 +17,15 @@ struct RecordDecodingError: Error, CustomStringConvertible {
 enum RecordCoding {
     static func encode(_ record: Record) -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
-        write(record, sizes: nil, seq: nil, into: &writer)
+        write(record, seq: nil, into: &writer)
         return writer.bytes
     }
 
-    /// Writes `record`; `sizes` (the index snapshot's) defaults to the fields a partial record
-    /// leaves out (``Record/omittedSizes``: none for a full record, so a record file has none).
-    static func write(_ record: Record, sizes: [String: Int]?, seq: UInt64?, into w: inout JSONWriter) {
-        let sizes = sizes.map(OmittedFields.init) ?? record.omitted
+    /// Writes `record`, with the `sizes` of the fields a partial record leaves out
+    /// (``Record/omittedSizes``: none for a full record, so a record file has none) and, for an
+    /// index snapshot line, its `seq`.
+    static func write(_ record: Record, seq: UInt64?, into w: inout JSONWriter) {
+        let sizes = record.omitted
         var first = true
         w.raw("{")
         w.key("recordName", first: &first)
@@ -142,8 +143,8 @@ enum RecordCoding {
     }
 
     /// The `sizes` and `seq` members of an index snapshot line.
-    static func decodeIndexExtras(_ json: JSON) throws(RecordDecodingError) -> (sizes: [String: Int], seq: UInt64) {
-        var sizes: [String: Int] = [:]
+    static func decodeIndexExtras(_ json: JSON) throws(RecordDecodingError) -> (sizes: OmittedFields, seq: UInt64) {
+        var sizes = OmittedFields()
         for member in json["sizes"]?.object ?? [] {
             guard let n = member.value.int64 else { throw RecordDecodingError("sizes.\(member.key) is not a number") }
             sizes[member.key] = Int(n)

@@ -31,7 +31,7 @@ enum Snapshot {
             }
             writeHeader(index, generation: generation, into: &w)
             for metadata in index.entries.values {
-                RecordCoding.write(metadata.record, sizes: nil, seq: metadata.seq, into: &w)
+                RecordCoding.write(metadata.record, seq: metadata.seq, into: &w)
                 w.raw("\n")
                 if w.bytes.count >= writeBlock { try flush() }
             }
@@ -61,7 +61,7 @@ enum Snapshot {
             if i > 0 { w.raw(",") }
             // As a record with no fields (older snapshots hold the whole metadata; both load).
             RecordCoding.write(
-                Record(recordType: tombstone.recordType, recordID: tombstone.recordID), sizes: [:], seq: tombstone.seq, into: &w)
+                Record(recordType: tombstone.recordType, recordID: tombstone.recordID), seq: tombstone.seq, into: &w)
         }
         w.raw("]}\n")
     }
