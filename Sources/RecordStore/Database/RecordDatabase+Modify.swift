@@ -245,11 +245,7 @@ extension RecordDatabase {
     /// journal, `fsck --repair` writes it again from the index). Files of partial records are left
     /// to ``refreshPartialRecordFiles(_:)``. Called with the commit lock held and the index caught up.
     func refreshWholeRecordFiles(_ state: inout DatabaseState, limit: Int = .max) {
-        var names: [String] = []
-        for name in state.index.staleRecordFiles where names.count < limit {
-            if state.index.entries[name]?.record.isPartial != true { names.append(name) }
-        }
-        for name in names {
+        for name in Self.wholeStaleRecordFiles(state.index, limit: limit) {
             state.index.staleRecordFiles.remove(name)
             guard let metadata = state.index.entries[name] else { continue }
             do throws(RecordStoreError) {
@@ -258,6 +254,16 @@ extension RecordDatabase {
                 log("rewriting the record file of \(name): \(error)")
             }
         }
+    }
+
+    /// Up to `limit` lagging record files of records the index holds whole.
+    private static func wholeStaleRecordFiles(_ index: RecordIndex, limit: Int) -> [String] {
+        var names: [String] = []
+        for name in index.staleRecordFiles where index.entries[name]?.record.isPartial != true {
+            if names.count == limit { break }
+            names.append(name)
+        }
+        return names
     }
 
     /// Rewrites every lagging file of a partial record (its large fields are in that file alone,
@@ -297,7 +303,9 @@ extension RecordDatabase {
     /// the commit lock, after catching up with other processes' commits (the background thread's
     /// share of the checkpoint's work; see ``refreshWholeRecordFiles(_:limit:)``).
     func refreshWholeRecordFiles(limit: Int) throws(RecordStoreError) {
-        guard !isReadOnly, state.withLock({ !$0.index.staleRecordFiles.isEmpty }) else { return }
+        // Nothing to do while only partial records lag (they wait for the checkpoint): the commit
+        // lock is not taken then.
+        guard !isReadOnly, state.withLock({ !Self.wholeStaleRecordFiles($0.index, limit: 1).isEmpty }) else { return }
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }
