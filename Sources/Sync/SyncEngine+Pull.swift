@@ -90,10 +90,7 @@ extension SyncEngine {
     /// Downloads the assets of `payload` this database does not hold yet.
     private func fetchAssets(of payload: RecordPayload) throws(SyncError) {
         for asset in payload.fields.values.flatMap(\.assets) where !FileManager.default.fileExists(atPath: database.assetPath(asset)) {
-            let data = try container.download(asset)
-            let made: Asset
-            do { made = try database.makeAsset(data) } catch { throw .store(error) }
-            guard made == asset else { throw .damagedServerRecord(asset.sha256, reason: "asset bytes do not match their SHA-256") }
+            try container.download(asset, into: database)
         }
     }
 }

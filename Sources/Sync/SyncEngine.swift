@@ -16,6 +16,8 @@ public struct SyncReport: Sendable, Equatable {
     public var merged = 0
     /// Conflict copies made.
     public var conflictCopies: [ConflictCopy] = []
+    /// Local records the push could not send (see ``PushFailures``); tried again by the next sync.
+    public var failures: [PushFailure] = []
 }
 
 /// Replicates one local database to and from its server container, as `CKSyncEngine` does.
@@ -67,7 +69,8 @@ public final class SyncEngine {
         try ServerSchema.install(on: connection)
         if let existing = try SyncState.load(databasePath: database.path) {
             guard existing.server == server else {
-                throw .state(path: SyncState.path(forDatabase: database.path), reason: "already syncs with another server (\(existing.server))")
+                throw .state(
+                    path: SyncState.path(forDatabase: database.path), reason: "already syncs with another server (\(existing.server))")
             }
             return existing
         }
@@ -90,7 +93,7 @@ public final class SyncEngine {
         do {
             for _ in 0..<Self.maximumRounds {
                 try pull(&report)
-                if try push(&report) { break }
+                if try push(&report) { break }  // no change lost a race
             }
             state.lastSync = Date()
             state.lastError = nil

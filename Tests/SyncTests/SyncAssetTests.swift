@@ -1,0 +1,171 @@
+import Foundation
+import Notes
+import Postgres
+import RecordStore
+import Sync
+import Testing
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Attachments travel in 1 MiB chunks (schema version 2), and a record that cannot be pushed is
+/// reported without holding back the others.
+@Suite struct SyncAssetTests {
+    /// Seeded bytes that do not compress (every byte value, in no order).
+    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }
+    }
+
+    func attachment(_ name: String, id: String, _ machine: Machine, bytes: [UInt8]) throws -> Record {
+        Attachment(name: name, content: try machine.database.makeAsset(Data(bytes)), recordID: RecordID(recordName: id)).record
+    }
+
+    func content(_ machine: Machine, _ id: String) throws -> [UInt8]? {
+        guard let asset = try machine.database.record(for: RecordID(recordName: id))["content"]?.assetValue else { return nil }
+        return try [UInt8](machine.database.assetData(asset))
+    }
+
+    @Test func anAttachmentTravelsInChunksAndArrivesWhole() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let data = Self.bytes(5 << 20 + 12345, seed: 1)
+        try a.save([try attachment("photo.raw", id: "photo", a, bytes: data), try attachment("empty.bin", id: "empty", a, bytes: [])])
+        try syncAll(machines)
+        #expect(try content(b, "photo") == data)
+        #expect(try content(b, "empty") == [])
+        let connection = try Connection(server)
+        let chunks = try connection.execute(
+            "SELECT count(*) AS n, max(octet_length(data)) AS largest, sum(octet_length(data)) AS total FROM notesfs_asset_chunks")
+        #expect(chunks.value(0, "n") == "6")
+        #expect(chunks.value(0, "largest") == String(1 << 20))
+        #expect(chunks.value(0, "total") == String(data.count))
+        #expect(try connection.execute("SELECT count(*) AS n FROM notesfs_assets").value(0, "n") == "2")
+    }
+
+    @Test func anUploadBrokenOffSendsOnlyTheMissingChunks() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let data = Self.bytes(3 << 20 + 7, seed: 2)
+        try a.save([try attachment("one.bin", id: "one", a, bytes: data)])
+        try a.sync()
+        let connection = try Connection(server)
+        let sha = try #require(try a.database.record(for: RecordID(recordName: "one"))["content"]?.assetValue?.sha256)
+        // As if the upload had been cut off after two chunks: no completion row, chunks 2 and 3 gone.
+        try connection.execute("DELETE FROM notesfs_assets WHERE sha256 = $1", [sha])
+        try connection.execute("DELETE FROM notesfs_asset_chunks WHERE sha256 = $1 AND chunk >= 2", [sha])
+        let before = try connection.execute("SELECT chunk, xmin::text AS x FROM notesfs_asset_chunks ORDER BY chunk").rows
+        // A second record with the same bytes makes the next push upload the asset again.
+        try a.save([
+            Attachment(name: "two.bin", content: try a.database.makeAsset(Data(data)), recordID: RecordID(recordName: "two")).record
+        ])
+        try a.sync()
+        let after = try connection.execute("SELECT chunk, xmin::text AS x FROM notesfs_asset_chunks ORDER BY chunk").rows
+        #expect(after.count == 4)
+        #expect(Array(after.prefix(2)) == before)  // the two chunks the server held were not sent again
+        try b.sync()
+        #expect(try content(b, "one") == data)
+        #expect(try content(b, "two") == data)
+    }
+
+    @Test func aDamagedAttachmentFileIsReportedAndHoldsBackNothingElse() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let data = Self.bytes(2 << 20, seed: 3)
+        try a.save(
+            [try attachment("bad.bin", id: "bad", a, bytes: data)] + (0..<30).map { note("N\($0)", id: "n\($0)", text: "line \($0)\n") })
+        let asset = try #require(try a.database.record(for: RecordID(recordName: "bad"))["content"]?.assetValue)
+        let path = a.database.assetPath(asset)
+        var damaged = data
+        damaged[12345] ^= 0xff
+        try Data(damaged).write(to: URL(fileURLWithPath: path))
+        let report = try a.sync()
+        #expect(report.failures.map(\.recordName) == ["bad"])
+        #expect(report.failures.first?.reason.contains("SHA-256") == true)
+        #expect(report.pushed == 30)
+        let status = try #require(try SyncStatus.read(database: a.database))
+        #expect(status.failures.map(\.recordName) == ["bad"])
+        #expect(status.pendingChanges == 1)
+        // Nothing of the damaged bytes reached the server.
+        #expect(try Connection(server).execute("SELECT count(*) AS n FROM notesfs_asset_chunks").value(0, "n") == "0")
+        try b.sync()
+        #expect(try b.notes().count == 30)
+        #expect(!b.has("bad"))
+        // Repaired, it goes through with the next sync, and the report clears.
+        try Data(data).write(to: URL(fileURLWithPath: path))
+        #expect(try a.sync().failures.isEmpty)
+        #expect(try SyncStatus.read(database: a.database)?.failures.isEmpty == true)
+        #expect(try SyncStatus.read(database: a.database)?.pendingChanges == 0)
+        try b.sync()
+        #expect(try content(b, "bad") == data)
+    }
+
+    @Test func aRecordTheServerRefusesIsReportedAndTheRestGoesThrough() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        // A real PostgreSQL error of class 54 (program limit exceeded), as a value over one of the
+        // server's limits raises it: from a trigger, for payloads over 4,000 bytes.
+        let admin = try Connection(server)
+        try admin.execute(
+            """
+            CREATE FUNCTION refuse_large() RETURNS trigger AS $$ BEGIN
+              IF octet_length(NEW.payload::text) > 4000 THEN
+                RAISE EXCEPTION 'payload too large' USING ERRCODE = 'program_limit_exceeded';
+              END IF;
+              RETURN NEW;
+            END $$ LANGUAGE plpgsql
+            """)
+        try admin.execute(
+            """
+            CREATE TRIGGER refuse_large BEFORE INSERT OR UPDATE ON notesfs_records FOR EACH ROW EXECUTE FUNCTION refuse_large();
+            """)
+        let big = String(repeating: "a long line of text\n", count: 400)
+        try a.save((0..<10).map { note("N\($0)", id: "n\($0)", text: "small \($0)\n") } + [note("Big", id: "big", text: big)])
+        let report = try a.sync()
+        #expect(report.failures.map(\.recordName) == ["big"])
+        #expect(report.failures.first?.reason.contains("payload too large") == true)
+        #expect(report.pushed == 10)
+        try b.sync()
+        #expect(try b.notes().count == 10)
+        #expect(try a.note("big").text == big)  // kept locally, whole
+        try admin.execute("DROP TRIGGER refuse_large ON notesfs_records")
+        #expect(try a.sync().failures.isEmpty)
+        try b.sync()
+        #expect(try b.note("big").text == big)
+    }
+
+    @Test func aVersion1ServerIsMigratedWithItsAssets() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let connection = try Connection(server)
+        // Back to the version 1 layout (assets inline in notesfs_assets), holding one asset and a record.
+        try connection.execute("DROP TABLE notesfs_asset_chunks")
+        try connection.execute("ALTER TABLE notesfs_assets ADD COLUMN data bytea NOT NULL")
+        try connection.execute("UPDATE notesfs_schema SET version = 1")
+        let data = Self.bytes(2 << 20 + 99, seed: 4)
+        let asset = try a.database.makeAsset(Data(data))
+        try connection.execute("INSERT INTO notesfs_assets VALUES ($1, $2, $3)", [asset.sha256, String(data.count)], bytes: data)
+        let payload = RecordPayload(
+            fields: ["name": .string("old.bin"), "content": .asset(asset)], modificationDate: Date(timeIntervalSince1970: 1_000))
+        try connection.execute(
+            "INSERT INTO notesfs_records VALUES ('old', 'Attachment', nextval('notesfs_seq'), false, $1::jsonb, 'v1-client/1')",
+            [payload.jsonText])
+        // This notesfs refuses the old schema with a message saying what to do.
+        #expect {
+            try b.sync()
+        } throws: { error in
+            "\(error)".contains("run 'notesfs sync init URL' to migrate it")
+        }
+        try SyncEngine.initialize(database: b.database, server: server)
+        try b.sync()
+        #expect(try content(b, "old") == data)
+        #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == "2")
+        #expect(try connection.execute("SELECT count(*) AS n FROM notesfs_asset_chunks").value(0, "n") == "3")
+        try a.sync()
+        #expect(try content(a, "old") == data)
+    }
+}
