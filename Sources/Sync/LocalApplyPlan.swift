@@ -36,7 +36,9 @@ extension SyncEngine {
             var record = save.record
             for key in ["folder", "parent"] {
                 guard let target = record[key]?.referenceValue?.recordID else { continue }
-                let exists = (database.metadata(for: target) != nil || plan.saves[target.recordName] != nil) && !plan.deletes.contains(target.recordName)
+                let exists =
+                    (database.metadata(for: target) != nil || plan.saves[target.recordName] != nil)
+                    && !plan.deletes.contains(target.recordName)
                 if !exists {
                     record.setReference(key, to: RecordID(recordName: Self.recoveredFolderName))
                     needsRecovered = true

@@ -102,6 +102,7 @@ extension Record {
         for key in record.fields.keys where payload.fields[key] == nil { record[key] = nil }
         for (key, value) in payload.fields where record.fields[key] != value { record[key] = value }
         if let date = payload.modificationDate { record.modificationDate = date }
+        if let date = payload.creationDate { record.setCreationDate(date) }
         return record
     }
 }

@@ -48,7 +48,9 @@ public struct SyncState: Codable, Sendable, Equatable {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .secondsSince1970
             let state = try decoder.decode(SyncState.self, from: data)
-            guard state.format <= formatVersion else { throw SyncError.state(path: path, reason: "format \(state.format) is newer than this notesfs") }
+            guard state.format <= formatVersion else {
+                throw SyncError.state(path: path, reason: "format \(state.format) is newer than this notesfs")
+            }
             return state
         } catch let error as SyncError {
             throw error

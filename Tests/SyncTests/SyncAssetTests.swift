@@ -168,4 +168,68 @@ import Testing
         try a.sync()
         #expect(try content(a, "old") == data)
     }
+
+    @Test func anAttachmentChangedOnBothMachinesKeepsBoth() throws {
+        let (_, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let original = Self.bytes(100_000, seed: 5)
+        try a.save([try attachment("photo.jpg", id: "photo", a, bytes: original)])
+        try syncAll(machines)
+        let fromA = Self.bytes(120_000, seed: 6)
+        let fromB = Self.bytes(90_000, seed: 7)
+        for (machine, bytes) in [(a, fromA), (b, fromB)] {
+            var record = try machine.database.record(for: RecordID(recordName: "photo"))
+            record["content"] = .asset(try machine.database.makeAsset(Data(bytes)))
+            try machine.save([record])
+        }
+        try a.sync()
+        let report = try b.sync()
+        #expect(report.conflictCopies.count == 1)
+        try syncAll(machines)
+        for machine in machines {
+            let attachments = try machine.database.metadata(ofType: Attachment.recordType).map {
+                try Attachment(record: machine.database.record(for: $0.recordID))
+            }
+            #expect(
+                Set(attachments.map(\.name)) == [
+                    "photo.jpg", "photo (conflict \(Self.today()) \(try SyncEngine(database: b.database).state.host)).jpg",
+                ])
+            let contents = try attachments.map { try [UInt8](machine.database.assetData(#require($0.content))) }
+            let bothKept = Set(contents) == [fromA, fromB]  // (compared apart: a failure prints no bytes)
+            #expect(bothKept)
+            let serversStays = try content(machine, "photo") == fromA  // the first pushed stays under the name
+            #expect(serversStays)
+        }
+        #expect(try a.contents() == b.contents())
+    }
+
+    static func today() -> String {
+        let parts = Calendar(identifier: .gregorian).dateComponents([.year, .month, .day], from: Date())
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    @Test func creationDatesAreTheSameOnEveryMachine() throws {
+        let (_, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        // Two notes of one title: the older keeps the plain name in the mount, so every machine
+        // must agree on which is older. "b-older" is saved first; "a-newer" sorts first by name.
+        try a.save([note("Same", id: "b-older", text: "first\n")])
+        usleep(20_000)
+        try a.save([note("Same", id: "a-newer", text: "second\n")])
+        try syncAll(machines)
+        for name in ["b-older", "a-newer"] {
+            let id = RecordID(recordName: name)
+            let created = try a.database.record(for: id).creationDate
+            #expect(created != nil)
+            #expect(try b.database.record(for: id).creationDate == created)
+        }
+        // A later edit on B keeps it.
+        var edited = try b.note("b-older")
+        edited.text = "first, edited\n"
+        try b.save([edited.record])
+        try syncAll(machines)
+        #expect(
+            try a.database.record(for: RecordID(recordName: "b-older")).creationDate
+                == b.database.record(for: RecordID(recordName: "b-older")).creationDate)
+    }
 }

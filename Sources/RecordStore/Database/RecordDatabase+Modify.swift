@@ -195,7 +195,7 @@ extension RecordDatabase {
                     stored.identity = nextIdentity
                     nextIdentity += 1
                 }
-                stored.creationDate = now
+                if !client.creationDateWasSet || client.creationDate == nil { stored.creationDate = now }
                 if !client.modificationDateWasSet || client.modificationDate == nil { stored.storedModificationDate = now }
             }
             stored.recordChangeTag = tag
