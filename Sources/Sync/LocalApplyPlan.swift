@@ -57,7 +57,7 @@ extension SyncEngine {
         do {
             result = try database.modify(
                 saving: plan.saves.values.map(\.record), deleting: deletes.map(RecordID.init(recordName:)),
-                savePolicy: .ifServerRecordUnchanged)
+                savePolicy: .ifServerRecordUnchanged, asExternalChange: true)
         } catch { throw .store(error) }
         for (name, synced) in plan.states { state.records[name] = synced }
         for id in result.deletedRecordIDs { state.records[id.recordName] = nil }
