@@ -260,6 +260,32 @@ import Testing
         #expect(try a.contents() == b.contents())
     }
 
+    /// A record file that cannot be written (a directory stands at the name of its temp file:
+    /// open(2) fails with EISDIR, even for root) fails the save before state.json is touched;
+    /// once it can, the next sync converges with nothing pushed twice.
+    @Test func stateJSONIsNeverWrittenAheadOfARecordFileItNeeds() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        try a.save([note("First", id: "first")])
+        try syncAll([a])  // and a knows of its push: the sync below has nothing to fetch
+        try a.save((0..<20).map { note("N\($0)", id: "n\($0)", text: Self.text("head \($0)")) })
+        let obstacle = recordsDirectory(a.path) + "/n7.json.tmp-\(getpid())"
+        try FileManager.default.createDirectory(atPath: obstacle + "/inside", withIntermediateDirectories: true)
+        let before = try Data(contentsOf: URL(fileURLWithPath: stateFile(a.path)))
+        #expect(throws: SyncError.self) { try a.sync() }
+        // The push committed on the server, and state.json is as it was: its local token does
+        // not pass changes whose record files are not written.
+        #expect(try serverRows(server).count == 21)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: stateFile(a.path))) == before)
+        try FileManager.default.removeItem(atPath: obstacle)
+        let rows = try serverRows(server)
+        #expect(try a.sync().pushed == 0)
+        #expect(try serverRows(server).mapValues(\.seq) == rows.mapValues(\.seq))
+        try syncAll(machines)
+        #expect(try b.notes().count == 21)
+        try expectEditsApartMerge("n7", a, b)
+    }
+
     @Test func leftoverTempFilesAreIgnoredAndRemovedAtTheNextSync() throws {
         let (_, machines) = try makeMachines(1)
         let a = machines[0]
