@@ -47,7 +47,9 @@ public final class SyncEngine {
     /// - Throws: ``SyncError/notConfigured(path:)``, ``SyncError/server(_:)`` (unreachable,
     ///   wrong password), ``SyncError/newerServerSchema(found:supported:)``.
     public init(database: RecordDatabase) throws(SyncError) {
-        guard let state = try SyncState.load(databasePath: database.path) else { throw .notConfigured(path: database.path) }
+        guard let state = try SyncState.load(databasePath: database.path, includingRecords: false) else {
+            throw .notConfigured(path: database.path)
+        }
         self.database = database
         self.state = state
         let connection: Connection
@@ -74,7 +76,7 @@ public final class SyncEngine {
             }
             return existing
         }
-        let state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: hostName())
+        var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: hostName())
         try state.save(databasePath: database.path)
         return state
     }
@@ -88,7 +90,7 @@ public final class SyncEngine {
     public func sync() throws(SyncError) -> SyncReport {
         let lock = try Self.lockState(databasePath: database.path)
         defer { close(lock) }
-        if let saved = try SyncState.load(databasePath: database.path) { state = saved }
+        try state.reload(databasePath: database.path)
         var report = SyncReport()
         do {
             for _ in 0..<Self.maximumRounds {
@@ -126,7 +128,8 @@ public final class SyncEngine {
     static func recordFailure(_ error: SyncError, databasePath: String) {
         guard let lock = try? lockState(databasePath: databasePath) else { return }
         defer { close(lock) }
-        guard var state = try? SyncState.load(databasePath: databasePath), state.lastError != error.description else { return }
+        guard var state = try? SyncState.load(databasePath: databasePath, includingRecords: false), state.lastError != error.description
+        else { return }
         state.lastError = error.description
         try? state.save(databasePath: databasePath)
     }
