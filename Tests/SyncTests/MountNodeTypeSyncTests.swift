@@ -108,6 +108,23 @@ import Testing
         }
     }
 
+    /// `user.notesfs.creationDate` is the record's: the same in every mount.
+    @Test(.disabled("known gap, being fixed by the lead: creationDate is not synced (each machine stamps its own at apply)"))
+    func creationDatesAreTheSameInEveryMount() throws {
+        try withSyncedMounts(3) { mounts, _ in
+            let (a, others) = (mounts[0], Array(mounts.dropFirst()))
+            try Self.makeTree(in: a)
+            let expected = try #require(Self.stats(a, Self.shape))
+            expectEverywhere(others, "A's tree") { Self.stats($0, Self.shape) == expected }
+            let dates = try #require(Self.xattrs(a, "user.notesfs.creationDate"))
+            #expect(dates.split(separator: "\n").count == 2 + 6, "\(dates)")
+            for mount in others {
+                let seen = Self.xattrs(mount, "user.notesfs.creationDate")
+                #expect(seen == dates, "creation dates in \(mount.path):\n\(seen ?? "none")\nA:\n\(dates)")
+            }
+        }
+    }
+
     /// mtimes (with nanoseconds) set by `utimensat` in one mount show in the others; and a later
     /// metadata-only change (chmod, chown, touch) too.
     @Test func modesOwnersAndTimesSetInOneMountShowInTheOthers() throws {

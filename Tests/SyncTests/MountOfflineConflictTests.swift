@@ -111,14 +111,56 @@ import Testing
             #expect(Set(sides) == Set(expectedSides), "\(sides)")
             #expect(files.count == 3 + 1 + 3, "\(files.keys.sorted())")
 
-            // Nothing lost: every line written is in some note, in every mount.
+            // Nothing lost: every line written is in some note, in every mount; and no line that an
+            // edit replaced came back.
             for mount in mounts {
                 let present = Set(Self.noteLines(mount).values.joined())
                 #expect(written.subtracting(present).isEmpty, "lost in \(mount.path): \(written.subtracting(present).sorted())")
+                #expect(
+                    present.subtracting(written).isEmpty,
+                    "never written or replaced, in \(mount.path): \(present.subtracting(written).sorted())")
             }
             #expect(written.count == 18 + 9 + 5 - 3)  // seeded, new offline notes, edits, replaced lines
             let conflicts = try machines.map { try notesfs($0.path, ["sync", "status"]).out }
             #expect(conflicts.filter { $0.contains("conflicts: 1") }.count == 1, "\(conflicts)")
+        }
+    }
+
+    /// An attachment overwritten in two mounts while the server was down: both versions are kept
+    /// (the design: attachments conflict like notes, without a merge), the same in every mount.
+    @Test(.disabled("known gap, being fixed by the lead: an attachment conflict resolves latest-wins, one side's bytes are dropped"))
+    func anAttachmentOverwrittenInTwoMountsWhileTheServerWasDownKeepsBoth() throws {
+        let server = try TestCluster()
+        try withSyncedMounts(3, on: server) { mounts, _ in
+            let (a, b) = (mounts[0], mounts[1])
+            let (original, fromA, fromB) = (
+                Data([0, 1, 2, 0xFF] + Array("original".utf8)), Data([0xFE, 0, 0xA] + Array("from A".utf8)),
+                Data([0xFD, 0, 0xB] + Array("from B".utf8))
+            )
+            try run(a, "mkdir Files")
+            try original.write(to: URL(fileURLWithPath: a.path + "/Files/data.bin"))
+            expectEverywhere(mounts, "the seeded attachment") { $0.bytes("Files/data.bin") == original }
+            try server.stop()
+            try fromA.write(to: URL(fileURLWithPath: a.path + "/Files/data.bin"))
+            try fromB.write(to: URL(fileURLWithPath: b.path + "/Files/data.bin"))
+            try server.start()
+            /// The contents of every file in `Files`.
+            func versions(_ mount: SyncedMount) -> [Data] {
+                ((try? FileManager.default.contentsOfDirectory(atPath: mount.path + "/Files")) ?? []).sorted().compactMap {
+                    mount.bytes("Files/" + $0)
+                }
+            }
+            let bothKept = expectEverywhere(mounts, "both versions of the attachment", within: 90) { Set(versions($0)) == [fromA, fromB] }
+            if !bothKept {
+                for mount in mounts {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: mount.path + "/Files")) ?? []
+                    let sides = versions(mount).map {
+                        $0 == fromA ? "A's" : $0 == fromB ? "B's" : $0 == original ? "the original" : "other"
+                    }
+                    Issue.record("\(mount.path)/Files holds \(names.sorted()): \(sides) bytes")
+                }
+            }
+            expectConverged(mounts)
         }
     }
 }
