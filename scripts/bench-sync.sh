@@ -4,22 +4,28 @@
 # user when run as root), NOTES notes of 1-4 KB in 200 folders imported into database A, then
 #   - initial upload (`notesfs sync` of A) and download (`notesfs sync` of an empty B), notes/s,
 #     beside `psql \copy` of the same rows out of and into the server;
-#   - server rows and bytes per note;
+#   - server rows and bytes per note: each table's rows and pg_total_relation_size (indexes and
+#     TOAST included) after the upload, divided by the notes;
+#   - pushing 1,000 changed notes: 1,000 of A's notes edited through A's mount (-o nosync, then
+#     unmounted), then one `notesfs sync` of A pushes them (and one of B fetches them), notes/s;
 #   - the delay of one edit written through A's mount until B's mount shows it (both syncing in
 #     the background), over EDITS edits: median and p99.
 #
-# Usage: scripts/bench-sync.sh [NOTES] [EDITS]   (default 10000 200; WORKDIR=/var/tmp by default)
+# Usage: scripts/bench-sync.sh [NOTES] [EDITS] [CHANGED]   (default 10000 200 1000; WORKDIR=/var/tmp by
+# default; NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build, as scripts/bench.sh does)
 set -euo pipefail
 
 notes=${1:-10000}
 edits=${2:-200}
+changed=${3:-1000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 workdir=${WORKDIR:-/var/tmp}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 
 echo "building release..." >&2
-(cd "$root" && scripts/release-build.sh .build notesfs >/dev/null 2>&1)
-bin=$root/.build/release/notesfs
+scratch=${NOTESFS_BENCH_BUILD:-$root/.build}
+(cd "$root" && scripts/release-build.sh "$scratch" notesfs >/dev/null 2>&1)
+bin=$scratch/release/notesfs
 
 tmp=$(mktemp -d "$workdir/notesfs-bench-sync.XXXXXX")
 chmod 755 "$tmp"
@@ -58,15 +64,54 @@ echo "notesfs sync, upload (A)    $(rate "$records" "$up")"
 echo "notesfs sync, download (B)  $(rate "$records" "$down")"
 echo "psql \\copy out, same rows   $(rate "$records" "$copy_out")"
 echo "psql \\copy in, same rows    $(rate "$records" "$copy_in")"
-psql -d bench -At -F ' ' -c "SELECT count(*), pg_total_relation_size('notesfs_records'), pg_total_relation_size('copy_ref'),
-    sum(octet_length(payload::text)) FROM notesfs_records" |
-    awk -v n="$notes" '{printf "server: %.3f rows per note; notesfs_records %.0f bytes per row with indexes and TOAST (copy_ref %.0f); payload text %.0f bytes per row\n", $1/n, $2/$1, $3/$1, $4/$1}'
+echo "== server rows and bytes per note after the upload (pg_total_relation_size: indexes and TOAST included)"
+psql -d bench -At -F ' ' -c "SELECT c.relname, CASE c.relkind WHEN 'S' THEN 1 ELSE c.reltuples::bigint END,
+    pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'public' AND c.relname LIKE 'notesfs_%' AND c.relkind IN ('r', 'S') ORDER BY c.relname" >"$tmp/sizes"
+# reltuples is an estimate: the exact counts replace it for the tables.
+while read -r table _ bytes; do
+    [[ $table == notesfs_seq ]] && rows=1 || rows=$(psql -d bench -At -c "SELECT count(*) FROM $table")
+    echo "$table $rows $bytes"
+done <"$tmp/sizes" | awk -v n="$notes" '
+    { printf "%-16s %8d rows %12d bytes   %.3f rows per note %8.0f bytes per note\n", $1, $2, $3, $2/n, $3/n; rows += $2; bytes += $3 }
+    END { printf "%-16s %8d rows %12d bytes   %.3f rows per note %8.0f bytes per note\n", "all", rows, bytes, rows/n, bytes/n }'
+psql -d bench -At -F ' ' -c "SELECT count(*), sum(octet_length(payload::text)) FROM notesfs_records" |
+    awk '{printf "payload jsonb as text: %.0f bytes per row (the notes: 1-4 KB of text each)\n", $2/$1}'
+psql -d bench -At -c "SELECT pg_total_relation_size('copy_ref')" |
+    awk -v r="$records" '{printf "copy_ref (psql \\copy of notesfs_records): %.0f bytes per row\n", $1/r}'
 for db in a b; do "$bin" --db "$tmp/$db" -q export "$tmp/export-$db"; done
 diff -r "$tmp/export-a" "$tmp/export-b" >/dev/null && echo "notesfs export of A and of B: identical (diff -r)" || echo "notesfs export of A and of B DIFFER"
 
+echo "== pushing $changed changed notes of $notes"
+# Edited through a mount of A that does not sync (-o nosync), so that the push is one timed sync.
+mkdir "$tmp/mnt-a"
+"$bin" "$tmp/a" "$tmp/mnt-a" -f -o nosync 2>"$tmp/mnt-a-nosync.log" &
+nosync_pid=$!
+mounts+=("$tmp/mnt-a")
+for _ in $(seq 100); do mountpoint -q "$tmp/mnt-a" && break; sleep 0.1; done
+python3 - "$tmp/mnt-a" "$changed" <<'PY'
+import os, sys
+root, count = sys.argv[1], int(sys.argv[2])
+paths = sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files if f.endswith(".md"))
+for i, path in enumerate(paths[:: max(1, len(paths) // count)][:count]):
+    with open(path, "a") as f:
+        f.write(f"edited for the push benchmark {i}\n")
+PY
+fusermount3 -u "$tmp/mnt-a"
+wait "$nosync_pid"
+pending=$("$bin" --db "$tmp/a" sync status | awk -F': ' '/^pending changes/ {print $2}')
+push=$(seconds "$bin" --db "$tmp/a" sync)
+fetch=$(seconds "$bin" --db "$tmp/b" sync)
+echo "pending changes in A before the push: $pending"
+echo "notesfs sync, push (A)      $(rate "$pending" "$push")"
+echo "notesfs sync, fetch (B)     $(rate "$pending" "$fetch")"
+for db in a b; do rm -rf "$tmp/export-$db"; "$bin" --db "$tmp/$db" -q export "$tmp/export-$db"; done
+diff -r "$tmp/export-a" "$tmp/export-b" >/dev/null && echo "notesfs export of A and of B after the push: identical (diff -r)" || echo "notesfs export of A and of B DIFFER after the push"
+echo "notes of B's export holding an edit: $(grep -rl "edited for the push benchmark" "$tmp/export-b" | wc -l)"
+
 echo "== propagation of one edit through two live mounts ($edits edits)"
 for db in a b; do
-    mkdir "$tmp/mnt-$db"
+    mkdir -p "$tmp/mnt-$db"
     "$bin" "$tmp/$db" "$tmp/mnt-$db" -f 2>"$tmp/mnt-$db.log" &
     mounts+=("$tmp/mnt-$db")
 done
