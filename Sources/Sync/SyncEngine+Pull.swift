@@ -38,10 +38,11 @@ extension SyncEngine {
             if synced?.serverSeq == server.seq { continue }  // already ours (pushed by this client)
             let local = try localRecord(name)
             if let local, local.recordType != server.recordType { continue }  // a name clash: never overwrite another type
-            if let local, let payload = server.payload, server.origin == origin(tag: local.recordChangeTag) {
-                // This client pushed exactly this version before a crash kept it from saving the state.
+            if let payload = server.payload, let tag = pushedTag(server.origin) {
+                // This client pushed this version before a crash kept it from saving the state: the
+                // local record is that version, or a later edit or delete of it still to push.
                 plan.states[name] = SyncedRecord(
-                    recordType: server.recordType, serverSeq: server.seq, localTag: local.recordChangeTag, base: payload.jsonText)
+                    recordType: server.recordType, serverSeq: server.seq, localTag: tag, base: payload.jsonText)
                 continue
             }
             let localEdited = local != nil && local?.recordChangeTag != synced?.localTag

@@ -149,6 +149,15 @@ public final class SyncEngine {
     /// Names the local version `tag` of a record on the server, so a re-push of it is recognised.
     func origin(tag: String?) -> String { "\(state.clientID)/\(tag ?? "-")" }
 
+    /// The local change tag of a version this client pushed, from its origin; nil when another
+    /// client (or a delete) wrote it.
+    func pushedTag(_ origin: String) -> String? {
+        let prefix = state.clientID + "/"
+        guard origin.hasPrefix(prefix) else { return nil }
+        let tag = String(origin.dropFirst(prefix.count))
+        return tag.hasPrefix("deleted@") ? nil : tag
+    }
+
     /// Names this client's delete of the server version `seq` of a record.
     func deleteOrigin(seq: Int64?) -> String { "\(state.clientID)/deleted@\(seq.map(String.init) ?? "-")" }
 
