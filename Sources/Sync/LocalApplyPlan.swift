@@ -34,17 +34,27 @@ extension SyncEngine {
         var needsRecovered = false
         for (name, save) in plan.saves {
             var record = save.record
+            var moved = false
             for key in ["folder", "parent"] {
                 guard let target = record[key]?.referenceValue?.recordID else { continue }
-                let exists = (database.metadata(for: target) != nil || plan.saves[target.recordName] != nil) && !plan.deletes.contains(target.recordName)
+                let exists =
+                    (database.metadata(for: target) != nil || plan.saves[target.recordName] != nil)
+                    && !plan.deletes.contains(target.recordName)
                 if !exists {
                     record.setReference(key, to: RecordID(recordName: Self.recoveredFolderName))
                     needsRecovered = true
+                    moved = true
                 }
             }
             plan.saves[name]?.record = record
+            // The server's version still points at the folder that is gone: the move is pushed, or
+            // a machine that still holds the folder would lose the record when the folder's delete
+            // reaches it.
+            if moved { plan.saves[name]?.pending = true }
         }
-        if needsRecovered, database.metadata(for: RecordID(recordName: Self.recoveredFolderName)) == nil {
+        if needsRecovered, database.metadata(for: RecordID(recordName: Self.recoveredFolderName)) == nil,
+            plan.saves[Self.recoveredFolderName] == nil
+        {
             var folder = Record(recordType: "Folder", recordID: RecordID(recordName: Self.recoveredFolderName))
             folder["name"] = .string("Recovered")
             plan.save(folder, server: nil, pending: true)

@@ -37,6 +37,8 @@ public final class SyncEngine {
     let container: ServerContainer
     /// Pushes and fetches go in transactions and pages of this many records.
     var batchSize = 200
+    /// Records whose last push lost to another version; the next pull fetches them by name.
+    var conflicted: Set<String> = []
     /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
     var isListening = false
     /// Rounds of fetch-then-push before a sync gives up on records that keep losing races.
