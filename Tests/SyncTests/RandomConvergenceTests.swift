@@ -4,8 +4,8 @@ import RecordStore
 import Sync
 import Testing
 
-/// Seeded random operations on three machines (create, edit, rename and move notes, delete notes
-/// and folders, create folders), with random syncs and server outages between them, then syncs
+/// Seeded random operations on three machines (create, edit, rename and move notes, move, delete
+/// and create folders), with random syncs and server outages between them, then syncs
 /// until nothing moves: the three trees are equal and every acknowledged write is there.
 ///
 /// An acknowledged write is a local save the store accepted. Every line a save writes carries a
@@ -91,9 +91,26 @@ import Testing
             oracle.counter += 1
             picked.title = "Renamed \(oracle.counter)"
             try machine.save([picked.record])
-        case 65..<77:
+        case 65..<73:
             guard var picked = notes.randomElement(using: &generator) else { return }
             picked.folder = someFolder(&generator)
+            try machine.save([picked.record])
+        case 73..<77:
+            // A folder moves into another (never into itself or below itself, which the mount refuses).
+            guard var picked = folders.randomElement(using: &generator) else { return }
+            let parents = Dictionary(uniqueKeysWithValues: folders.map { ($0.recordID, $0.parent) })
+            let targets = folders.filter { candidate in
+                var current: RecordID? = candidate.recordID
+                var steps = 0
+                while let id = current, steps <= folders.count {
+                    if id == picked.recordID { return false }
+                    current = parents[id] ?? nil
+                    steps += 1
+                }
+                return true
+            }
+            picked.parent =
+                Int.random(in: 0...targets.count, using: &generator) == 0 ? nil : targets.randomElement(using: &generator)?.recordID
             try machine.save([picked.record])
         case 77..<85:
             guard let picked = notes.randomElement(using: &generator) else { return }
@@ -132,7 +149,7 @@ import Testing
         }
     }
 
-    @Test(arguments: Array(UInt64(1)...8))
+    @Test(arguments: Array(UInt64(1)...16))
     func randomOperationsConverge(seed: UInt64) throws {
         let server = try Self.server.get()
         var generator = SeededGenerator(state: seed)
@@ -215,6 +232,8 @@ import Testing
         let unknown = present.subtracting(oracle.created).subtracting(allCopies).subtracting(["notesfs-recovered"])
         #expect(unknown.isEmpty, "seed \(seed): records nobody made: \(unknown.sorted())")
         for machine in machines {
+            let problems = try machine.database.check().problems
+            #expect(problems.isEmpty, "seed \(seed): \(problems.map(\.description))")
             #expect(try SyncStatus.read(database: machine.database)?.pendingChanges == 0, "seed \(seed)")
             #expect(try SyncStatus.read(database: machine.database)?.lastError == nil, "seed \(seed)")
         }
