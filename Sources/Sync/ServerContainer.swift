@@ -44,13 +44,24 @@ struct ServerContainer {
     ///
     /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)``.
     func changes(after seq: Int64, limit: Int) throws(SyncError) -> [ServerRecord] {
+        try records(where: "seq > $1 ORDER BY seq LIMIT $2", [String(seq), String(limit)])
+    }
+
+    /// The server's current versions of the records named `names` (those it holds), in seq order.
+    ///
+    /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)``.
+    func records(named names: [String]) throws(SyncError) -> [ServerRecord] {
+        let list = String(decoding: (try? JSONSerialization.data(withJSONObject: names)) ?? Data("[]".utf8), as: UTF8.self)
+        return try records(where: "record_name IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY seq", [list])
+    }
+
+    /// The rows `condition` (an SQL `WHERE` clause with its `ORDER BY`) selects.
+    private func records(where condition: String, _ parameters: [String?]) throws(SyncError) -> [ServerRecord] {
         let result: ResultSet
         do {
             result = try connection.execute(
-                """
-                SELECT record_name, record_type, seq, deleted, payload::text AS payload, origin
-                FROM notesfs_records WHERE seq > $1 ORDER BY seq LIMIT $2
-                """, [String(seq), String(limit)])
+                "SELECT record_name, record_type, seq, deleted, payload::text AS payload, origin FROM notesfs_records WHERE " + condition,
+                parameters)
         } catch { throw .server(error) }
         var records: [ServerRecord] = []
         for row in result.rows.indices {

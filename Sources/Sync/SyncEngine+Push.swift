@@ -47,6 +47,7 @@ extension SyncEngine {
                 guard let outcome else { continue }
                 guard case .saved(let seq) = outcome, let payload = change.payload else {
                     lostRace = true
+                    conflicted.insert(change.recordName)
                     continue
                 }
                 state.records[change.recordName] = SyncedRecord(
@@ -70,6 +71,7 @@ extension SyncEngine {
                 guard let outcome else { continue }
                 guard case .saved = outcome else {
                     lostRace = true
+                    conflicted.insert(change.recordName)
                     continue
                 }
                 state.records[change.recordName] = nil

@@ -37,6 +37,8 @@ public final class SyncEngine {
     let container: ServerContainer
     /// Pushes and fetches go in transactions and pages of this many records.
     var batchSize = 200
+    /// Records whose last push lost to another version; the next pull fetches them by name.
+    var conflicted: Set<String> = []
     /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
     var isListening = false
     /// Rounds of fetch-then-push before a sync gives up on records that keep losing races.
@@ -151,6 +153,15 @@ public final class SyncEngine {
 
     /// Names the local version `tag` of a record on the server, so a re-push of it is recognised.
     func origin(tag: String?) -> String { "\(state.clientID)/\(tag ?? "-")" }
+
+    /// The local change tag of a version this client pushed, from its origin; nil when another
+    /// client (or a delete) wrote it.
+    func pushedTag(_ origin: String) -> String? {
+        let prefix = state.clientID + "/"
+        guard origin.hasPrefix(prefix) else { return nil }
+        let tag = String(origin.dropFirst(prefix.count))
+        return tag.hasPrefix("deleted@") ? nil : tag
+    }
 
     /// Names this client's delete of the server version `seq` of a record.
     func deleteOrigin(seq: Int64?) -> String { "\(state.clientID)/deleted@\(seq.map(String.init) ?? "-")" }

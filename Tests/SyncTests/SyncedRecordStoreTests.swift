@@ -208,7 +208,7 @@ import Testing
     }
 
     @Test(arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPushLosesAndDuplicatesNothing(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededGenerator(state: seed)
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Gone", id: "gone"), note("Edited", id: "edited", text: Self.text("one"))])
@@ -235,7 +235,7 @@ import Testing
     }
 
     @Test(arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPullMakesNoConflict(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededGenerator(state: seed)
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Gone", id: "gone"), note("Edited", id: "edited", text: Self.text("one"))])
@@ -311,18 +311,5 @@ import Testing
             guard case SyncError.state(let path, let reason) = error else { return false }
             return path == file && reason.contains("damaged")
         }
-    }
-}
-
-/// SplitMix64: the same sequence for the same seed, so a failing case can be run again.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

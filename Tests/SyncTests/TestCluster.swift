@@ -34,7 +34,8 @@ final class TestCluster: Sendable {
             chown(passwordFile, user.pointee.pw_uid, user.pointee.pw_gid)
         }
         try runAsServerUser(
-            "initdb", ["-D", dataDirectory, "-U", "postgres", "--auth=scram-sha-256", "--pwfile=" + passwordFile, "-E", "UTF8", "--no-sync"])
+            "initdb",
+            ["-D", dataDirectory, "-U", "postgres", "--auth=scram-sha-256", "--pwfile=" + passwordFile, "-E", "UTF8", "--no-sync"])
         watchForExit()
         try start()
     }
