@@ -15,11 +15,6 @@ import Testing
 /// once the hostility ends a sync succeeds and the machines converge. (A wrong password is
 /// ``SyncCommandTests/aWrongPasswordIsReportedBySyncAndStatus()``.)
 @Suite struct ServerHostilityTests {
-    /// The database name in a conninfo made by ``TestCluster/makeDatabase()``.
-    func databaseName(_ conninfo: String) -> String {
-        String(conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }!.dropFirst("dbname=".count))
-    }
-
     func admin() throws -> Connection { try Connection(try cluster().conninfo()) }
 
     /// Checks what `sync status` and the library say after a failed sync: `expected` in both,
@@ -106,14 +101,7 @@ import Testing
         sync.standardOutput = FileHandle.nullDevice
         try sync.run()
         defer { if sync.isRunning { kill(sync.processIdentifier, SIGKILL) } }
-        var blocked: String?
-        for _ in 0..<600 where blocked == nil && sync.isRunning {
-            blocked = try connection.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
-                [databaseName(server)]
-            ).value(0, "pid")
-            if blocked == nil { usleep(50_000) }
-        }
+        let blocked = try backendWaitingOnAdvisoryLock(server, while: sync)
         let pid = try #require(blocked, "the push never reached the held row")
         // Mid-transaction: the rows this transaction wrote before the held one are not visible.
         let committed = try serverRows(server)

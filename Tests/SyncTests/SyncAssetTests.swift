@@ -72,6 +72,52 @@ import Testing
         #expect(try content(b, "two") == data)
     }
 
+    /// The server goes away in the middle of an attachment's upload (its backend terminated while
+    /// the fourth chunk waits on a lock): the sync fails saying so, nothing local is lost, and the
+    /// next sync sends only the chunks the server did not commit.
+    @Test func anUploadCutOffByTheServerResumesWhereItStopped() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let data = Self.bytes(6 << 20 + 5, seed: 8)
+        try a.save([try attachment("video.raw", id: "video", a, bytes: data)])
+        let connection = try Connection(server)
+        try connection.execute(
+            """
+            CREATE FUNCTION hold_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.chunk = 3 THEN PERFORM pg_advisory_xact_lock(4243); END IF; RETURN NEW; END $$
+            """)
+        try connection.execute("CREATE TRIGGER hold_chunk BEFORE INSERT ON notesfs_asset_chunks FOR EACH ROW EXECUTE FUNCTION hold_chunk()")
+        try connection.execute("SELECT pg_advisory_lock(4243)")
+        let sync = Process()
+        sync.executableURL = URL(fileURLWithPath: notesfsBinary)
+        sync.arguments = ["--db", a.path, "sync"]
+        sync.standardError = FileHandle.nullDevice
+        sync.standardOutput = FileHandle.nullDevice
+        try sync.run()
+        defer { if sync.isRunning { kill(sync.processIdentifier, SIGKILL) } }
+        let blocked = try backendWaitingOnAdvisoryLock(server, while: sync)
+        let pid = try #require(blocked, "the upload never reached the held chunk")
+        try connection.execute("SELECT pg_terminate_backend($1::int)", [pid])
+        sync.waitUntilExit()
+        #expect(sync.terminationStatus != 0)
+        try connection.execute("SELECT pg_advisory_unlock(4243)")
+        try connection.execute("DROP TRIGGER hold_chunk ON notesfs_asset_chunks")
+        let status = try #require(try SyncStatus.read(database: a.database))
+        #expect(status.lastError?.contains("the connection broke during the sync") == true, "\(status.lastError ?? "")")
+        #expect(status.pendingChanges == 1)
+        let sent = try connection.execute("SELECT chunk, xmin::text AS x FROM notesfs_asset_chunks ORDER BY chunk").rows
+        #expect(sent.map { $0[0] } == ["0", "1", "2"])
+        #expect(try connection.execute("SELECT count(*) AS n FROM notesfs_assets").value(0, "n") == "0")
+        #expect(try content(a, "video") == data)  // nothing local lost
+
+        try a.sync()
+        let after = try connection.execute("SELECT chunk, xmin::text AS x FROM notesfs_asset_chunks ORDER BY chunk").rows
+        #expect(after.count == 7)
+        #expect(Array(after.prefix(3)) == sent)  // the committed chunks were not sent again
+        try b.sync()
+        #expect(try content(b, "video") == data)
+    }
+
     @Test func aDamagedAttachmentFileIsReportedAndHoldsBackNothingElse() throws {
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

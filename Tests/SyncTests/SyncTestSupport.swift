@@ -129,3 +129,23 @@ struct SavedSyncState {
         try FileManager.default.copyItem(atPath: copy, toPath: directory)
     }
 }
+
+/// The database name in a conninfo made by ``TestCluster/makeDatabase()``.
+func databaseName(_ conninfo: String) -> String {
+    String(conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }?.dropFirst("dbname=".count) ?? "")
+}
+
+/// The pid of the server backend of `server`'s database that waits on an advisory lock (a test's
+/// trigger holding a sync there), polled for up to 30 s while `process` runs; nil if none did.
+func backendWaitingOnAdvisoryLock(_ server: String, while process: Process) throws -> String? {
+    let connection = try Connection(server)
+    for _ in 0..<600 where process.isRunning {
+        let pid = try connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+            [databaseName(server)]
+        ).value(0, "pid")
+        if let pid { return pid }
+        usleep(50_000)
+    }
+    return nil
+}
