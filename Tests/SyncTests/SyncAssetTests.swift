@@ -129,10 +129,17 @@ import Testing
         var damaged = data
         damaged[12345] ^= 0xff
         try Data(damaged).write(to: URL(fileURLWithPath: path))
+        // The command says which record it could not push, and fails.
+        let run = try notesfs(a.path, ["sync"])
+        #expect(run.status != 0)
+        #expect(run.err.contains("not pushed: bad: ") && run.err.contains("SHA-256"), "\(run.err)")
+        #expect(run.err.contains("synced: 30 pushed"), "\(run.err)")
+        let shown = try notesfs(a.path, ["sync", "status"]).out
+        #expect(shown.contains("records that cannot be pushed: 1") && shown.contains("  bad: "), "\(shown)")
         let report = try a.sync()
         #expect(report.failures.map(\.recordName) == ["bad"])
         #expect(report.failures.first?.reason.contains("SHA-256") == true)
-        #expect(report.pushed == 30)
+        #expect(report.pushed == 0)
         let status = try #require(try SyncStatus.read(database: a.database))
         #expect(status.failures.map(\.recordName) == ["bad"])
         #expect(status.pendingChanges == 1)
