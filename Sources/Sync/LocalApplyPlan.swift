@@ -52,7 +52,7 @@ extension SyncEngine {
             // reaches it.
             if moved { plan.saves[name]?.pending = true }
         }
-        breakCycles(&plan)
+        breakCycles(&plan, doomed: doomed)
         let usesRecovered = plan.saves.values.contains { save in
             ["folder", "parent"].contains { save.record[$0]?.referenceValue?.recordID.recordName == recovered }
         }
@@ -88,9 +88,10 @@ extension SyncEngine {
 
     /// Keeps a folder this plan moves out of any folder inside itself: two machines that moved two
     /// folders into each other would otherwise make a cycle no path from the root reaches. Such a
-    /// folder stays in (or goes back to) its local parent, else the root, and that move is pushed;
-    /// the machine that meets the cycle first resolves it, and the others take its resolution.
-    private func breakCycles(_ plan: inout LocalApplyPlan) {
+    /// folder stays in (or goes back to) its local parent, else the root (also when the plan
+    /// deletes that parent, one of `doomed`), and that move is pushed; the machine that meets the
+    /// cycle first resolves it, and the others take its resolution.
+    private func breakCycles(_ plan: inout LocalApplyPlan, doomed: Set<String>) {
         func parent(_ name: String) -> String? {
             let record = plan.saves[name]?.record ?? database.metadata(for: RecordID(recordName: name))?.record
             return record?["parent"]?.referenceValue?.recordID.recordName
@@ -106,7 +107,7 @@ extension SyncEngine {
         }
         for name in plan.saves.keys.sorted() where plan.saves[name]?.record.recordType == "Folder" && isInsideItself(name) {
             let local = database.metadata(for: RecordID(recordName: name))?.record["parent"]?.referenceValue?.recordID
-            plan.saves[name]?.record.setReference("parent", to: local)
+            plan.saves[name]?.record.setReference("parent", to: local.flatMap { doomed.contains($0.recordName) ? nil : $0 })
             if isInsideItself(name) { plan.saves[name]?.record.setReference("parent", to: nil) }
             plan.saves[name]?.pending = true
         }

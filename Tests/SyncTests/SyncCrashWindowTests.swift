@@ -1,8 +1,9 @@
 import Foundation
 import Notes
 import RecordStore
-import Sync
 import Testing
+
+@testable import Sync
 
 /// The user writes after a crash that fell between a server transaction (or a local apply) and the
 /// save of the state that records it; emulated, as in ``SyncCrashTests``, by putting back the state
@@ -51,6 +52,25 @@ import Testing
             #expect(machine.has("kept"))
         }
         #expect(try serverRows(server)["gone"]?.deleted == true)
+    }
+
+    /// B's record of a note it synced is gone (its file in `<db>/sync/records`), then B edits the
+    /// note: the push loses to the server's version, which B had fetched long ago, so no page brings
+    /// it again; the sync fetches it by name and merges (the edit stayed pending for ever, every
+    /// sync saying it had succeeded).
+    @Test func aPushThatLosesToAVersionFetchedLongAgoIsMerged() throws {
+        let (_, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        try a.save([note("Plan", id: "plan", text: "one\n"), note("Other", id: "other")])
+        try syncAll(machines)
+        try FileManager.default.removeItem(atPath: SyncedRecordFiles.path(of: "plan", in: SyncedRecordFiles.directory(forDatabase: b.path)))
+        try append("two\n", to: "plan", on: b)
+        try syncAll(machines)
+        for machine in machines {
+            #expect(try SyncStatus.read(database: machine.database)?.pendingChanges == 0)
+            #expect(try machine.notes().contains { $0.text == "one\ntwo\n" }, "B's edit reached no note")
+        }
+        #expect(try a.contents() == b.contents())
     }
 
     /// B's apply of a pulled page committed, its state never heard of it, then B edits a pulled

@@ -39,12 +39,22 @@ struct Machine {
     }
 }
 
+/// The directory every machine of this test process lives in; removed once the process has
+/// exited (a kill test's machines hold thousands of notes). `--one-file-system`: a mount a
+/// crashed test left inside is not walked into.
+let machinesDirectory: String = {
+    var template = Array("/tmp/notesfs-sync-XXXXXX".utf8CString)
+    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    runAfterThisProcess("rm -rf --one-file-system '\(directory)'")
+    return directory
+}()
+
 /// `count` machines on one new server database, each after `sync init`.
 func makeMachines(_ count: Int, on testCluster: TestCluster? = nil) throws -> (server: String, machines: [Machine]) {
     let server = try (testCluster ?? cluster()).makeDatabase()
     var machines: [Machine] = []
     for _ in 0..<count {
-        var template = Array("/tmp/notesfs-sync-XXXXXX".utf8CString)
+        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
         try SyncEngine.initialize(database: database, server: server)
