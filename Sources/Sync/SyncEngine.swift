@@ -95,12 +95,14 @@ public final class SyncEngine {
         try state.reload(databasePath: database.path)
         var report = SyncReport()
         do {
-            for _ in 0..<Self.maximumRounds {
+            var settled = false
+            for _ in 0..<Self.maximumRounds where !settled {
                 try pull(&report)
-                if try push(&report) { break }  // no change lost a race
+                settled = try push(&report)  // no change lost a race
             }
             state.lastSync = Date()
-            state.lastError = nil
+            // What it did stays done; what kept losing races waits for the next sync, and says so.
+            state.lastError = settled ? nil : Self.unsettledMessage
             try state.save(databasePath: database.path)
         } catch {
             state.lastError = error.description
@@ -109,6 +111,11 @@ public final class SyncEngine {
         }
         return report
     }
+
+    /// The last error of a sync whose changes still lost races to other clients after
+    /// ``maximumRounds`` rounds of fetch, merge and push.
+    static let unsettledMessage =
+        "some changes lost \(maximumRounds) races in a row to other machines' pushes: they stay pending for the next sync"
 
     /// Opens the engine and syncs once; a failure to connect is saved in the state as the last
     /// error too (for `sync status`), like a failure of the sync itself.
