@@ -12,7 +12,7 @@ import Foundation
 /// A save happens only after the server transaction or local `modify` it records has committed,
 /// and writes, in this order:
 /// 1. each changed record file to a temp file (`<file>.tmp-<pid>`), none fsynced;
-/// 2. one syncfs(2) (all the temp files reach the disk in one flush, not an fsync each), then
+/// 2. one flush of them all (syncfs(2) for a batch, an fsync each for a few), then
 ///    the renames over the record files, the unlinks of removed records, one fsync of
 ///    `records/` — every record file of the save is durable from here on (``DurableFileBatch``);
 /// 3. state.json (``DurableFile``: temp, fsync, rename, fsync of `sync/`).
