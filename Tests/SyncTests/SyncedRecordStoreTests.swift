@@ -66,6 +66,7 @@ import Testing
 
     @Test func everyRecordHasAFileOfItsOwnInsideTheDirectoryWhateverItsName() throws {
         let path = temporaryDatabasePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         var state = SyncState(server: "host=/nowhere", clientID: "client", host: "host")
         let names = Self.hostileNames + (0..<20).map { "note-\($0)" }
         for (seq, name) in names.enumerated() {
