@@ -29,7 +29,7 @@ public struct SyncReport: Sendable, Equatable {
 ///
 /// Not thread-safe and not `Sendable` (it owns a libpq connection): one engine is used from one
 /// thread. Two processes syncing one database are serialised by `flock` on `<db>/sync/lock`,
-/// held for the whole of ``sync()``; that lock guards `<db>/sync/state.json`.
+/// held for the whole of ``sync()``; that lock guards `<db>/sync/` (state.json and records/).
 public final class SyncEngine {
     public let database: RecordDatabase
     /// The state as last saved (or about to be saved); guarded by `<db>/sync/lock` while syncing.

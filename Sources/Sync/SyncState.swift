@@ -11,10 +11,10 @@ import Foundation
 /// # Crash safety
 /// A save happens only after the server transaction or local `modify` it records has committed,
 /// and writes, in this order:
-/// 1. each changed record file to a temp file (`<file>.tmp-<pid>`), none fsynced yet;
-/// 2. fsync of every temp file (after all are written, so the disk takes them in one go), then
-///    the renames over the record files; the unlinks of removed records; one fsync of
-///    `records/` — every record file of the save is durable from here on;
+/// 1. each changed record file to a temp file (`<file>.tmp-<pid>`), none fsynced;
+/// 2. one flush of them all (syncfs(2) for a batch, an fsync each for a few), then
+///    the renames over the record files, the unlinks of removed records, one fsync of
+///    `records/` — every record file of the save is durable from here on (``DurableFileBatch``);
 /// 3. state.json (``DurableFile``: temp, fsync, rename, fsync of `sync/`).
 ///
 /// A `kill -9` (or power loss: step 2 is durable before step 3 begins) between any two of these

@@ -113,7 +113,10 @@ enum SyncedRecordFiles {
                 continue
             }
             guard name.hasSuffix(".json") else { continue }
-            guard let data = FileManager.default.contents(atPath: path) else { throw .state(path: path, reason: "cannot be read") }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                if !FileManager.default.fileExists(atPath: path) { continue }  // removed since the listing (`sync status` reads unlocked)
+                throw .state(path: path, reason: "cannot be read")
+            }
             let header = try decode(data, path: path, decoder: decoder).header
             guard fileName(of: header.recordName) == name else {
                 throw .state(path: path, reason: "damaged: holds record \(header.recordName)")

@@ -66,6 +66,7 @@ import Testing
 
     @Test func everyRecordHasAFileOfItsOwnInsideTheDirectoryWhateverItsName() throws {
         let path = temporaryDatabasePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         var state = SyncState(server: "host=/nowhere", clientID: "client", host: "host")
         let names = Self.hostileNames + (0..<20).map { "note-\($0)" }
         for (seq, name) in names.enumerated() {
@@ -284,6 +285,32 @@ import Testing
         try syncAll(machines)
         #expect(try b.notes().count == 21)
         try expectEditsApartMerge("n7", a, b)
+    }
+
+    /// A long-running engine (a mount's) keeps its index of the record files between syncs; when
+    /// another engine (`notesfs sync`) synced the database meanwhile — even one killed after its
+    /// record files and before its state.json — it must read them again, or it would push over
+    /// versions it does not know of and merge against no base (a conflict copy).
+    @Test func aLongRunningEngineSeesWhatAnotherProcessSynced() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let mount = try SyncEngine(database: a.database)
+        try mount.sync()
+        for (phase, killed) in [(0, false), (1, true)] {
+            try a.save([note("P\(phase)", id: "p\(phase)", text: Self.text("head \(phase)"))])
+            let before = try Data(contentsOf: URL(fileURLWithPath: stateFile(a.path)))
+            try a.sync()  // another process: a new engine
+            if killed { try before.write(to: URL(fileURLWithPath: stateFile(a.path))) }
+            var edited = try a.note("p\(phase)")
+            edited.text = Self.text("edited \(phase)")
+            try a.save([edited.record])
+            let report = try mount.sync()
+            #expect(report.conflictCopies.isEmpty && report.merged == 0, "phase \(phase)")
+            #expect(try serverRows(server).count == phase + 1)
+        }
+        try syncAll(machines)
+        #expect(try b.note("p0").text == Self.text("edited 0") && b.note("p1").text == Self.text("edited 1"))
+        #expect(try a.contents() == b.contents())
     }
 
     @Test func leftoverTempFilesAreIgnoredAndRemovedAtTheNextSync() throws {

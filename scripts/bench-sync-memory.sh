@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Memory of the syncing process (issue 10) over NOTES notes: `notesfs sync --watch` of A (upload) and of an
+# empty B (download); VmRSS and VmHWM from /proc/PID/status once its first sync has printed.
+# Also: state.json size and the sync directory's size on both.
+# Usage: scripts/bench-sync-memory.sh [BIN] [NOTES]   (default: .build/release/notesfs, 10000; WORKDIR=/var/tmp)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$root/.build/release/notesfs}; notes=${2:-10000}
+pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+tmp=$(mktemp -d "${WORKDIR:-/var/tmp}/notesfs-mem.XXXXXX"); chmod 755 "$tmp"
+pids=()
+as_server() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_server "$pgbin/pg_ctl" -D "$tmp/pg/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+mkdir "$tmp/pg"; [[ $(id -u) == 0 ]] && chown postgres: "$tmp/pg"
+as_server "$pgbin/initdb" -D "$tmp/pg/data" -U postgres --auth=trust -E UTF8 >/dev/null
+as_server "$pgbin/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w -o "-c listen_addresses= -k $tmp/pg" start >/dev/null
+server="host=$tmp/pg user=postgres dbname=bench"
+command psql -X -q -h "$tmp/pg" -U postgres -d postgres -c "CREATE DATABASE bench"
+python3 "$root/Benchmarks/note_tree.py" "$tmp/tree" "$notes"
+"$bin" --db "$tmp/a" -q import "$tmp/tree"
+for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server"; done
+for db in a b; do
+    "$bin" --db "$tmp/$db" sync --watch >"$tmp/$db.out" 2>&1 &
+    pid=$!; pids+=("$pid")
+    for _ in $(seq 6000); do grep -q 'synced:' "$tmp/$db.out" 2>/dev/null && break; sleep 0.1; done
+    sleep 1
+    echo "$db ($( [[ $db == a ]] && echo upload || echo download )): $(head -1 "$tmp/$db.out"); $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    echo "$db: state.json $(stat -c %s "$tmp/$db/sync/state.json") bytes; sync dir $(du -sk "$tmp/$db/sync" | cut -f1) KiB; files in sync/records: $(ls "$tmp/$db/sync/records" 2>/dev/null | wc -l)"
+done
