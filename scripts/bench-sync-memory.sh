@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Memory of the syncing process (issue 10) over NOTES notes: `notesfs sync --watch` of A (upload) and of an
 # empty B (download); VmRSS and VmHWM from /proc/PID/status once its first sync has printed.
-# Also: state.json size and the sync directory's size on both.
+# Also: state.json size and the sync directory's size on both; then the daemon of A's mount, with
+# -o nosync and syncing in the background, after `ls -lR` (and, syncing, its first push of a new note).
 # Usage: scripts/bench-sync-memory.sh [BIN] [NOTES]   (default: .build/release/notesfs, 10000; WORKDIR=/var/tmp)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +11,7 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 tmp=$(mktemp -d "${WORKDIR:-/var/tmp}/notesfs-mem.XXXXXX"); chmod 755 "$tmp"
 pids=()
 as_server() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_server "$pgbin/pg_ctl" -D "$tmp/pg/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$tmp"; }
+cleanup() { fusermount3 -uz "$tmp/mnt" 2>/dev/null || true; for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; as_server "$pgbin/pg_ctl" -D "$tmp/pg/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 mkdir "$tmp/pg"; [[ $(id -u) == 0 ]] && chown postgres: "$tmp/pg"
 as_server "$pgbin/initdb" -D "$tmp/pg/data" -U postgres --auth=trust -E UTF8 >/dev/null
@@ -28,4 +29,17 @@ for db in a b; do
     echo "$db ($( [[ $db == a ]] && echo upload || echo download )): $(head -1 "$tmp/$db.out"); $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
     kill "$pid"; wait "$pid" 2>/dev/null || true
     echo "$db: state.json $(stat -c %s "$tmp/$db/sync/state.json") bytes; sync dir $(du -sk "$tmp/$db/sync" | cut -f1) KiB; files in sync/records: $(ls "$tmp/$db/sync/records" 2>/dev/null | wc -l)"
+done
+mkdir "$tmp/mnt"
+for opts in "-o nosync" ""; do
+    "$bin" "$tmp/a" "$tmp/mnt" -f $opts 2>"$tmp/mount.log" &
+    pid=$!; pids+=("$pid")
+    for _ in $(seq 100); do mountpoint -q "$tmp/mnt" && break; sleep 0.1; done
+    ls -lR "$tmp/mnt" >/dev/null
+    if [[ -z "$opts" ]]; then
+        echo "new" >"$tmp/mnt/Pushed by the mount.md"
+        for _ in $(seq 1200); do "$bin" --db "$tmp/a" sync status 2>/dev/null | grep -q "pending changes: 0" && break; sleep 0.5; done
+    fi
+    echo "mount of A ${opts:-syncing in the background}: $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+    fusermount3 -u "$tmp/mnt"; wait "$pid" 2>/dev/null || true
 done

@@ -199,7 +199,7 @@ scale) bench_scale "${2:-100000}" ;;
 parallel-grep) bench_parallel_grep "${2:-100000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli ;;
-sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" ;;
+sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_bigfile; bench_cli ;;
 *) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | bigfile [MIB] | cli | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac
