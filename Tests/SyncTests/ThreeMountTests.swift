@@ -5,38 +5,32 @@ import Testing
 /// server: what real programs do in one mount (shell redirection, `sed -i`, vim, `mv`, `rm`,
 /// `mkdir`, `rmdir`, `rm -r`) and what the CLI does to one database shows in the other two mounts.
 @Suite struct ThreeMountTests {
-    /// Runs `command` in `mount`'s root; records an issue with its output when it fails.
-    func run(_ mount: SyncedMount, _ command: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let result = try mount.shell(command)
-        #expect(result.status == 0, "\(command): \(result.out)", sourceLocation: sourceLocation)
-    }
-
     @Test func aNoteCreatedEditedRenamedMovedAndDeletedInOneShowsInTheOthers() throws {
         try withSyncedMounts(3) { mounts, _ in
             let (a, b, c) = (mounts[0], mounts[1], mounts[2])
-            try run(a, "echo 'first line' > Plan.md")
+            try a.run("echo 'first line' > Plan.md")
             expectEverywhere(mounts, "created in A") { $0.read("Plan.md") == "first line\n" }
             let recordName = try #require(a.recordName("Plan.md"))
 
             // A same-size edit: a page cache the mount failed to drop would still show the old bytes.
-            try run(b, "sed -i 's/first/FIRST/' Plan.md")
+            try b.run("sed -i 's/first/FIRST/' Plan.md")
             expectEverywhere(mounts, "sed -i in B") { $0.read("Plan.md") == "FIRST line\n" }
-            try run(c, "vim -u NONE -i NONE -es -c 'normal Goadded by vim' -c wq Plan.md")
+            try c.run("vim -u NONE -i NONE -es -c 'normal Goadded by vim' -c wq Plan.md")
             expectEverywhere(mounts, "vim in C") { $0.read("Plan.md") == "FIRST line\nadded by vim\n" }
-            try run(a, "echo 'appended by the shell' >> Plan.md")
+            try a.run("echo 'appended by the shell' >> Plan.md")
             let edited = "FIRST line\nadded by vim\nappended by the shell\n"
             expectEverywhere(mounts, "appended in A") { $0.read("Plan.md") == edited }
             // sed's temp file and vim's rename-and-rewrite save kept the one note: no new record anywhere.
             for mount in mounts { #expect(mount.recordName("Plan.md") == recordName, "\(mount.path): the note is another record") }
 
-            try run(a, "mkdir Work && mv Plan.md 'Plan v2.md'")
+            try a.run("mkdir Work && mv Plan.md 'Plan v2.md'")
             expectEverywhere(mounts, "renamed in A") { $0.read("Plan v2.md") == edited && !$0.hasEntry("Plan.md") && $0.exists("Work") }
-            try run(b, "mv 'Plan v2.md' Work/")
+            try b.run("mv 'Plan v2.md' Work/")
             expectEverywhere(mounts, "moved in B") { $0.read("Work/Plan v2.md") == edited && !$0.hasEntry("Plan v2.md") }
             for mount in mounts { #expect(mount.recordName("Work/Plan v2.md") == recordName, "renames keep the record") }
-            try run(c, "rm 'Work/Plan v2.md'")
+            try c.run("rm 'Work/Plan v2.md'")
             expectEverywhere(mounts, "deleted in C") { !$0.hasEntry("Work/Plan v2.md") && $0.exists("Work") }
-            try run(a, "rmdir Work")
+            try a.run("rmdir Work")
             expectEverywhere(mounts, "rmdir in A") { !$0.hasEntry("Work") }
             expectEverywhere(mounts, "an empty root") { (try? FileManager.default.contentsOfDirectory(atPath: $0.path)) == [] }
             expectConverged(mounts)
@@ -46,20 +40,20 @@ import Testing
     @Test func aFolderRemovedWithItsNotesPropagates() throws {
         try withSyncedMounts(3) { mounts, machines in
             let (a, b, c) = (mounts[0], mounts[1], mounts[2])
-            try run(
-                a, "mkdir -p Top/Inner/Deep && echo one > Top/One.md && echo two > Top/Inner/Two.md && echo three > Top/Inner/Deep/Three.md"
+            try a.run(
+                "mkdir -p Top/Inner/Deep && echo one > Top/One.md && echo two > Top/Inner/Two.md && echo three > Top/Inner/Deep/Three.md"
             )
-            try run(a, "printf 'kept\\n' > Kept.md && mkdir Other && echo other > Other/Stays.md")
+            try a.run("printf 'kept\\n' > Kept.md && mkdir Other && echo other > Other/Stays.md")
             let tree = ["Top/One.md": "one\n", "Top/Inner/Two.md": "two\n", "Top/Inner/Deep/Three.md": "three\n", "Kept.md": "kept\n"]
             expectEverywhere(mounts, "the tree made in A") { mount in tree.allSatisfy { mount.read($0.key) == $0.value } }
 
             // `rm -r` in B: unlinks and rmdirs, deepest first.
-            try run(b, "rm -r Top")
+            try b.run("rm -r Top")
             expectEverywhere(mounts, "rm -r in B") { !$0.hasEntry("Top") && $0.read("Kept.md") == "kept\n" && $0.exists("Other/Stays.md") }
 
             // The store's cascade: `notesfs folder rm` on C's database (mounted) deletes the folder
             // record and, in the same modify, everything in it; every mount shows it gone.
-            try run(c, "mkdir -p Again/Sub && echo x > Again/X.md && echo y > Again/Sub/Y.md && echo z > Again/Sub/z.bin")
+            try c.run("mkdir -p Again/Sub && echo x > Again/X.md && echo y > Again/Sub/Y.md && echo z > Again/Sub/z.bin")
             expectEverywhere(mounts, "the second tree") { $0.read("Again/Sub/Y.md") == "y\n" && $0.read("Again/Sub/z.bin") == "z\n" }
             let removed = try notesfs(machines[2].path, ["folder", "rm", "Again"])
             #expect(removed.status == 0, "folder rm: \(removed.err)")
@@ -80,13 +74,13 @@ import Testing
     @Test func changesMadeInEveryMountAtOnceAllArrive() throws {
         try withSyncedMounts(3) { mounts, _ in
             for (index, mount) in mounts.enumerated() {
-                try run(mount, "mkdir From\(index) && for i in 1 2 3 4 5; do echo \"note $i from \(index)\" > From\(index)/N$i.md; done")
+                try mount.run("mkdir From\(index) && for i in 1 2 3 4 5; do echo \"note $i from \(index)\" > From\(index)/N$i.md; done")
             }
             expectEverywhere(mounts, "15 notes from three mounts") { mount in
                 (0..<3).allSatisfy { index in (1...5).allSatisfy { mount.read("From\(index)/N\($0).md") == "note \($0) from \(index)\n" } }
             }
             for (index, mount) in mounts.enumerated() {
-                try run(mount, "sed -i 's/note/edited note/' From\((index + 1) % 3)/N1.md && rm From\((index + 2) % 3)/N5.md")
+                try mount.run("sed -i 's/note/edited note/' From\((index + 1) % 3)/N1.md && rm From\((index + 2) % 3)/N5.md")
             }
             expectEverywhere(mounts, "the edits and deletes of every mount") { mount in
                 (0..<3).allSatisfy { index in
