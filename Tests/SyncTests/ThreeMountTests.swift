@@ -70,6 +70,40 @@ import Testing
         }
     }
 
+    /// A tree of 450 notes in 15 folders copied into one mount (more than one server transaction
+    /// and one fetched page of 200) arrives whole in the others (`diff -r` against the source);
+    /// `rm -rf` of it in another mount empties every mount.
+    @Test func aTreeCopiedIntoOneMountArrivesWholeInTheOthers() throws {
+        let source = NSTemporaryDirectory() + "notesfs-tree-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        let made = try runProgram(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import os, sys
+                root = sys.argv[1]
+                for f in range(15):
+                    os.makedirs(f'{root}/Folder {f}/Inner')
+                for n in range(450):
+                    path = f'{root}/Folder {n % 15}' + ('/Inner' if n % 2 else '')
+                    open(f'{path}/Note {n}.md', 'w').write(f'# Note {n}\\n' + 'some text\\n' * (n % 7))
+                """,
+                source,
+            ])
+        try #require(made.status == 0, "\(made.out)")
+        try withSyncedMounts(3) { mounts, _ in
+            let (a, c) = (mounts[0], mounts[2])
+            try a.run("cp -r \(shellQuoted(source)) Tree")
+            expectEverywhere(mounts, "the 450 notes copied into A", within: 60) {
+                (try? runProgram("/usr/bin/diff", ["-r", source, $0.path + "/Tree"]))?.status == 0
+            }
+            try c.run("rm -rf Tree")
+            expectEverywhere(mounts, "rm -rf in C", within: 60) { !$0.hasEntry("Tree") }
+            expectConverged(mounts)
+        }
+    }
+
     /// Changes made in all three mounts at once, on different notes: each one reaches the others.
     @Test func changesMadeInEveryMountAtOnceAllArrive() throws {
         try withSyncedMounts(3) { mounts, _ in
