@@ -104,6 +104,34 @@ import Testing
         }
     }
 
+    /// A machine that was off (C unmounted) catches up when it mounts again, and pushes what the CLI
+    /// did to its database meanwhile. (B's rename of a note A had just edited, before B's mount had
+    /// read A's edit, once hid A's new note from B's mount: see `CatchUpNotificationTests`.)
+    @Test func aMachineMountedAgainCatchesUpAndPushesWhatItsCLIDid() throws {
+        try withSyncedMounts(3) { mounts, machines in
+            let (a, b, c) = (mounts[0], mounts[1], mounts[2])
+            try a.run("mkdir Inbox && echo 'before C went off' > Inbox/First.md")
+            expectEverywhere(mounts, "the first note") { $0.read("Inbox/First.md") == "before C went off\n" }
+            c.unmount()
+            try a.run("echo 'while C was off' >> Inbox/First.md && echo new > Inbox/Second.md")
+            try b.run("mv Inbox/First.md 'Inbox/First (renamed by B).md'")
+            let cli = try notesfs(
+                machines[2].path, ["note", "new", "Inbox/From C's CLI", "--text", "written by the CLI with C unmounted\n"])
+            #expect(cli.status == 0, "\(cli.err)")
+            expectEverywhere([a, b], "B's rename") { $0.read("Inbox/First (renamed by B).md") == "before C went off\nwhile C was off\n" }
+            #expect(!a.hasEntry("Inbox/From C's CLI.md"), "C's CLI change reached A with nothing syncing it")
+            guard let again = try SyncedMount(database: machines[2].path) else { return }
+            defer { again.unmount() }
+            let all = [a, b, again]
+            expectEverywhere(all, "what happened while C was off, and C's CLI note") { mount in
+                mount.read("Inbox/First (renamed by B).md") == "before C went off\nwhile C was off\n"
+                    && mount.read("Inbox/Second.md") == "new\n"
+                    && mount.read("Inbox/From C's CLI.md") == "written by the CLI with C unmounted\n" && !mount.hasEntry("Inbox/First.md")
+            }
+            expectConverged(all)
+        }
+    }
+
     /// Changes made in all three mounts at once, on different notes: each one reaches the others.
     @Test func changesMadeInEveryMountAtOnceAllArrive() throws {
         try withSyncedMounts(3) { mounts, _ in
