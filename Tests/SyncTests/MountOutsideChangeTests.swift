@@ -8,7 +8,6 @@ import Testing
 @Suite struct MountOutsideChangeTests {
     @Test func aNoteAnotherProcessAddedStaysVisibleWhenARenameRacesItsEdit() throws {
         let (_, machines) = try makeMachines(1)
-        defer { removeDirectories(of: machines) }
         guard let mount = try SyncedMount(database: machines[0].path, options: ["-o", "nosync"]) else { return }
         defer { mount.unmount() }
         let db = machines[0].path

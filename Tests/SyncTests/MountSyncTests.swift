@@ -6,7 +6,6 @@ import Testing
 @Suite struct MountSyncTests {
     @Test func changesInOneMountShowInTheOther() throws {
         let (_, machines) = try makeMachines(2)
-        defer { removeDirectories(of: machines) }
         guard let a = try SyncedMount(database: machines[0].path) else { return }
         defer { a.unmount() }
         guard let b = try SyncedMount(database: machines[1].path) else { return }
@@ -36,7 +35,6 @@ import Testing
 
     @Test func nosyncMountsWithoutSyncing() throws {
         let (_, machines) = try makeMachines(1)
-        defer { removeDirectories(of: machines) }
         // `-o nosync` is the mount's own option: libfuse never sees it (it would refuse it).
         guard let mount = try SyncedMount(database: machines[0].path, options: ["-o", "nosync"]) else { return }
         defer { mount.unmount() }
@@ -48,7 +46,6 @@ import Testing
 
     @Test func aMountWhoseServerIsDownServesAndSaysWhy() throws {
         let (_, machines) = try makeMachines(1)
-        defer { removeDirectories(of: machines) }
         let db = machines[0].path
         let stateFile = db + "/sync/state.json"
         let missing = "/tmp/notesfs-no-server-" + UUID().uuidString

@@ -115,30 +115,18 @@ func shellQuoted(_ text: String) -> String { "'" + text.replacingOccurrences(of:
 
 /// Live mounts of `count` machines on one new server database (on `testCluster`, else the
 /// shared one), each mount syncing in the background; `body` gets them with their machines, and
-/// they are unmounted and the machines' directories removed after it. Nothing runs when FUSE is
-/// unusable (see ``SyncedMount``).
+/// they are unmounted after it. Nothing runs when FUSE is unusable (see ``SyncedMount``).
 func withSyncedMounts(
     _ count: Int, on testCluster: TestCluster? = nil, _ body: (_ mounts: [SyncedMount], _ machines: [Machine]) throws -> Void
 ) throws {
     let (_, machines) = try makeMachines(count, on: testCluster)
     var mounts: [SyncedMount] = []
-    defer {
-        for mount in mounts { mount.unmount() }
-        removeDirectories(of: machines)
-    }
+    defer { for mount in mounts { mount.unmount() } }
     for machine in machines {
         guard let mount = try SyncedMount(database: machine.path) else { return }
         mounts.append(mount)
     }
     try body(mounts, machines)
-}
-
-/// Closes each machine's database and removes its temporary directory (what `makeMachines` made).
-func removeDirectories(of machines: [Machine]) {
-    for machine in machines {
-        try? machine.database.close()
-        try? FileManager.default.removeItem(atPath: (machine.path as NSString).deletingLastPathComponent)
-    }
 }
 
 /// Polls `condition` in each of `mounts` until it holds (up to `seconds` in all, a generous bound
