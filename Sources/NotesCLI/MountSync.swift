@@ -18,7 +18,7 @@ enum MountSync {
         }
         fileSystem.observeDatabase { change in if !change.isExternal { sync.wake() } }
         let lastError = LastError()
-        sync.start(databasePath: databasePath) { result in
+        sync.start(database: fileSystem.recordDatabase) { result in
             switch result {
             case .success(let report):
                 if lastError.clear() { Log.info("sync: working again") }
@@ -41,8 +41,18 @@ private final class LastError: Sendable {
     private let text = Mutex<String?>(nil)
 
     /// Sets it; whether it differs from the one before.
-    func replace(_ new: String) -> Bool { text.withLock { old in defer { old = new }; return old != new } }
+    func replace(_ new: String) -> Bool {
+        text.withLock { old in
+            defer { old = new }
+            return old != new
+        }
+    }
 
     /// Clears it; whether there was one.
-    func clear() -> Bool { text.withLock { old in defer { old = nil }; return old != nil } }
+    func clear() -> Bool {
+        text.withLock { old in
+            defer { old = nil }
+            return old != nil
+        }
+    }
 }

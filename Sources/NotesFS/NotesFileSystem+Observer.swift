@@ -7,4 +7,9 @@ extension NotesFileSystem {
     public func observeDatabase(_ handler: @escaping @Sendable (RecordStoreChange) -> Void) {
         database.addObserver(handler)
     }
+
+    /// The mounted database, for a writer that shares it (a sync engine): its commits must say
+    /// `asExternalChange`, so that this mount tells the kernel about them. Call it after
+    /// ``openDatabase()``.
+    public var recordDatabase: RecordDatabase { database }
 }

@@ -9,17 +9,42 @@ extension Connection {
     ///   `connectionLost` when the connection broke.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> ResultSet {
+        let result = try run(sql, parameters)
+        defer { PQclear(result) }
+        return ResultSet(copying: result)
+    }
+
+    /// Runs one statement (`PQexecParams`) with text parameters, then `bytes` as one more
+    /// parameter in binary format when given; results in binary format when `binaryResults`.
+    /// Returns a successful result, which the caller must `PQclear`.
+    func run(_ sql: String, _ parameters: [String?], bytes: [UInt8]? = nil, binaryResults: Bool = false) throws(PostgresError)
+        -> OpaquePointer
+    {
         let copies = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { for copy in copies { free(copy) } }
-        let values = copies.map { UnsafePointer<CChar>($0) }
-        let result = values.withUnsafeBufferPointer { buffer in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, buffer.baseAddress, nil, nil, 0)
+        var lengths = [Int32](repeating: 0, count: parameters.count)
+        var formats = [Int32](repeating: 0, count: parameters.count)
+        if let bytes {
+            lengths.append(Int32(clamping: bytes.count))
+            formats.append(1)
+        }
+        let resultFormat: Int32 = binaryResults ? 1 : 0
+        // A binary parameter of no bytes still needs a pointer (NULL is SQL NULL): one unused byte.
+        let storage = bytes.map { $0.isEmpty ? [0] : $0 } ?? []
+        let result = storage.withUnsafeBytes { raw in
+            var values = copies.map { UnsafePointer<CChar>($0) }
+            if bytes != nil { values.append(raw.baseAddress?.assumingMemoryBound(to: CChar.self)) }
+            return values.withUnsafeBufferPointer { buffer in
+                PQexecParams(handle, sql, Int32(values.count), nil, buffer.baseAddress, lengths, formats, resultFormat)
+            }
         }
         guard let result else { throw connectionError() }
-        defer { PQclear(result) }
         let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw error(from: result) }
-        return ResultSet(copying: result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            defer { PQclear(result) }
+            throw error(from: result)
+        }
+        return result
     }
 
     /// The error a failed result reports: the server's fields when it sent them, else libpq's message.

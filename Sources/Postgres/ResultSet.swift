@@ -8,9 +8,9 @@ public struct ResultSet: Sendable {
     /// The rows an INSERT, UPDATE or DELETE touched (`PQcmdTuples`), 0 otherwise.
     public var affectedRows: Int
 
-    /// The value in `row` of the column named `column`; nil for NULL or no such column.
+    /// The value in `row` of the column named `column`; nil for NULL, no such column or no such row.
     public func value(_ row: Int, _ column: String) -> String? {
-        guard let index = columns.firstIndex(of: column) else { return nil }
+        guard rows.indices.contains(row), let index = columns.firstIndex(of: column) else { return nil }
         return rows[row][index]
     }
 

@@ -11,7 +11,7 @@ import Synchronization
 /// Errors (server down, wrong password, …) are reported, saved for `sync status`, and retried
 /// after a backoff of 1 s doubling to 60 s; they never end the loop.
 ///
-/// The mount runs it on a thread of its own (``start(databasePath:)``); `sync --watch` runs
+/// The mount runs it on a thread of its own (``start(database:report:)``); `sync --watch` runs
 /// ``run(database:report:)`` on its main thread. Shared state: `stopping` (an atomic) and the
 /// wake pipe (written by any thread through ``wake()``, read only by the loop); the engine and its
 /// connection belong to the loop's thread alone.
@@ -23,7 +23,7 @@ public final class BackgroundSync: Sendable {
     private let stopping = Atomic<Bool>(false)
     /// The wake pipe: [read end, write end], both non-blocking and close-on-exec.
     private let pipeFDs: [Int32]
-    /// Signalled when the thread ``start(databasePath:)`` made has ended.
+    /// Signalled when the thread ``start(database:report:)`` made has ended.
     private let finished = DispatchSemaphore(value: 0)
 
     /// A loop that has not started.
@@ -52,26 +52,20 @@ public final class BackgroundSync: Sendable {
         _ = write(pipeFDs[1], &byte, 1)  // a full pipe already holds a wake-up
     }
 
-    /// Runs the loop on a new thread over its own ``RecordDatabase`` at `databasePath` (so that
-    /// what it applies reaches other instances, a mount's included, as an outside change).
+    /// Runs the loop on a new thread over `database` (a mount's own: the engine's commits reach
+    /// the mount's observers as outside changes, `asExternalChange`, so the kernel hears of them).
     /// `report` is called on that thread after every sync and every failure.
-    public func start(databasePath: String, report: @escaping @Sendable (Result<SyncReport, SyncError>) -> Void) {
+    public func start(database: RecordDatabase, report: @escaping @Sendable (Result<SyncReport, SyncError>) -> Void) {
         let thread = Thread { [self] in
             defer { finished.signal() }
-            let database: RecordDatabase
-            do throws(RecordStoreError) { database = try RecordDatabase(path: databasePath, create: false) } catch {
-                report(.failure(.store(error)))
-                return
-            }
             _ = run(database: database, report: report)
-            try? database.close()
         }
         thread.name = "notesfs.sync"
         thread.start()
     }
 
     /// Ends the loop (after the step it is in) and waits up to `seconds` for a thread made by
-    /// ``start(databasePath:report:)`` to end; returns whether it did. A sync blocked on an
+    /// ``start(database:report:)`` to end; returns whether it did. A sync blocked on an
     /// unresponsive server may outlast the wait: what it had done is saved, and the rest is done
     /// again by the next sync.
     @discardableResult

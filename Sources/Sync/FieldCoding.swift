@@ -1,8 +1,9 @@
 import Foundation
 import RecordStore
 
-/// A record's fields and modification date as the server stores them: a JSON object
-/// `{"modified": "…", "fields": {key: {"type": …, "value": …}}}` (the `payload` jsonb column).
+/// A record's fields, modification and creation dates as the server stores them: a JSON object
+/// `{"created": "…", "modified": "…", "fields": {key: {"type": …, "value": …}}}` (the `payload`
+/// jsonb column; `created` is absent from payloads pushed before it was synced).
 ///
 /// Every number and date is a string (jsonb keeps numbers as `numeric`, which would turn an
 /// `Int64` or a `Double` into something else on the way back); a string holding NUL, which jsonb
@@ -10,21 +11,27 @@ import RecordStore
 public struct RecordPayload: Sendable, Equatable {
     public var fields: [String: FieldValue]
     public var modificationDate: Date?
+    /// When the record was first saved, on whichever machine made it: every replica keeps it, so
+    /// that the mounts agree on which of two same-titled notes is the older (it keeps the name).
+    public var creationDate: Date?
 
-    public init(fields: [String: FieldValue], modificationDate: Date?) {
+    public init(fields: [String: FieldValue], modificationDate: Date?, creationDate: Date? = nil) {
         self.fields = fields
         self.modificationDate = modificationDate
+        self.creationDate = creationDate
     }
 
     public init(_ record: Record) {
-        self.init(fields: record.fields, modificationDate: record.modificationDate)
+        self.init(fields: record.fields, modificationDate: record.modificationDate, creationDate: record.creationDate)
     }
 
     /// The JSON text (keys sorted, so equal payloads encode equally).
     public var jsonText: String {
         var object: [String: Any] = ["fields": fields.mapValues(Self.encode)]
         if let modificationDate { object["modified"] = String(modificationDate.timeIntervalSince1970) }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        if let creationDate { object["created"] = String(creationDate.timeIntervalSince1970) }
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -44,6 +51,7 @@ public struct RecordPayload: Sendable, Equatable {
         }
         self.fields = decoded
         self.modificationDate = (object["modified"] as? String).flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
+        self.creationDate = (object["created"] as? String).flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
     }
 
     static func encode(_ value: FieldValue) -> [String: Any] {

@@ -29,25 +29,42 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncError/store(_:)`` (`serverRecordChanged` when a local edit raced it).
     func commit(_ plan: inout LocalApplyPlan) throws(SyncError) {
-        for rescued in try rescuedRecords(deleting: plan.deletes, plan: plan) { plan.save(rescued, server: nil, pending: true) }
+        let (rescued, doomed) = try rescuedRecords(deleting: plan.deletes, plan: plan)
+        for record in rescued { plan.save(record, server: nil, pending: true) }
         for copy in plan.copies { plan.save(copy.record, server: nil, pending: true) }
-        var needsRecovered = false
+        let recovered = Self.recoveredFolderName
         for (name, save) in plan.saves {
             var record = save.record
+            var moved = false
             for key in ["folder", "parent"] {
                 guard let target = record[key]?.referenceValue?.recordID else { continue }
-                let exists = (database.metadata(for: target) != nil || plan.saves[target.recordName] != nil) && !plan.deletes.contains(target.recordName)
+                let exists =
+                    (database.metadata(for: target) != nil || plan.saves[target.recordName] != nil) && !doomed.contains(target.recordName)
                 if !exists {
-                    record.setReference(key, to: RecordID(recordName: Self.recoveredFolderName))
-                    needsRecovered = true
+                    // Recovered itself goes to the root when its parent is gone.
+                    record.setReference(key, to: name == recovered ? nil : RecordID(recordName: recovered))
+                    moved = true
                 }
             }
             plan.saves[name]?.record = record
+            // The server's version still points at the folder that is gone: the move is pushed, or
+            // a machine that still holds the folder would lose the record when the folder's delete
+            // reaches it.
+            if moved { plan.saves[name]?.pending = true }
         }
-        if needsRecovered, database.metadata(for: RecordID(recordName: Self.recoveredFolderName)) == nil {
-            var folder = Record(recordType: "Folder", recordID: RecordID(recordName: Self.recoveredFolderName))
-            folder["name"] = .string("Recovered")
+        breakCycles(&plan, doomed: doomed)
+        let usesRecovered = plan.saves.values.contains { save in
+            ["folder", "parent"].contains { save.record[$0]?.referenceValue?.recordID.recordName == recovered }
+        }
+        if usesRecovered, plan.saves[recovered] == nil,
+            database.metadata(for: RecordID(recordName: recovered)) == nil || doomed.contains(recovered)
+        {
+            // Made, or kept from a delete (its own or its parent's) that would take the records moved into it.
+            var folder = try localRecord(recovered) ?? Record(recordType: "Folder", recordID: RecordID(recordName: recovered))
+            folder["name"] = folder["name"] ?? .string("Recovered")
+            folder.setReference("parent", to: nil)
             plan.save(folder, server: nil, pending: true)
+            plan.deletes.remove(recovered)
         }
         let deletes = plan.deletes.filter { database.metadata(for: RecordID(recordName: $0)) != nil }.sorted()
         guard !plan.saves.isEmpty || !deletes.isEmpty || !plan.states.isEmpty else { return }
@@ -55,7 +72,7 @@ extension SyncEngine {
         do {
             result = try database.modify(
                 saving: plan.saves.values.map(\.record), deleting: deletes.map(RecordID.init(recordName:)),
-                savePolicy: .ifServerRecordUnchanged)
+                savePolicy: .ifServerRecordUnchanged, asExternalChange: true)
         } catch { throw .store(error) }
         for (name, synced) in plan.states { state.records[name] = synced }
         for id in result.deletedRecordIDs { state.records[id.recordName] = nil }
@@ -69,9 +86,39 @@ extension SyncEngine {
         state.conflicts += plan.copies.map(\.entry)
     }
 
+    /// Keeps a folder this plan moves out of any folder inside itself: two machines that moved two
+    /// folders into each other would otherwise make a cycle no path from the root reaches. Such a
+    /// folder stays in (or goes back to) its local parent, else the root (also when the plan
+    /// deletes that parent, one of `doomed`), and that move is pushed; the machine that meets the
+    /// cycle first resolves it, and the others take its resolution.
+    private func breakCycles(_ plan: inout LocalApplyPlan, doomed: Set<String>) {
+        func parent(_ name: String) -> String? {
+            let record = plan.saves[name]?.record ?? database.metadata(for: RecordID(recordName: name))?.record
+            return record?["parent"]?.referenceValue?.recordID.recordName
+        }
+        func isInsideItself(_ name: String) -> Bool {
+            var current = parent(name)
+            var steps = 0
+            while let next = current, next != name, steps < 100_000 {
+                current = parent(next)
+                steps += 1
+            }
+            return current == name
+        }
+        for name in plan.saves.keys.sorted() where plan.saves[name]?.record.recordType == "Folder" && isInsideItself(name) {
+            let local = database.metadata(for: RecordID(recordName: name))?.record["parent"]?.referenceValue?.recordID
+            plan.saves[name]?.record.setReference("parent", to: local.flatMap { doomed.contains($0.recordName) ? nil : $0 })
+            if isInsideItself(name) { plan.saves[name]?.record.setReference("parent", to: nil) }
+            plan.saves[name]?.pending = true
+        }
+    }
+
     /// The locally edited records that deleting `names` would cascade to, moved to `Recovered`
-    /// (an edit beats a delete); their subtrees move with them.
-    private func rescuedRecords(deleting names: Set<String>, plan: LocalApplyPlan) throws(SyncError) -> [Record] {
+    /// (an edit beats a delete; their subtrees move with them), and every record the delete still
+    /// takes (`names` and the rest of the cascade).
+    private func rescuedRecords(deleting names: Set<String>, plan: LocalApplyPlan) throws(SyncError) -> (
+        rescued: [Record], doomed: Set<String>
+    ) {
         var rescued: [Record] = []
         var queue = Array(names)
         var seen = names
@@ -89,6 +136,6 @@ extension SyncEngine {
                 }
             }
         }
-        return rescued
+        return (rescued, seen.subtracting(rescued.map(\.recordID.recordName)))
     }
 }

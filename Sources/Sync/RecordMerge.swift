@@ -5,21 +5,22 @@ import RecordStore
 /// version both agreed on (the base).
 ///
 /// A field only one side changed takes that side's value. A field both changed differently: a
-/// note's `text` is merged line by line (``TextMerge``); when that fails, or for a note's
-/// `content` asset, the server's value stays and the local one goes to a conflict copy; any other
-/// field (title, folder, mode, …) takes the value of the side modified last.
+/// note's `text` is merged line by line (``TextMerge``); when that fails, or for the `content`
+/// asset of a note or an attachment, the server's value stays and the local one goes to a
+/// conflict copy; any other field (title, folder, mode, …) takes the value of the side modified last.
 struct RecordMerge {
     var payload: RecordPayload
     /// The local values that lost an unmergeable conflict (`text` or `content`), for a conflict copy.
     var losingLocalFields: [String: FieldValue] = [:]
 
-    /// Keys whose conflicting values go to a conflict copy rather than latest-wins.
-    static let contentKeys: Set<String> = ["text", "content"]
+    /// Keys whose conflicting values go to a conflict copy rather than latest-wins, by record type.
+    static let contentKeys: [String: Set<String>] = ["Note": ["text", "content"], "Attachment": ["content"]]
 
     init(base: RecordPayload?, local: RecordPayload, server: RecordPayload, recordType: String) {
         let localIsNewer = (local.modificationDate ?? .distantPast) > (server.modificationDate ?? .distantPast)
         var fields: [String: FieldValue] = [:]
         var losing: [String: FieldValue] = [:]
+        let contentKeys = Self.contentKeys[recordType] ?? []
         for key in Set(local.fields.keys).union(server.fields.keys) {
             let (b, l, s) = (base?.fields[key], local.fields[key], server.fields[key])
             let value: FieldValue?
@@ -27,8 +28,8 @@ struct RecordMerge {
                 value = s
             } else if s == b {
                 value = l
-            } else if recordType == "Note", Self.contentKeys.contains(key) {
-                if key == "text", let l = l?.stringValue, let s = s?.stringValue,
+            } else if contentKeys.contains(key) {
+                if recordType == "Note", key == "text", let l = l?.stringValue, let s = s?.stringValue,
                     let merged = TextMerge.merge(base: b?.stringValue ?? "", local: l, server: s)
                 {
                     value = .string(merged)
@@ -43,11 +44,12 @@ struct RecordMerge {
         }
         // A note's text and content are one thing: when one of them conflicted, the copy gets both.
         if !losing.isEmpty {
-            for key in Self.contentKeys where losing[key] == nil { losing[key] = local.fields[key] }
+            for key in contentKeys where losing[key] == nil { losing[key] = local.fields[key] }
             losing = losing.filter { key, value in !(key == "content" && value.assetValue == nil) }
         }
         let dates = [local.modificationDate, server.modificationDate].compactMap { $0 }
-        payload = RecordPayload(fields: fields, modificationDate: dates.max())
+        let created = [local.creationDate, server.creationDate].compactMap { $0 }
+        payload = RecordPayload(fields: fields, modificationDate: dates.max(), creationDate: created.min())
         losingLocalFields = losing
     }
 }

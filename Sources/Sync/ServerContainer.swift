@@ -44,13 +44,24 @@ struct ServerContainer {
     ///
     /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)``.
     func changes(after seq: Int64, limit: Int) throws(SyncError) -> [ServerRecord] {
+        try records(where: "seq > $1 ORDER BY seq LIMIT $2", [String(seq), String(limit)])
+    }
+
+    /// The server's current versions of the records named `names` (those it holds), in seq order.
+    ///
+    /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)``.
+    func records(named names: [String]) throws(SyncError) -> [ServerRecord] {
+        let list = String(decoding: (try? JSONSerialization.data(withJSONObject: names)) ?? Data("[]".utf8), as: UTF8.self)
+        return try records(where: "record_name IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY seq", [list])
+    }
+
+    /// The rows `condition` (an SQL `WHERE` clause with its `ORDER BY`) selects.
+    private func records(where condition: String, _ parameters: [String?]) throws(SyncError) -> [ServerRecord] {
         let result: ResultSet
         do {
             result = try connection.execute(
-                """
-                SELECT record_name, record_type, seq, deleted, payload::text AS payload, origin
-                FROM notesfs_records WHERE seq > $1 ORDER BY seq LIMIT $2
-                """, [String(seq), String(limit)])
+                "SELECT record_name, record_type, seq, deleted, payload::text AS payload, origin FROM notesfs_records WHERE " + condition,
+                parameters)
         } catch { throw .server(error) }
         var records: [ServerRecord] = []
         for row in result.rows.indices {
@@ -63,7 +74,8 @@ struct ServerContainer {
                 guard let text = result.value(row, "payload") else { throw .damagedServerRecord(name, reason: "no payload") }
                 payload = try RecordPayload(jsonText: text, recordName: name)
             }
-            records.append(ServerRecord(recordName: name, recordType: type, seq: seq, payload: payload, origin: result.value(row, "origin") ?? ""))
+            records.append(
+                ServerRecord(recordName: name, recordType: type, seq: seq, payload: payload, origin: result.value(row, "origin") ?? ""))
         }
         return records
     }
@@ -106,35 +118,5 @@ struct ServerContainer {
             return .saved(seq: seq)  // this very change, pushed before a crash: nothing to do again
         }
         return .conflict
-    }
-
-    /// Uploads an asset's bytes unless the server has them (assets are shared by SHA-256).
-    ///
-    /// - Throws: ``SyncError/server(_:)``.
-    func upload(_ asset: Asset, data: () throws(SyncError) -> Data) throws(SyncError) {
-        do {
-            let present = try connection.execute("SELECT 1 FROM notesfs_assets WHERE sha256 = $1", [asset.sha256])
-            guard present.rows.isEmpty else { return }
-        } catch { throw .server(error) }
-        let bytes = try data()
-        do {
-            try connection.execute(
-                "INSERT INTO notesfs_assets (sha256, size, data) VALUES ($1, $2, $3::bytea) ON CONFLICT DO NOTHING",
-                [asset.sha256, String(asset.size), Bytea.encode(bytes)])
-        } catch { throw .server(error) }
-    }
-
-    /// The bytes of an asset.
-    ///
-    /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)`` when missing.
-    func download(_ asset: Asset) throws(SyncError) -> Data {
-        let result: ResultSet
-        do { result = try connection.execute("SELECT data FROM notesfs_assets WHERE sha256 = $1", [asset.sha256]) } catch {
-            throw .server(error)
-        }
-        guard let text = result.value(0, "data"), let data = Bytea.decode(text) else {
-            throw .damagedServerRecord(asset.sha256, reason: "asset missing on the server")
-        }
-        return data
     }
 }

@@ -28,7 +28,9 @@ extension SyncEngine {
         if let text = state.localToken, let token = ChangeToken(stringValue: text) { changes = try? database.changes(since: token) }
         let isFull = changes == nil
         let set: ChangeSet
-        if let changes { set = changes } else {
+        if let changes {
+            set = changes
+        } else {
             do { set = try database.changes(since: nil) } catch { throw .store(error) }
         }
         let saved = set.changed.filter { $0.record.recordChangeTag != state.records[$0.recordID.recordName]?.localTag }

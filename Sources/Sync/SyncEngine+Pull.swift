@@ -7,24 +7,39 @@ extension SyncEngine {
     ///
     /// - Throws: ``SyncError``.
     func pull(_ report: inout SyncReport) throws(SyncError) {
+        if !conflicted.isEmpty {
+            // A push lost to a version this client had fetched past (its seq is not after the
+            // saved one), so no page brings it again: fetch those records by name.
+            let names = conflicted.sorted()
+            conflicted = []
+            let missed = try container.records(named: names).filter { $0.seq <= state.serverSeq }
+            if !missed.isEmpty {
+                try applyRetrying(missed, &report)
+                try state.save(databasePath: database.path)
+            }
+        }
         while true {
             let page = try container.changes(after: state.serverSeq, limit: batchSize)
             guard let last = page.last else { return }
-            var attempts = 0
-            while true {
-                var pageReport = report
-                do {
-                    try apply(page, &pageReport)
-                    report = pageReport
-                    break
-                } catch {
-                    // A local edit (the mount, the CLI) raced this page's modify: look at it again.
-                    guard case .store(.serverRecordChanged(_, _)) = error, attempts < 3 else { throw error }
-                    attempts += 1
-                }
-            }
+            try applyRetrying(page, &report)
             state.serverSeq = last.seq
             try state.save(databasePath: database.path)
+        }
+    }
+
+    /// ``apply(_:_:)``, again when a local edit (the mount, the CLI) raced its modify.
+    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport) throws(SyncError) {
+        var attempts = 0
+        while true {
+            var pageReport = report
+            do {
+                try apply(page, &pageReport)
+                report = pageReport
+                return
+            } catch {
+                guard case .store(.serverRecordChanged(_, _)) = error, attempts < 3 else { throw error }
+                attempts += 1
+            }
         }
     }
 
@@ -38,10 +53,11 @@ extension SyncEngine {
             if synced?.serverSeq == server.seq { continue }  // already ours (pushed by this client)
             let local = try localRecord(name)
             if let local, local.recordType != server.recordType { continue }  // a name clash: never overwrite another type
-            if let local, let payload = server.payload, server.origin == origin(tag: local.recordChangeTag) {
-                // This client pushed exactly this version before a crash kept it from saving the state.
+            if let payload = server.payload, let tag = pushedTag(server.origin) {
+                // This client pushed this version before a crash kept it from saving the state: the
+                // local record is that version, or a later edit or delete of it still to push.
                 plan.states[name] = SyncedRecord(
-                    recordType: server.recordType, serverSeq: server.seq, localTag: local.recordChangeTag, base: payload.jsonText)
+                    recordType: server.recordType, serverSeq: server.seq, localTag: tag, base: payload.jsonText)
                 continue
             }
             let localEdited = local != nil && local?.recordChangeTag != synced?.localTag
@@ -90,10 +106,7 @@ extension SyncEngine {
     /// Downloads the assets of `payload` this database does not hold yet.
     private func fetchAssets(of payload: RecordPayload) throws(SyncError) {
         for asset in payload.fields.values.flatMap(\.assets) where !FileManager.default.fileExists(atPath: database.assetPath(asset)) {
-            let data = try container.download(asset)
-            let made: Asset
-            do { made = try database.makeAsset(data) } catch { throw .store(error) }
-            guard made == asset else { throw .damagedServerRecord(asset.sha256, reason: "asset bytes do not match their SHA-256") }
+            try container.download(asset, into: database)
         }
     }
 }
@@ -105,6 +118,7 @@ extension Record {
         for key in record.fields.keys where payload.fields[key] == nil { record[key] = nil }
         for (key, value) in payload.fields where record.fields[key] != value { record[key] = value }
         if let date = payload.modificationDate { record.modificationDate = date }
+        if let date = payload.creationDate { record.setCreationDate(date) }
         return record
     }
 }

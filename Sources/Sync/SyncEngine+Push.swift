@@ -1,34 +1,53 @@
 import Foundation
+import Postgres
 import RecordStore
 
 extension SyncEngine {
     /// Pushes the pending local changes in transactions of ``batchSize``, saving the state after
-    /// each; returns whether every change was accepted (then the local token is saved too).
-    /// A change that lost a race to another client stays pending for the next round's merge.
+    /// each; returns whether a change lost a race to another client (it stays pending for the next
+    /// round's merge). The local token is saved only when every change went through.
+    ///
+    /// A record that cannot be sent (its attachment file is damaged, the server refuses its values)
+    /// is left out and reported in ``PushFailures`` and ``SyncReport/failures``; the others go on.
     ///
     /// - Throws: ``SyncError``.
     func push(_ report: inout SyncReport) throws(SyncError) -> Bool {
         let pending = try pendingChanges()
-        var allSaved = true
+        let previousFailures = PushFailures.load(databasePath: database.path)
+        var failures: [String: PushFailure] = [:]
+        func fail(_ name: String, _ error: SyncError) {
+            let reason = error.description
+            let since = previousFailures[name].flatMap { $0.reason == reason ? $0.since : nil } ?? Date()
+            failures[name] = PushFailure(recordName: name, reason: reason, since: since)
+        }
+        var lostRace = false
         var saves = pending.saved[...]
         while !saves.isEmpty {
             let page = saves.prefix(batchSize)
             saves = saves.dropFirst(page.count)
             var records: [Record] = []
             for metadata in page {
-                guard let record = try localRecord(metadata.recordID.recordName) else { continue }  // deleted meanwhile
-                try uploadAssets(of: record)
-                records.append(record)
+                let name = metadata.recordID.recordName
+                do {
+                    guard let record = try localRecord(name) else { continue }  // deleted meanwhile
+                    try uploadAssets(of: record)
+                    records.append(record)
+                } catch {
+                    guard error.isRecordLocal else { throw error }
+                    fail(name, error)
+                }
             }
             let changes = records.map { record in
                 PushChange(
                     recordName: record.recordID.recordName, recordType: record.recordType, payload: RecordPayload(record),
                     expectedSeq: state.records[record.recordID.recordName]?.serverSeq, origin: origin(tag: record.recordChangeTag))
             }
-            let outcomes = try container.push(changes)
+            let outcomes = try pushIsolatingRefusals(changes, fail)
             for (record, (change, outcome)) in zip(records, zip(changes, outcomes)) {
+                guard let outcome else { continue }
                 guard case .saved(let seq) = outcome, let payload = change.payload else {
-                    allSaved = false
+                    lostRace = true
+                    conflicted.insert(change.recordName)
                     continue
                 }
                 state.records[change.recordName] = SyncedRecord(
@@ -47,10 +66,12 @@ extension SyncEngine {
                     recordName: name, recordType: synced.recordType, payload: nil, expectedSeq: synced.serverSeq,
                     origin: deleteOrigin(seq: synced.serverSeq))
             }
-            let outcomes = try container.push(changes)
+            let outcomes = try pushIsolatingRefusals(changes, fail)
             for (change, outcome) in zip(changes, outcomes) {
+                guard let outcome else { continue }
                 guard case .saved = outcome else {
-                    allSaved = false
+                    lostRace = true
+                    conflicted.insert(change.recordName)
                     continue
                 }
                 state.records[change.recordName] = nil
@@ -58,19 +79,62 @@ extension SyncEngine {
             }
             try state.save(databasePath: database.path)
         }
-        if allSaved {
+        try PushFailures.save(failures, databasePath: database.path)
+        report.failures = failures.values.sorted { $0.recordName < $1.recordName }
+        if !lostRace, failures.isEmpty {
             state.localToken = pending.token.stringValue
             try state.save(databasePath: database.path)
         }
-        return allSaved
+        return !lostRace
+    }
+
+    /// Pushes `changes` in one transaction; when the server refuses a value of one of them (a
+    /// data error, not a lost connection), pushes them one per transaction instead, so that only
+    /// the refused ones fail (reported to `fail`, their outcome nil).
+    private func pushIsolatingRefusals(
+        _ changes: [PushChange], _ fail: (String, SyncError) -> Void
+    ) throws(SyncError) -> [PushOutcome?] {
+        guard !changes.isEmpty else { return [] }
+        do {
+            return try container.push(changes)
+        } catch {
+            guard error.isRefusedValue else { throw error }
+        }
+        var outcomes: [PushOutcome?] = []
+        for change in changes {
+            do {
+                outcomes.append(try container.push([change]).first)
+            } catch {
+                guard error.isRefusedValue else { throw error }
+                fail(change.recordName, error)
+                outcomes.append(nil)
+            }
+        }
+        return outcomes
     }
 
     /// Uploads the assets of `record` the server does not hold (once per SHA-256).
     private func uploadAssets(of record: Record) throws(SyncError) {
         for asset in record.fields.values.flatMap(\.assets) {
-            try container.upload(asset) { () throws(SyncError) -> Data in
-                do throws(RecordStoreError) { return try database.assetData(asset) } catch { throw .store(error) }
-            }
+            try container.upload(asset, from: database)
         }
+    }
+}
+
+extension SyncError {
+    /// Whether this failure concerns one local record only (its file, its asset), so the push
+    /// goes on without it: anything but the server failing.
+    var isRecordLocal: Bool {
+        switch self {
+        case .store, .damagedServerRecord: true
+        case .server, .newerServerSchema, .notConfigured, .state: false
+        }
+    }
+
+    /// Whether the server refused a value of the statement (SQLSTATE class 22, data exception,
+    /// or 54, program limit exceeded: a string or a jsonb too large) while the connection is fine.
+    var isRefusedValue: Bool {
+        guard case .server(let error) = self, error.kind == .server, let state = error.sqlState else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("54")
     }
 }

@@ -16,6 +16,8 @@ public struct SyncReport: Sendable, Equatable {
     public var merged = 0
     /// Conflict copies made.
     public var conflictCopies: [ConflictCopy] = []
+    /// Local records the push could not send (see ``PushFailures``); tried again by the next sync.
+    public var failures: [PushFailure] = []
 }
 
 /// Replicates one local database to and from its server container, as `CKSyncEngine` does.
@@ -35,6 +37,8 @@ public final class SyncEngine {
     let container: ServerContainer
     /// Pushes and fetches go in transactions and pages of this many records.
     var batchSize = 200
+    /// Records whose last push lost to another version; the next pull fetches them by name.
+    var conflicted: Set<String> = []
     /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
     var isListening = false
     /// Rounds of fetch-then-push before a sync gives up on records that keep losing races.
@@ -45,7 +49,9 @@ public final class SyncEngine {
     /// - Throws: ``SyncError/notConfigured(path:)``, ``SyncError/server(_:)`` (unreachable,
     ///   wrong password), ``SyncError/newerServerSchema(found:supported:)``.
     public init(database: RecordDatabase) throws(SyncError) {
-        guard let state = try SyncState.load(databasePath: database.path) else { throw .notConfigured(path: database.path) }
+        guard let state = try SyncState.load(databasePath: database.path, includingRecords: false) else {
+            throw .notConfigured(path: database.path)
+        }
         self.database = database
         self.state = state
         let connection: Connection
@@ -67,11 +73,12 @@ public final class SyncEngine {
         try ServerSchema.install(on: connection)
         if let existing = try SyncState.load(databasePath: database.path) {
             guard existing.server == server else {
-                throw .state(path: SyncState.path(forDatabase: database.path), reason: "already syncs with another server (\(existing.server))")
+                throw .state(
+                    path: SyncState.path(forDatabase: database.path), reason: "already syncs with another server (\(existing.server))")
             }
             return existing
         }
-        let state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: hostName())
+        var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: hostName())
         try state.save(databasePath: database.path)
         return state
     }
@@ -85,15 +92,17 @@ public final class SyncEngine {
     public func sync() throws(SyncError) -> SyncReport {
         let lock = try Self.lockState(databasePath: database.path)
         defer { close(lock) }
-        if let saved = try SyncState.load(databasePath: database.path) { state = saved }
+        try state.reload(databasePath: database.path)
         var report = SyncReport()
         do {
-            for _ in 0..<Self.maximumRounds {
+            var settled = false
+            for _ in 0..<Self.maximumRounds where !settled {
                 try pull(&report)
-                if try push(&report) { break }
+                settled = try push(&report)  // no change lost a race
             }
             state.lastSync = Date()
-            state.lastError = nil
+            // What it did stays done; what kept losing races waits for the next sync, and says so.
+            state.lastError = settled ? nil : Self.unsettledMessage
             try state.save(databasePath: database.path)
         } catch {
             state.lastError = error.description
@@ -102,6 +111,11 @@ public final class SyncEngine {
         }
         return report
     }
+
+    /// The last error of a sync whose changes still lost races to other clients after
+    /// ``maximumRounds`` rounds of fetch, merge and push.
+    static let unsettledMessage =
+        "some changes lost \(maximumRounds) races in a row to other machines' pushes: they stay pending for the next sync"
 
     /// Opens the engine and syncs once; a failure to connect is saved in the state as the last
     /// error too (for `sync status`), like a failure of the sync itself.
@@ -123,7 +137,8 @@ public final class SyncEngine {
     static func recordFailure(_ error: SyncError, databasePath: String) {
         guard let lock = try? lockState(databasePath: databasePath) else { return }
         defer { close(lock) }
-        guard var state = try? SyncState.load(databasePath: databasePath), state.lastError != error.description else { return }
+        guard var state = try? SyncState.load(databasePath: databasePath, includingRecords: false), state.lastError != error.description
+        else { return }
         state.lastError = error.description
         try? state.save(databasePath: databasePath)
     }
@@ -145,6 +160,15 @@ public final class SyncEngine {
 
     /// Names the local version `tag` of a record on the server, so a re-push of it is recognised.
     func origin(tag: String?) -> String { "\(state.clientID)/\(tag ?? "-")" }
+
+    /// The local change tag of a version this client pushed, from its origin; nil when another
+    /// client (or a delete) wrote it.
+    func pushedTag(_ origin: String) -> String? {
+        let prefix = state.clientID + "/"
+        guard origin.hasPrefix(prefix) else { return nil }
+        let tag = String(origin.dropFirst(prefix.count))
+        return tag.hasPrefix("deleted@") ? nil : tag
+    }
 
     /// Names this client's delete of the server version `seq` of a record.
     func deleteOrigin(seq: Int64?) -> String { "\(state.clientID)/deleted@\(seq.map(String.init) ?? "-")" }

@@ -18,13 +18,30 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .server(let error): "server: \(error)"
+        case .server(let error): "server: \(error)" + Self.advice(for: error)
         case .store(let error): "local database: \(error)"
         case .newerServerSchema(let found, let supported):
             "the server's schema is version \(found), this notesfs knows up to \(supported): upgrade notesfs"
         case .notConfigured(let path): "\(path) has no sync server: run 'notesfs sync init URL' first"
         case .state(let path, let reason): "sync state \(path): \(reason)"
         case .damagedServerRecord(let name, let reason): "server record \(name): \(reason)"
+        }
+    }
+
+    /// What a server failure in the middle of a sync means for the user, when its message does
+    /// not say: the server rolls back what it had not committed, so the next sync redoes it.
+    static func advice(for error: PostgresError) -> String {
+        if error.kind == .connectionLost {
+            return
+                " (the connection broke during the sync: nothing local is lost, the next sync sends again what the server did not commit)"
+        }
+        switch error.sqlState {
+        case "57014":
+            return " (the server cancelled a statement that ran out of time, see its statement_timeout and locks:"
+                + " nothing local is lost, the next sync tries again)"
+        case "57P01", "57P02", "57P03":
+            return " (the server ended the session: nothing local is lost, the next sync tries again)"
+        default: return ""
         }
     }
 }

@@ -1,12 +1,40 @@
 import Foundation
 
-/// What one local database knows about its server, kept in `<db>/sync/state.json`.
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// What one local database knows about its server: the small things in `<db>/sync/state.json`,
+/// the synced records (the bases of merges) one file each in `<db>/sync/records/`
+/// (``SyncedRecordFiles``), so that a save writes what changed, not the whole database.
 ///
-/// Written whole (``DurableFile``) only after the server transaction it describes has committed,
-/// so a crash leaves the previous state: changes it had not recorded as pushed are pushed again,
-/// which the server recognises by their origin (see ``PushChange/origin``).
-public struct SyncState: Codable, Sendable, Equatable {
-    public static let formatVersion = 1
+/// # Crash safety
+/// A save happens only after the server transaction or local `modify` it records has committed,
+/// and writes, in this order:
+/// 1. each changed record file to a temp file (`<file>.tmp-<pid>`), none fsynced yet;
+/// 2. fsync of every temp file (after all are written, so the disk takes them in one go), then
+///    the renames over the record files; the unlinks of removed records; one fsync of
+///    `records/` — every record file of the save is durable from here on;
+/// 3. state.json (``DurableFile``: temp, fsync, rename, fsync of `sync/`).
+///
+/// A `kill -9` (or power loss: step 2 is durable before step 3 begins) between any two of these
+/// writes leaves state.json as it was and each record file either as it was or as saved:
+/// - as it was (not reached yet): the previous state of that record, which the engine already
+///   recovers from — a push is recognised on the server by its origin (``PushChange/origin``)
+///   and taken as saved when pulled again; a pull is fetched again from the old server seq, and
+///   the record, already the server's version locally, merges cleanly with it;
+/// - as saved: the record's new state, true since the transaction committed; the old server seq
+///   fetches that change again and it is skipped (`serverSeq` equal), the old local token lists
+///   the record again and it is skipped (`localTag` equal); a removed file is not pushed again.
+/// What a save never leaves is state.json newer than a record file it depends on (a server seq
+/// past a change whose record file is missing would never fetch it again): step 3 comes last.
+/// Temp files left behind are ignored, and removed by the next ``reload(databasePath:)``.
+///
+/// The whole state is read and written under `<db>/sync/lock` (see ``SyncEngine``); reading it
+/// without the lock (`sync status`) sees a consistent state by the same argument.
+public struct SyncState: Sendable, Equatable {
+    /// 2: records in `records/`; 1: records inside state.json (migrated by the first save).
+    public static let formatVersion = 2
 
     public var format = SyncState.formatVersion
     /// The libpq conninfo or URL of the server (as given to `sync init`).
@@ -21,12 +49,21 @@ public struct SyncState: Codable, Sendable, Equatable {
     /// nil before the first push: every local record is looked at.
     public var localToken: String?
     /// Every record synced at least once, by record name: the base for merges.
-    public var records: [String: SyncedRecord] = [:]
+    public var records = SyncedRecords()
     /// Conflict copies made, newest last, for `sync status`.
     public var conflicts: [ConflictCopy] = []
     public var lastSync: Date?
     /// The last sync's error, nil when it succeeded.
     public var lastError: String?
+
+    /// A new name at every save of state.json: ``reload(databasePath:)`` keeps the index when
+    /// state.json is still the one this value last read or wrote.
+    var saveID: String?
+    /// `records/` as last seen by this value (after reading or writing its files): another
+    /// process's writes there change it, even when it was killed before its state.json.
+    var recordsStamp: DirectoryStamp?
+    /// Whether ``records`` was read from the record files (``load(databasePath:includingRecords:)``).
+    var recordsLoaded = false
 
     public init(server: String, clientID: String, host: String) {
         self.server = server
@@ -37,50 +74,84 @@ public struct SyncState: Codable, Sendable, Equatable {
     /// The state file of the database at `databasePath`.
     public static func path(forDatabase databasePath: String) -> String { databasePath + "/sync/state.json" }
 
-    /// Reads the state of a database; nil when it has none (never `sync init`).
+    /// Reads the state of a database; nil when it has none (never `sync init`). Without
+    /// `includingRecords` only state.json is read (O(1)): ``records`` stays empty until
+    /// ``reload(databasePath:)``. A format 1 state.json brings its records in memory, as changes
+    /// that the next save writes into their files (the migration).
     ///
     /// - Throws: ``SyncError/state(path:reason:)`` for an unreadable or damaged file.
-    public static func load(databasePath: String) throws(SyncError) -> SyncState? {
-        let path = path(forDatabase: databasePath)
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .state(path: path, reason: "cannot be read") }
-        do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .secondsSince1970
-            let state = try decoder.decode(SyncState.self, from: data)
-            guard state.format <= formatVersion else { throw SyncError.state(path: path, reason: "format \(state.format) is newer than this notesfs") }
-            return state
-        } catch let error as SyncError {
-            throw error
-        } catch {
-            throw .state(path: path, reason: "damaged: \(error)")
+    public static func load(databasePath: String, includingRecords: Bool = true) throws(SyncError) -> SyncState? {
+        guard let file = try StateFile.read(databasePath: databasePath) else { return nil }
+        return try SyncState(file, databasePath: databasePath, includingRecords: includingRecords, removingLeftovers: false)
+    }
+
+    /// Brings the state up to date with the database's files (before a sync, holding
+    /// `<db>/sync/lock`): reads state.json, and the record files too unless nothing but this
+    /// value wrote them since it last did (same ``saveID``, same ``recordsStamp``, no unsaved
+    /// change) — so a long-running engine reads O(1) per sync, not O(records). Keeps the state
+    /// as it is when the database has none.
+    ///
+    /// - Throws: ``SyncError/state(path:reason:)``.
+    public mutating func reload(databasePath: String) throws(SyncError) {
+        guard let file = try StateFile.read(databasePath: databasePath) else { return }
+        let directory = SyncedRecordFiles.directory(forDatabase: databasePath)
+        let unchanged =
+            file.format == Self.formatVersion && recordsLoaded && records.changes.isEmpty && records.directory == directory
+            && file.saveID == saveID && DirectoryStamp(directory) == recordsStamp
+        if unchanged {
+            var updated = try SyncState(file, databasePath: databasePath, includingRecords: false, removingLeftovers: false)
+            updated.records = records
+            updated.recordsLoaded = true
+            updated.recordsStamp = recordsStamp
+            self = updated
+        } else {
+            self = try SyncState(file, databasePath: databasePath, includingRecords: true, removingLeftovers: true)
         }
     }
 
-    /// Writes the state durably (temp file, fsync, rename, directory fsync).
+    /// Writes the state durably: the changed record files, then state.json (see "Crash safety"
+    /// above for the order and why).
     ///
-    /// - Throws: ``SyncError/state(path:reason:)``.
-    public func save(databasePath: String) throws(SyncError) {
+    /// - Throws: ``SyncError/state(path:reason:)``; what was written stays written, and the
+    ///   changes not written stay to be saved again.
+    public mutating func save(databasePath: String) throws(SyncError) {
         try DurableFile.makeDirectory(databasePath + "/sync")
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = [.sortedKeys]
-        let data: Data
-        do { data = try encoder.encode(self) } catch { throw .state(path: Self.path(forDatabase: databasePath), reason: "\(error)") }
-        try DurableFile.write(data, to: Self.path(forDatabase: databasePath))
+        if !records.changes.isEmpty {
+            let directory = SyncedRecordFiles.directory(forDatabase: databasePath)
+            try DurableFile.makeDirectory(directory)
+            try records.save(in: directory)
+            recordsStamp = DirectoryStamp(directory)
+        }
+        let saveID = UUID().uuidString
+        try StateFile(self, saveID: saveID).write(databasePath: databasePath)
+        self.saveID = saveID
+        format = Self.formatVersion
     }
-}
 
-/// The last version of a record both this database and the server agreed on.
-public struct SyncedRecord: Codable, Sendable, Equatable {
-    public var recordType: String
-    /// The server's seq (change tag) of that version.
-    public var serverSeq: Int64
-    /// The local change tag of that version; nil when the local record has changed from it in a
-    /// way this engine made (a merge) and still has to push.
-    public var localTag: String?
-    /// That version's payload JSON (``RecordPayload/jsonText``): the base of a three-way merge.
-    public var base: String
+    private init(_ file: StateFile, databasePath: String, includingRecords: Bool, removingLeftovers: Bool) throws(SyncError) {
+        self.init(server: file.server, clientID: file.clientID, host: file.host)
+        format = file.format
+        serverSeq = file.serverSeq
+        localToken = file.localToken
+        conflicts = file.conflicts
+        lastSync = file.lastSync
+        lastError = file.lastError
+        saveID = file.saveID
+        let directory = SyncedRecordFiles.directory(forDatabase: databasePath)
+        if file.format == 1 {
+            records.directory = directory
+            for (name, record) in file.records ?? [:] {
+                records[name] = SyncedRecord(
+                    recordType: record.recordType, serverSeq: record.serverSeq, localTag: record.localTag, base: record.base)
+            }
+            recordsLoaded = true
+        } else if includingRecords {
+            // The stamp before the listing: a write after it makes the next reload read again.
+            recordsStamp = DirectoryStamp(directory)
+            try records.read(from: directory, removingLeftovers: removingLeftovers)
+            recordsLoaded = true
+        }
+    }
 }
 
 /// A conflict copy: a note whose local text could not be merged with the server's.
@@ -91,4 +162,95 @@ public struct ConflictCopy: Codable, Sendable, Equatable {
     public var copyRecordName: String
     public var title: String
     public var date: Date
+}
+
+/// The identity and modification time of a directory (`stat`): renaming or unlinking a file in
+/// it changes the time.
+struct DirectoryStamp: Sendable, Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var seconds: Int
+    var nanoseconds: Int
+
+    /// The stamp of the directory at `path`; nil when there is none.
+    init?(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        seconds = Int(info.st_mtim.tv_sec)
+        nanoseconds = Int(info.st_mtim.tv_nsec)
+    }
+}
+
+/// state.json as written: the small fields of ``SyncState`` (and, in format 1, every record).
+private struct StateFile: Codable {
+    var format: Int
+    var server: String
+    var clientID: String
+    var host: String
+    var serverSeq: Int64
+    var localToken: String?
+    /// Format 1: every synced record. Format 2 writes it empty, so that a notesfs that knows only
+    /// format 1 reads the file and says it is newer (instead of calling it damaged).
+    var records: [String: FormatOneRecord]?
+    var conflicts: [ConflictCopy]
+    var lastSync: Date?
+    var lastError: String?
+    /// Format 2: ``SyncState/saveID``.
+    var saveID: String?
+
+    /// A synced record as format 1 kept it inside state.json.
+    struct FormatOneRecord: Codable {
+        var recordType: String
+        var serverSeq: Int64
+        var localTag: String?
+        var base: String
+    }
+
+    init(_ state: SyncState, saveID: String) {
+        format = SyncState.formatVersion
+        server = state.server
+        clientID = state.clientID
+        host = state.host
+        serverSeq = state.serverSeq
+        localToken = state.localToken
+        records = [:]
+        conflicts = state.conflicts
+        lastSync = state.lastSync
+        lastError = state.lastError
+        self.saveID = saveID
+    }
+
+    /// The state file of the database at `databasePath`; nil when there is none.
+    ///
+    /// - Throws: ``SyncError/state(path:reason:)`` for an unreadable or damaged file, or one of a
+    ///   newer format.
+    static func read(databasePath: String) throws(SyncError) -> StateFile? {
+        let path = SyncState.path(forDatabase: databasePath)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else { throw .state(path: path, reason: "cannot be read") }
+        let file: StateFile
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            file = try decoder.decode(StateFile.self, from: data)
+        } catch {
+            throw .state(path: path, reason: "damaged: \(error)")
+        }
+        guard file.format <= SyncState.formatVersion else {
+            throw .state(path: path, reason: "format \(file.format) is newer than this notesfs")
+        }
+        guard file.format >= 1 else { throw .state(path: path, reason: "damaged: format \(file.format)") }
+        return file
+    }
+
+    func write(databasePath: String) throws(SyncError) {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        let data: Data
+        do { data = try encoder.encode(self) } catch { throw .state(path: SyncState.path(forDatabase: databasePath), reason: "\(error)") }
+        try DurableFile.write(data, to: SyncState.path(forDatabase: databasePath))
+    }
 }

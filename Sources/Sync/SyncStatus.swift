@@ -11,6 +11,8 @@ public struct SyncStatus: Sendable {
     public var pendingChanges: Int
     public var serverSeq: Int64
     public var conflicts: [ConflictCopy]
+    /// Local records the last push could not send, and why (``PushFailures``).
+    public var failures: [PushFailure]
 
     /// The status of a database; nil when it has no server.
     ///
@@ -20,7 +22,8 @@ public struct SyncStatus: Sendable {
         let pending = try SyncEngine.pendingChanges(database: database, state: state)
         return SyncStatus(
             server: redacted(state.server), lastSync: state.lastSync, lastError: state.lastError, pendingChanges: pending.count,
-            serverSeq: state.serverSeq, conflicts: state.conflicts)
+            serverSeq: state.serverSeq, conflicts: state.conflicts,
+            failures: PushFailures.load(databasePath: database.path).values.sorted { $0.recordName < $1.recordName })
     }
 
     /// A conninfo or URL without its password (`password=***`, `user:***@`).

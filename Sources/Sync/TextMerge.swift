@@ -6,7 +6,9 @@ public enum TextMerge {
     public static func merge(base: String, local: String, server: String) -> String? {
         if local == server || base == local { return server }
         if base == server { return local }
-        let o = lines(base), a = lines(local), b = lines(server)
+        let o = lines(base)
+        let a = lines(local)
+        let b = lines(server)
         guard let matchA = matches(o, a), let matchB = matches(o, b) else { return nil }
         var merged: [Substring] = []
         var (io, ia, ib) = (0, 0, 0)
@@ -20,7 +22,9 @@ public enum TextMerge {
             var end = io
             while end < o.count, matchA[end] == nil || matchB[end] == nil { end += 1 }
             let (endA, endB) = end < o.count ? (matchA[end]!, matchB[end]!) : (a.count, b.count)
-            let chunkO = o[io..<end], chunkA = a[ia..<endA], chunkB = b[ib..<endB]
+            let chunkO = o[io..<end]
+            let chunkA = a[ia..<endA]
+            let chunkB = b[ib..<endB]
             if chunkA.elementsEqual(chunkO) {
                 merged += chunkB
             } else if chunkB.elementsEqual(chunkO) || chunkA.elementsEqual(chunkB) {
@@ -55,7 +59,8 @@ public enum TextMerge {
             result[base.count - 1 - suffix] = other.count - 1 - suffix
             suffix += 1
         }
-        let n = base.count - prefix - suffix, m = other.count - prefix - suffix
+        let n = base.count - prefix - suffix
+        let m = other.count - prefix - suffix
         guard n > 0, m > 0 else { return result }
         guard n * m <= comparisonLimit else { return nil }
         // lengths[i][j]: LCS length of base[prefix+i...] and other[prefix+j...] (suffixes), flat.

@@ -105,11 +105,16 @@ import Testing
         #expect(received.map(\.payload) == ["seq 42"])
     }
 
-    @Test func byteaRoundTripsEveryByte() throws {
+    @Test func binaryByteaRoundTripsEveryByte() throws {
         let connection = try Connection(try cluster().conninfo())
-        let bytes = Data((0...255).map { UInt8($0) } + [0, 0, 255])
-        let text = try connection.execute("SELECT $1::bytea AS b", [Bytea.encode(bytes)]).value(0, "b")
-        #expect(text.flatMap(Bytea.decode) == bytes)
-        #expect(Bytea.decode("not hex") == nil)
+        let bytes = (0...255).map { UInt8($0) } + [0, 0, 255]
+        let back = try connection.fetchBytes("SELECT $2::bytea AS b WHERE $1 = 'x'", ["x"], sending: bytes)
+        #expect(back == [bytes])
+        // As the server sees them: the same length and digest as the bytes sent.
+        let seen = try connection.execute("SELECT octet_length($1::bytea) AS n, md5($1::bytea) AS m", [], bytes: bytes)
+        #expect(seen.value(0, "n") == String(bytes.count))
+        #expect(try connection.fetchBytes("SELECT decode($1, 'hex')", ["00ff"]) == [[0, 255]])
+        #expect(try connection.execute("SELECT octet_length($1::bytea) AS n", [], bytes: []).value(0, "n") == "0")
+        #expect(try connection.fetchBytes("SELECT NULL::bytea", []) == [nil])
     }
 }

@@ -90,9 +90,11 @@ import Testing
         #expect(diff.status == 0, "the two machines' trees differ:\n\(diff.out)")
 
         let files = try exportedLines(exports[0])
-        #expect(files["Work/Shared.md"] == Self.lines("shared", 10).split(separator: "\n").map(String.init).map {
-            $0 == "shared line 2" ? "shared line 2 edited by A" : $0 == "shared line 9" ? "shared line 9 edited by B" : $0
-        })
+        #expect(
+            files["Work/Shared.md"]
+                == Self.lines("shared", 10).split(separator: "\n").map(String.init).map {
+                    $0 == "shared line 2" ? "shared line 2 edited by A" : $0 == "shared line 9" ? "shared line 9 edited by B" : $0
+                })
         // A synced first after the outage: its text stays under the note's name, B's goes to a copy.
         #expect(files["Work/Overlap.md"]?.contains("overlap line 3 by A") == true)
         let copies = files.filter { $0.key.hasPrefix("Work/Overlap (conflict ") }

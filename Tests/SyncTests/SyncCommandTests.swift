@@ -82,7 +82,11 @@ import Testing
         #expect(eventually { (try? notesfs(a, ["note", "cat", "From B"]))?.out == "pushed by b\n" })
         // And a local change under the watch is pushed without another command.
         #expect(try notesfs(a, ["note", "new", "From A"], stdin: "pushed by the watch\n").status == 0)
-        #expect(eventually { _ = try? notesfs(b, ["sync"]); return (try? notesfs(b, ["note", "cat", "From A"]))?.out == "pushed by the watch\n" })
+        #expect(
+            eventually {
+                _ = try? notesfs(b, ["sync"])
+                return (try? notesfs(b, ["note", "cat", "From A"]))?.out == "pushed by the watch\n"
+            })
         #expect(watch.isRunning)
     }
 }

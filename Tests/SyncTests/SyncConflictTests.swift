@@ -1,5 +1,6 @@
 import Foundation
 import Notes
+import Postgres
 import RecordStore
 import Sync
 import Testing
@@ -99,5 +100,33 @@ import Testing
             #expect(recovered?.name == "Recovered")
         }
         #expect(try a.contents() == b.contents())
+    }
+
+    /// A change that loses every race (here a server trigger drops every write of it, as if
+    /// another machine always pushed first) stays pending and is reported after the last round,
+    /// instead of the sync calling itself a success; the others go through.
+    @Test func aChangeThatKeepsLosingRacesIsReported() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        let admin = try Connection(server)
+        try admin.execute(
+            """
+            CREATE FUNCTION drop_contested() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.record_name = 'contested' THEN RETURN NULL; END IF; RETURN NEW; END $$
+            """)
+        try admin.execute(
+            "CREATE TRIGGER drop_contested BEFORE INSERT OR UPDATE ON notesfs_records FOR EACH ROW EXECUTE FUNCTION drop_contested()")
+        try a.save([note("Contested", id: "contested", text: "mine\n"), note("Other", id: "other", text: "other\n")])
+        try a.sync()
+        let status = try #require(try SyncStatus.read(database: a.database))
+        #expect(status.lastError?.contains("lost 5 races in a row") == true, "\(status.lastError ?? "nil")")
+        #expect(status.pendingChanges == 1)
+        try b.sync()
+        #expect(b.has("other") && !b.has("contested"))
+        try admin.execute("DROP TRIGGER drop_contested ON notesfs_records")
+        try a.sync()
+        #expect(try SyncStatus.read(database: a.database)?.lastError == nil)
+        try b.sync()
+        #expect(try b.note("contested").text == "mine\n")
     }
 }

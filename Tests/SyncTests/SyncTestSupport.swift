@@ -28,20 +28,33 @@ struct Machine {
         var contents: [String: String] = [:]
         for metadata in try database.changes(since: nil).changed {
             let record = try database.record(for: metadata.recordID)
-            contents[record.recordID.recordName] = record.recordType + " " + RecordPayload(fields: record.fields, modificationDate: nil).jsonText
+            contents[record.recordID.recordName] =
+                record.recordType + " " + RecordPayload(fields: record.fields, modificationDate: nil).jsonText
         }
         return contents
     }
 
-    func notes() throws -> [Note] { try database.metadata(ofType: Note.recordType).map { try Note(record: database.record(for: $0.recordID)) } }
+    func notes() throws -> [Note] {
+        try database.metadata(ofType: Note.recordType).map { try Note(record: database.record(for: $0.recordID)) }
+    }
 }
+
+/// The directory every machine of this test process lives in; removed once the process has
+/// exited (a kill test's machines hold thousands of notes). `--one-file-system`: a mount a
+/// crashed test left inside is not walked into.
+let machinesDirectory: String = {
+    var template = Array("/tmp/notesfs-sync-XXXXXX".utf8CString)
+    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    runAfterThisProcess("rm -rf --one-file-system '\(directory)'")
+    return directory
+}()
 
 /// `count` machines on one new server database, each after `sync init`.
 func makeMachines(_ count: Int, on testCluster: TestCluster? = nil) throws -> (server: String, machines: [Machine]) {
     let server = try (testCluster ?? cluster()).makeDatabase()
     var machines: [Machine] = []
     for _ in 0..<count {
-        var template = Array("/tmp/notesfs-sync-XXXXXX".utf8CString)
+        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
         try SyncEngine.initialize(database: database, server: server)
@@ -71,4 +84,78 @@ func folder(_ name: String, id: String, parent: String? = nil) -> Record {
 
 func note(_ title: String, id: String, text: String = "", folder: String? = nil) -> Record {
     Note(title: title, text: text, folder: folder.map(RecordID.init(recordName:)), recordID: RecordID(recordName: id)).record
+}
+
+/// A small deterministic random generator (SplitMix64), so that a failing run can be repeated
+/// from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// `notesfs export` of each machine into a directory beside its database; the directories.
+func exportTrees(_ machines: [Machine]) throws -> [String] {
+    try machines.map { machine in
+        let directory = machine.path + "-export"
+        try? FileManager.default.removeItem(atPath: directory)
+        let run = try notesfs(machine.path, ["export", directory])
+        #expect(run.status == 0, "export: \(run.err)")
+        return directory
+    }
+}
+
+/// `diff -r` of the first export against each other one: the differences, empty when all agree.
+func differences(between exports: [String]) throws -> String {
+    var text = ""
+    for other in exports.dropFirst() {
+        let diff = try runProgram("/usr/bin/diff", ["-r", exports[0], other])
+        if diff.status != 0 { text += diff.out }
+    }
+    return text
+}
+
+/// A machine's sync state as its files were (state.json and the record files of the merge
+/// bases), to put back: emulates a crash after a server transaction or a local apply committed
+/// and before any of the state that records it was written.
+struct SavedSyncState {
+    let directory: String
+    let copy: String
+
+    init(_ machine: Machine) throws {
+        directory = machine.path + "/sync"
+        copy = machine.path + "-sync-saved-" + UUID().uuidString
+        try FileManager.default.copyItem(atPath: directory, toPath: copy)
+    }
+
+    /// Puts the saved files back, and nothing else.
+    func restore() throws {
+        try FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.copyItem(atPath: copy, toPath: directory)
+    }
+}
+
+/// The database name in a conninfo made by ``TestCluster/makeDatabase()``.
+func databaseName(_ conninfo: String) -> String {
+    String(conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }?.dropFirst("dbname=".count) ?? "")
+}
+
+/// The pid of the server backend of `server`'s database that waits on an advisory lock (a test's
+/// trigger holding a sync there), polled for up to 30 s while `process` runs; nil if none did.
+func backendWaitingOnAdvisoryLock(_ server: String, while process: Process) throws -> String? {
+    let connection = try Connection(server)
+    for _ in 0..<600 where process.isRunning {
+        let pid = try connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+            [databaseName(server)]
+        ).value(0, "pid")
+        if let pid { return pid }
+        usleep(50_000)
+    }
+    return nil
 }

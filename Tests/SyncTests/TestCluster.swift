@@ -34,7 +34,8 @@ final class TestCluster: Sendable {
             chown(passwordFile, user.pointee.pw_uid, user.pointee.pw_gid)
         }
         try runAsServerUser(
-            "initdb", ["-D", dataDirectory, "-U", "postgres", "--auth=scram-sha-256", "--pwfile=" + passwordFile, "-E", "UTF8", "--no-sync"])
+            "initdb",
+            ["-D", dataDirectory, "-U", "postgres", "--auth=scram-sha-256", "--pwfile=" + passwordFile, "-E", "UTF8", "--no-sync"])
         watchForExit()
         try start()
     }
@@ -135,19 +136,23 @@ final class TestCluster: Sendable {
     /// A detached shell that waits for this process to end, then stops the server and removes it all.
     private func watchForExit() {
         let asUser = getuid() == 0 ? "/usr/sbin/runuser -u postgres -- " : ""
-        let script = """
-            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+        runAfterThisProcess(
+            """
             \(asUser)\(binaries)/pg_ctl -D \(dataDirectory) -m immediate stop >/dev/null 2>&1
             rm -rf \(directory)
-            """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = ["/bin/sh", "-c", script]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try? process.run()
+            """)
     }
+}
+
+/// Runs the shell `commands` in a detached shell once this process has exited (however it ends).
+func runAfterThisProcess(_ commands: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+    process.arguments = ["/bin/sh", "-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done\n" + commands]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try? process.run()
 }
 
 struct TestClusterError: Error, CustomStringConvertible {

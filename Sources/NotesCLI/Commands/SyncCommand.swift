@@ -43,6 +43,10 @@ enum SyncCommand {
         let report: SyncReport
         do { report = try SyncEngine.sync(database: database) } catch { throw cliError(error, context) }
         print(report, context)
+        if !report.failures.isEmpty {
+            throw CLIError(
+                .io, "sync", "\(report.failures.count) records could not be pushed (see 'notesfs sync status'); the rest is synced")
+        }
     }
 
     /// Syncs, then waits for a change on either side and syncs again, until killed; errors back
@@ -61,8 +65,13 @@ enum SyncCommand {
     }
 
     private static func print(_ report: SyncReport, _ context: CommandContext) {
-        context.output.info("synced: \(report.pushed) pushed, \(report.fetched) fetched, \(report.merged) merged, \(report.conflictCopies.count) conflict copies")
+        context.output.info(
+            "synced: \(report.pushed) pushed, \(report.fetched) fetched, \(report.merged) merged, \(report.conflictCopies.count) conflict copies"
+        )
         for copy in report.conflictCopies { context.output.info("conflict: kept your text as '\(copy.title)'") }
+        for failure in report.failures {
+            context.output.error(CLIError(.io, "sync", "not pushed: \(failure.recordName): \(failure.reason)"))
+        }
     }
 
     private static func status(_ context: CommandContext) throws(CLIError) {
@@ -80,7 +89,20 @@ enum SyncCommand {
                         "conflicts",
                         .array(
                             status.conflicts.map {
-                                .object([("recordName", .string($0.recordName)), ("copyRecordName", .string($0.copyRecordName)), ("title", .string($0.title)), ("date", .string(Formatting.iso($0.date)))])
+                                .object([
+                                    ("recordName", .string($0.recordName)), ("copyRecordName", .string($0.copyRecordName)),
+                                    ("title", .string($0.title)), ("date", .string(Formatting.iso($0.date))),
+                                ])
+                            })
+                    ),
+                    (
+                        "failures",
+                        .array(
+                            status.failures.map {
+                                .object([
+                                    ("recordName", .string($0.recordName)), ("reason", .string($0.reason)),
+                                    ("since", .string(Formatting.iso($0.since))),
+                                ])
                             })
                     ),
                 ]))
@@ -90,6 +112,10 @@ enum SyncCommand {
             lines.append("pending changes: \(status.pendingChanges)")
             lines.append("conflicts: \(status.conflicts.count)")
             lines += status.conflicts.map { "  \(Formatting.iso($0.date))  \($0.title)" }
+            if !status.failures.isEmpty {
+                lines.append("records that cannot be pushed: \(status.failures.count)")
+                lines += status.failures.map { "  \($0.recordName): \($0.reason)" }
+            }
             context.output.lines(lines)
         }
     }

@@ -28,7 +28,8 @@ public struct RecordStoreChange: Sendable {
     public var saved: [RecordMetadata]
     /// Deleted records' last metadata, cascades included.
     public var deleted: [RecordMetadata]
-    /// Whether another process committed it.
+    /// Whether another process committed it, or a writer of this process that said so
+    /// (`modify(…, asExternalChange: true)`).
     public var isExternal: Bool
     /// Whether the whole index was reloaded: observers should drop everything they cached.
     public var isReset: Bool

@@ -34,16 +34,21 @@ extension RecordDatabase {
     ///   save of a record deleted on the server, ``RecordStoreError/invalidReference(from:key:to:)``
     ///   for a reference to a missing or deleted record, ``RecordStoreError/invalidArguments(_:)``,
     ///   ``RecordStoreError/io(path:operation:errno:)``.
+    ///
+    /// - Parameter asExternalChange: observers see this commit as another process's
+    ///   (``RecordStoreChange/isExternal``): for a writer that shares this instance with the
+    ///   observer's owner but is not it, as a sync engine applying another machine's changes in
+    ///   a mount's process (the mount must tell the kernel about them as about any outside change).
     @discardableResult
     public func modify(
         saving records: [Record] = [], deleting recordIDs: [RecordID] = [],
-        savePolicy: SavePolicy = .ifServerRecordUnchanged
+        savePolicy: SavePolicy = .ifServerRecordUnchanged, asExternalChange: Bool = false
     ) throws(RecordStoreError) -> ModifyResult {
         var seen = Set<RecordID>()
         for id in records.map(\.recordID) + recordIDs where !seen.insert(id).inserted {
             throw .invalidArguments("record \(id) appears twice")
         }
-        let entry = try commit { (index, seq) throws(RecordStoreError) in
+        let entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
             try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index)
         }
         return ModifyResult(savedRecords: entry.saves.map { $0.clearingChanges() }, deletedRecordIDs: entry.deletes)
@@ -51,7 +56,9 @@ extension RecordDatabase {
 
     /// Commits one journal entry built by `build` from the caught-up index, with the commit lock held:
     /// append to the journal, write the record files, apply to the index, notify observers.
-    func commit(_ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry) throws(RecordStoreError) -> JournalEntry {
+    func commit(
+        asExternalChange: Bool = false, _ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry
+    ) throws(RecordStoreError) -> JournalEntry {
         guard !isReadOnly else { throw .readOnly(path: path) }
         // Other processes' commits the catch-up applied to the index: observers hear of them even
         // when this commit then fails (a change tag they made stale), or never would.
@@ -96,7 +103,7 @@ extension RecordDatabase {
                 let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
                 changes.append(
                     RecordStoreChange(
-                        saved: saved, deleted: deleted, isExternal: false, isReset: false,
+                        saved: saved, deleted: deleted, isExternal: asExternalChange, isReset: false,
                         token: ChangeToken(databaseID: databaseID, seq: seq)))
                 if state.journal.size > max(Self.checkpointMinimum, state.snapshotBytes / 2) {
                     do { try checkpoint(&state) } catch { log("checkpoint: \(error)") }
@@ -206,7 +213,7 @@ extension RecordDatabase {
                     stored.identity = nextIdentity
                     nextIdentity += 1
                 }
-                stored.creationDate = now
+                if !client.creationDateWasSet || client.creationDate == nil { stored.creationDate = now }
                 if !client.modificationDateWasSet || client.modificationDate == nil { stored.storedModificationDate = now }
             }
             stored.recordChangeTag = tag

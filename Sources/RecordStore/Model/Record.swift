@@ -65,6 +65,8 @@ public struct Record: Sendable, Hashable {
     /// Set by ``takeIdentity(_:)`` for the next save only (not stored).
     var takenIdentity: UInt64?
     var modificationDateWasSet = false
+    /// Set by ``setCreationDate(_:)`` for the first save only (not stored).
+    var creationDateWasSet = false
 
     public init(recordType: String, recordID: RecordID = RecordID()) {
         self.recordType = recordType
@@ -83,6 +85,16 @@ public struct Record: Sendable, Hashable {
         self.storedModificationDate = modificationDate
         self.identity = identity
         self.fields = fields
+    }
+
+    /// Gives a record new to this database the creation date it has elsewhere (a replica of a
+    /// record made on another machine, as a sync brings one): its first save keeps `date`
+    /// instead of the time of that save. A saved record's creation date never changes, so the
+    /// call does nothing for one.
+    public mutating func setCreationDate(_ date: Date) {
+        guard recordChangeTag == nil else { return }
+        creationDate = date
+        creationDateWasSet = true
     }
 
     /// Gives a new record an identity from ``RecordDatabase/reserveIdentity()`` (so that it is
@@ -155,6 +167,7 @@ public struct Record: Sendable, Hashable {
         var copy = self
         copy.changedKeys = []
         copy.modificationDateWasSet = false
+        copy.creationDateWasSet = false
         copy.takenIdentity = nil
         return copy
     }

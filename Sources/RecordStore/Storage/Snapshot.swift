@@ -100,12 +100,28 @@ enum Snapshot {
                     guard let newline = block.indexOfNewline(in: 0..<block.count) else { throw damaged("truncated header") }
                     header = try decodeHeader(block[0..<newline], into: &index, path: path)
                     bodyStart = newline + 1
-                    // A hint only: at most what 64 MiB of lines would hold, whatever the file claims.
-                    index.entries.reserveCapacity(min(size, 64 << 20) / 300)
+                    index.reserveCapacity(Self.estimatedLineCount(block, from: bodyStart, fileSize: size))
                 }
                 try decodeLines(block, from: bodyStart, fileOffset: reader.consumed - block.count, into: &index, path: path)
             }
         }
+    }
+
+    /// How many lines a snapshot of `fileSize` bytes holds, judged by its first block: room
+    /// reserved up front, so that the index's tables are not grown (and copied, old and new
+    /// buffers both resident) three or four times over while a large snapshot loads. A hint only:
+    /// a damaged file can claim any size, so it is capped at a line per 64 bytes and at 2^24.
+    static func estimatedLineCount(_ block: Data, from start: Int, fileSize: Int) -> Int {
+        var lines = 0
+        var position = block.startIndex + start
+        while position < block.endIndex, let newline = block.indexOfNewline(in: position..<block.endIndex) {
+            lines += 1
+            position = newline + 1
+        }
+        let sampled = position - (block.startIndex + start)
+        guard lines > 0, sampled > 0 else { return 0 }
+        let estimate = Double(fileSize) / (Double(sampled) / Double(lines)) * 1.02
+        return Int(min(estimate, Double(min(fileSize / 64, 1 << 24))))
     }
 
     private static func decodeHeader(_ line: Data, into index: inout RecordIndex, path: String) throws(RecordStoreError) -> Header {
@@ -180,6 +196,12 @@ enum Snapshot {
 }
 
 extension RecordIndex {
+    /// Makes room for `count` records in the tables that hold one entry a record.
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+        names.reserveCapacity(count)
+    }
+
     /// Adds a record's metadata as loaded (from a snapshot or a record file).
     mutating func insert(_ metadata: RecordMetadata) {
         let name = metadata.recordID.recordName
