@@ -100,7 +100,7 @@ import Testing
             }
             try c.run("rm -rf Tree")
             expectEverywhere(mounts, "rm -rf in C", within: 60) { !$0.hasEntry("Tree") }
-            expectConverged(mounts)
+            expectConverged(mounts, within: 60)
         }
     }
 
@@ -157,14 +157,14 @@ import Testing
 
 /// The mounts' trees are identical (`diff -r` of each mount against the first: for trees without
 /// FIFOs, which diff would open) and no machine has anything left to push.
-func expectConverged(_ mounts: [SyncedMount], sourceLocation: SourceLocation = #_sourceLocation) {
+func expectConverged(_ mounts: [SyncedMount], within seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) {
     for mount in mounts {
         let status = { (try? notesfs(mount.database, ["sync", "status"]))?.out ?? "" }
         #expect(
-            eventually(10) { status().contains("pending changes: 0") }, "\(mount.database): \(status())", sourceLocation: sourceLocation)
+            eventually(seconds) { status().contains("pending changes: 0") }, "\(mount.database): \(status())", sourceLocation: sourceLocation)
     }
     for mount in mounts.dropFirst() {
-        let converged = eventually(10) { (try? runProgram("/usr/bin/diff", ["-r", mounts[0].path, mount.path]))?.status == 0 }
+        let converged = eventually(seconds) { (try? runProgram("/usr/bin/diff", ["-r", mounts[0].path, mount.path]))?.status == 0 }
         let diff = (try? runProgram("/usr/bin/diff", ["-r", mounts[0].path, mount.path]))?.out ?? ""
         #expect(converged, "\(mounts[0].path) and \(mount.path) differ:\n\(diff)", sourceLocation: sourceLocation)
     }
