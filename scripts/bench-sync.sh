@@ -8,6 +8,8 @@
 #     TOAST included) after the upload, divided by the notes;
 #   - pushing 1,000 changed notes: 1,000 of A's notes edited through A's mount (-o nosync, then
 #     unmounted), then one `notesfs sync` of A pushes them (and one of B fetches them), notes/s;
+#     before that A syncs once more (timed apart): its first sync after the upload takes the
+#     upload back from the server;
 #   - the delay of one edit written through A's mount until B's mount shows it (both syncing in
 #     the background), over EDITS edits: median and p99.
 #
@@ -56,12 +58,16 @@ rate() { python3 -c "import sys; n, s = int(sys.argv[1]), float(sys.argv[2]); pr
 up=$(seconds "$bin" --db "$tmp/a" sync)
 records=$(psql -d bench -At -c "SELECT count(*) FROM notesfs_records")
 down=$(seconds "$bin" --db "$tmp/b" sync)
+# A's next sync fetches nothing new, but takes its own upload back from the server (a push does not
+# move A's server change token past its own changes): timed apart, so that the push below is only that.
+again=$(seconds "$bin" --db "$tmp/a" sync)
 copy_out=$(seconds psql -d bench -c "\\copy notesfs_records TO '$tmp/records.copy'")
 psql -d bench -c "CREATE TABLE copy_ref (LIKE notesfs_records INCLUDING ALL)"
 copy_in=$(seconds psql -d bench -c "\\copy copy_ref FROM '$tmp/records.copy'")
 echo "== initial sync of $notes notes ($records server records: notes and folders)"
 echo "notesfs sync, upload (A)    $(rate "$records" "$up")"
 echo "notesfs sync, download (B)  $(rate "$records" "$down")"
+echo "notesfs sync, A again       $(rate "$records" "$again") (nothing new: its own upload comes back)"
 echo "psql \\copy out, same rows   $(rate "$records" "$copy_out")"
 echo "psql \\copy in, same rows    $(rate "$records" "$copy_in")"
 echo "== server rows and bytes per note after the upload (pg_total_relation_size: indexes and TOAST included)"

@@ -10,7 +10,8 @@
 #   scripts/bench.sh bigfile [MIB]        one 1 GiB file written and read: MB/s and daemons' peak RSS
 #   scripts/bench.sh cli                  notesfs import of 10,000 notes vs cp -r
 #   scripts/bench.sh sync [NOTES] [EDITS] sync through PostgreSQL: 10,000 notes up and down vs psql \copy,
-#                                         rows and bytes per note, one edit's delay mount to mount (200)
+#                                         rows and bytes per note, 1,000 changed notes pushed, one
+#                                         edit's delay mount to mount (200)
 #   scripts/bench.sh all                  all of the above, once (bigfile included)
 #   scripts/profile.sh create|rename|read where a request spends the daemon's time (perf)
 #

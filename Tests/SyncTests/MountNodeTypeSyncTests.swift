@@ -108,6 +108,39 @@ import Testing
         }
     }
 
+    /// Renames and moves of every node type, a folder renamed and moved with what it holds, a
+    /// symlink pointed elsewhere, and both ways of dropping one name of a hard link (the link's
+    /// name, and the first name, whose record then takes the link's): made in one mount, the same
+    /// in the others.
+    @Test func nodesRenamedRelinkedAndUnlinkedInOneMountFollowInTheOthers() throws {
+        try withSyncedMounts(3) { mounts, _ in
+            let (a, b, c) = (mounts[0], mounts[1], mounts[2])
+            try Self.makeTree(in: a)
+            let made = try #require(Self.stats(a, Self.shape))
+            expectEverywhere([b, c], "A's tree") { Self.stats($0, Self.shape) == made }
+            let script = try #require(a.recordName("Nodes/run.sh"))
+            try b.run(
+                "cd Nodes && mv fifo sub/fifo2 && mv sock sock2 && mv disk sub/ && rm 'Same note.md' && rm run.sh && mv sub moved "
+                    + "&& mkdir Outer && mv moved Outer/ && ln -sfn Outer/moved/run-link rel && cd .. && mv Nodes Renamed")
+            let changed = try #require(Self.stats(b, Self.shape, under: "Renamed"))
+            #expect(changed.contains("'Renamed/Outer/moved/fifo2'|fifo|640|1|"), "\(changed)")
+            // ln -sf replaced the name rel: rel2 keeps the old symlink, now its only name.
+            #expect(changed.contains("'Renamed/rel' -> 'Outer/moved/run-link'|symbolic link|777|1|"), "\(changed)")
+            #expect(changed.contains("'Renamed/rel2' -> 'Note.md'|symbolic link|777|1|"), "\(changed)")
+            #expect(changed.contains("'Renamed/Note.md'|regular file|644|1|"), "\(changed)")
+            #expect(changed.contains("'Renamed/Outer/moved/run-link'|regular file|755|1|"), "\(changed)")
+            #expect(!changed.contains("run.sh'|regular"), "\(changed)")
+            expectEverywhere([a, c], "B's renames, moves and unlinks") { Self.stats($0, Self.shape, under: "Renamed") == changed }
+            for mount in [a, c] {
+                #expect(!mount.hasEntry("Nodes"), "\(mount.path)")
+                #expect(mount.read("Renamed/Outer/moved/run-link") == "#!/bin/sh\necho hi\n")
+                #expect(mount.recordName("Renamed/Outer/moved/run-link") == script, "the record took its link's name")
+                #expect(mount.read("Renamed/Outer/moved/inner.txt") == "inner")
+                #expect(mount.read("Renamed/rel") == "#!/bin/sh\necho hi\n" && mount.read("Renamed/rel2") == "# note\nbody\n")
+            }
+        }
+    }
+
     /// `user.notesfs.creationDate` is the record's: the same in every mount.
     @Test
     func creationDatesAreTheSameInEveryMount() throws {
@@ -136,10 +169,9 @@ import Testing
             #expect(expected.contains("Nodes/Note.md 2001-09-09 01:46:40.987654321"), "\(expected)")
             expectEverywhere([b, c], "A's mtimes") { Self.stats($0, times) == expected }
 
-            let change = try b.shell(
+            try b.run(
                 "chmod 600 Nodes/run.sh && chown 42:43 Nodes/Note.md && chmod 1777 Nodes/sub && touch -m -d '2020-02-02 02:02:02.5' Nodes/Latin1.md"
             )
-            #expect(change.status == 0, "\(change.out)")
             let changed = try #require(Self.stats(b, Self.shape + "|%y"))
             #expect(changed.contains("'Nodes/run.sh'|regular file|600|2|"), "\(changed)")
             #expect(changed.contains("'Nodes/Note.md'|regular file|644|2|42:43|"), "\(changed)")
@@ -166,20 +198,17 @@ import Testing
             try original.write(to: URL(fileURLWithPath: scratch + "/photo.jpg"))
             try patch.write(to: URL(fileURLWithPath: scratch + "/patch"))
 
-            let copy = try a.shell("mkdir Pictures && cp \(shellQuoted(scratch))/photo.jpg Pictures/")
-            #expect(copy.status == 0, "\(copy.out)")
+            try a.run("mkdir Pictures && cp \(shellQuoted(scratch))/photo.jpg Pictures/")
             expectEverywhere(mounts, "the attachment copied into A", within: 30) { $0.bytes("Pictures/photo.jpg") == original }
             for mount in [b, c] {
                 let cmp = try runProgram("/usr/bin/cmp", [scratch + "/photo.jpg", mount.path + "/Pictures/photo.jpg"])
                 #expect(cmp.status == 0, "cmp: \(cmp.out)")
             }
-            let overwrite = try b.shell(
-                "dd if=\(shellQuoted(scratch))/patch of=Pictures/photo.jpg bs=100000 seek=15 conv=notrunc status=none")
-            #expect(overwrite.status == 0, "\(overwrite.out)")
+            try b.run("dd if=\(shellQuoted(scratch))/patch of=Pictures/photo.jpg bs=100000 seek=15 conv=notrunc status=none")
             #expect(b.bytes("Pictures/photo.jpg") == patched)
             expectEverywhere(mounts, "the overwrite in B", within: 30) { $0.bytes("Pictures/photo.jpg") == patched }
             #expect(a.recordName("Pictures/photo.jpg") == c.recordName("Pictures/photo.jpg"))
-            try c.shell("rm Pictures/photo.jpg")
+            try c.run("rm Pictures/photo.jpg")
             expectEverywhere(mounts, "the delete in C") { !$0.hasEntry("Pictures/photo.jpg") && $0.exists("Pictures") }
         }
     }

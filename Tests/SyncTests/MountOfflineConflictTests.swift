@@ -39,18 +39,13 @@ import Testing
             })
     }
 
-    func run(_ mount: SyncedMount, _ command: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let result = try mount.shell(command)
-        #expect(result.status == 0, "\(command): \(result.out)", sourceLocation: sourceLocation)
-    }
-
     @Test func mountsThatEditedWhileTheServerWasDownConvergeAndLoseNoLine() throws {
         let server = try TestCluster()
         let started = Date()
         try withSyncedMounts(3, on: server) { mounts, machines in
             let (a, b, c) = (mounts[0], mounts[1], mounts[2])
             let seed = ["Shared": Self.lines("shared", 10), "Overlap": Self.lines("overlap", 5), "Doomed": Self.lines("doomed", 3)]
-            try run(a, "mkdir Work")
+            try a.run("mkdir Work")
             for (title, lines) in seed { try a.write("Work/\(title).md", Self.text(lines)) }
             expectEverywhere(mounts, "the seeded notes") { mount in
                 seed.allSatisfy { mount.read("Work/\($0.key).md") == Self.text($0.value) }
@@ -60,12 +55,12 @@ import Testing
             try server.stop()
             // Lines apart in one note (sed in A, vim in B), the same line of another, an edit in A
             // of a note C deletes, and a new note in each mount.
-            try run(a, "sed -i 's/^shared line 2$/shared line 2 edited by A/' Work/Shared.md")
-            try run(b, "vim -u NONE -i NONE -es -c '9s/$/ edited by B/' -c wq Work/Shared.md")
-            try run(a, "sed -i 's/^overlap line 3$/overlap line 3 by A/' Work/Overlap.md")
-            try run(b, "vim -u NONE -i NONE -es -c '3s/$/ by B/' -c wq Work/Overlap.md")
-            try run(a, "echo 'doomed edited by A while C deleted it' >> Work/Doomed.md")
-            try run(c, "rm Work/Doomed.md")
+            try a.run("sed -i 's/^shared line 2$/shared line 2 edited by A/' Work/Shared.md")
+            try b.run("vim -u NONE -i NONE -es -c '9s/$/ edited by B/' -c wq Work/Shared.md")
+            try a.run("sed -i 's/^overlap line 3$/overlap line 3 by A/' Work/Overlap.md")
+            try b.run("vim -u NONE -i NONE -es -c '3s/$/ by B/' -c wq Work/Overlap.md")
+            try a.run("echo 'doomed edited by A while C deleted it' >> Work/Doomed.md")
+            try c.run("rm Work/Doomed.md")
             for (index, mount) in mounts.enumerated() {
                 try mount.write("Offline \(index).md", Self.text(Self.lines("offline \(index)", 3)))
                 written.formUnion(Self.lines("offline \(index)", 3))
@@ -137,7 +132,7 @@ import Testing
                 Data([0, 1, 2, 0xFF] + Array("original".utf8)), Data([0xFE, 0, 0xA] + Array("from A".utf8)),
                 Data([0xFD, 0, 0xB] + Array("from B".utf8))
             )
-            try run(a, "mkdir Files")
+            try a.run("mkdir Files")
             try original.write(to: URL(fileURLWithPath: a.path + "/Files/data.bin"))
             expectEverywhere(mounts, "the seeded attachment") { $0.bytes("Files/data.bin") == original }
             try server.stop()

@@ -89,6 +89,12 @@ final class SyncedMount {
         try runProgram("/bin/sh", ["-c", "cd \(shellQuoted(path)) && HOME=/tmp TERM=dumb TZ=UTC; export HOME TERM TZ; \(command)"])
     }
 
+    /// Runs `command` as ``shell(_:)`` does; records an issue with its output when it fails.
+    func run(_ command: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try shell(command)
+        #expect(result.status == 0, "\(command): \(result.out)", sourceLocation: sourceLocation)
+    }
+
     /// The last part of the daemon's log, for a failure message.
     var logTail: String { String(log.suffix(1500)) }
 

@@ -60,48 +60,59 @@ extension RecordDatabase {
         asExternalChange: Bool = false, _ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry
     ) throws(RecordStoreError) -> JournalEntry {
         guard !isReadOnly else { throw .readOnly(path: path) }
-        let (entry, changes) = try state.withLock { (state) throws(RecordStoreError) -> (JournalEntry, [RecordStoreChange]) in
-            try Sys.lock(state.lockFD, path: layout.lockFile)
-            defer { Sys.unlock(state.lockFD) }
-            var changes = try catchUp(&state)
-            if let entry = state.unverifiedForeignEntry {
-                try Self.redo(entry, layout: layout, verify: true)
-                state.unverifiedForeignEntry = nil
-            }
-            try state.journal.truncateTail()
+        // Other processes' commits the catch-up applied to the index: observers hear of them even
+        // when this commit then fails (a change tag they made stale), or never would.
+        var caughtUp: [RecordStoreChange] = []
+        let entry: JournalEntry
+        let changes: [RecordStoreChange]
+        do {
+            (entry, changes) = try state.withLock { (state) throws(RecordStoreError) -> (JournalEntry, [RecordStoreChange]) in
+                try Sys.lock(state.lockFD, path: layout.lockFile)
+                defer { Sys.unlock(state.lockFD) }
+                var changes = try catchUp(&state)
+                caughtUp = changes
+                if let entry = state.unverifiedForeignEntry {
+                    try Self.redo(entry, layout: layout, verify: true)
+                    state.unverifiedForeignEntry = nil
+                }
+                try state.journal.truncateTail()
 
-            // A damaged journal line may claim seq UInt64.max: refuse rather than wrap.
-            guard state.index.seq < UInt64.max else {
-                throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted")
+                // A damaged journal line may claim seq UInt64.max: refuse rather than wrap.
+                guard state.index.seq < UInt64.max else {
+                    throw .damagedRecord(nil, path: layout.journal, reason: "commit sequence numbers are exhausted")
+                }
+                let seq = state.index.seq + 1
+                var entry = try build(state.index, seq)
+                entry.encodeSaves()
+                try ensureAssetsStored(entry.saves, state: &state)
+                let assetsBefore = (entry.deletes.map(\.recordName) + entry.saves.map(\.recordID.recordName))
+                    .flatMap { state.index.entries[$0]?.record.assets ?? [] }
+                try state.journal.append(entry.encodedLine())
+                state.dirty = true
+                var writtenFiles: [String] = []
+                do {
+                    writtenFiles = try Self.redo(entry, layout: layout, verify: false)
+                } catch {
+                    // Committed in the journal; the files are redone by the next commit or open.
+                    state.unverifiedForeignEntry = entry
+                    log("writing record files of commit \(seq): \(error)")
+                }
+                let deleted = state.index.apply(entry)
+                for name in writtenFiles { state.index.staleRecordFiles.remove(name) }
+                noteAssetChanges(entry, before: assetsBefore, state: &state)
+                let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
+                changes.append(
+                    RecordStoreChange(
+                        saved: saved, deleted: deleted, isExternal: asExternalChange, isReset: false,
+                        token: ChangeToken(databaseID: databaseID, seq: seq)))
+                if state.journal.size > max(Self.checkpointMinimum, state.snapshotBytes / 2) {
+                    do { try checkpoint(&state) } catch { log("checkpoint: \(error)") }
+                }
+                return (entry, changes)
             }
-            let seq = state.index.seq + 1
-            var entry = try build(state.index, seq)
-            entry.encodeSaves()
-            try ensureAssetsStored(entry.saves, state: &state)
-            let assetsBefore = (entry.deletes.map(\.recordName) + entry.saves.map(\.recordID.recordName))
-                .flatMap { state.index.entries[$0]?.record.assets ?? [] }
-            try state.journal.append(entry.encodedLine())
-            state.dirty = true
-            var writtenFiles: [String] = []
-            do {
-                writtenFiles = try Self.redo(entry, layout: layout, verify: false)
-            } catch {
-                // Committed in the journal; the files are redone by the next commit or open.
-                state.unverifiedForeignEntry = entry
-                log("writing record files of commit \(seq): \(error)")
-            }
-            let deleted = state.index.apply(entry)
-            for name in writtenFiles { state.index.staleRecordFiles.remove(name) }
-            noteAssetChanges(entry, before: assetsBefore, state: &state)
-            let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }
-            changes.append(
-                RecordStoreChange(
-                    saved: saved, deleted: deleted, isExternal: asExternalChange, isReset: false,
-                    token: ChangeToken(databaseID: databaseID, seq: seq)))
-            if state.journal.size > max(Self.checkpointMinimum, state.snapshotBytes / 2) {
-                do { try checkpoint(&state) } catch { log("checkpoint: \(error)") }
-            }
-            return (entry, changes)
+        } catch {
+            notify(caughtUp)
+            throw error
         }
         notify(changes)
         return entry
