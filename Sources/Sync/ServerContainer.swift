@@ -84,16 +84,23 @@ struct ServerContainer {
     /// was made against, and notifies listeners of the new last seq. Nothing is written when it throws.
     ///
     /// - Throws: ``SyncError/server(_:)``.
-    func push(_ changes: [PushChange]) throws(SyncError) -> [PushOutcome] {
+    ///
+    /// Also returns the server seq through which this client now knows every change, when no
+    /// other client's change came after `knownSeq` (the seq its fetches reached): then the new
+    /// seqs are this transaction's own, and the next fetch need not bring them back. nil otherwise.
+    /// (Pushes hold ``ServerSchema/pushLock`` from before their first `nextval` to their commit,
+    /// so a `max(seq)` read under it sees every seq handed out before.)
+    func push(_ changes: [PushChange], after knownSeq: Int64) throws(SyncError) -> (outcomes: [PushOutcome], knownThrough: Int64?) {
         do {
-            return try connection.transaction { () throws(PostgresError) -> [PushOutcome] in
+            return try connection.transaction { () throws(PostgresError) -> ([PushOutcome], Int64?) in
                 try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
+                let before = try connection.execute("SELECT coalesce(max(seq), 0) AS seq FROM notesfs_records").value(0, "seq")
+                let caughtUp = before.flatMap { Int64($0) }.map { $0 <= knownSeq } ?? false
                 var outcomes: [PushOutcome] = []
                 for change in changes { outcomes.append(try push(change)) }
-                if let last = outcomes.compactMap({ if case .saved(let seq) = $0 { seq } else { nil } }).max() {
-                    try connection.notify(ServerSchema.channel, payload: String(last))
-                }
-                return outcomes
+                let last = outcomes.compactMap({ if case .saved(let seq) = $0 { seq } else { nil } }).max()
+                if let last { try connection.notify(ServerSchema.channel, payload: String(last)) }
+                return (outcomes, caughtUp ? max(knownSeq, last ?? knownSeq) : nil)
             }
         } catch { throw .server(error) }
     }

@@ -96,14 +96,14 @@ extension SyncEngine {
     ) throws(SyncError) -> [PushOutcome?] {
         guard !changes.isEmpty else { return [] }
         do {
-            return try container.push(changes)
+            return try pushOnce(changes)
         } catch {
             guard error.isRefusedValue else { throw error }
         }
         var outcomes: [PushOutcome?] = []
         for change in changes {
             do {
-                outcomes.append(try container.push([change]).first)
+                outcomes.append(try pushOnce([change]).first ?? nil)
             } catch {
                 guard error.isRefusedValue else { throw error }
                 fail(change.recordName, error)
@@ -111,6 +111,14 @@ extension SyncEngine {
             }
         }
         return outcomes
+    }
+
+    /// One server transaction; moves the server token past this client's own new seqs when no
+    /// other client's change came between (so the next fetch does not bring them back).
+    private func pushOnce(_ changes: [PushChange]) throws(SyncError) -> [PushOutcome?] {
+        let pushed = try container.push(changes, after: state.serverSeq)
+        if let through = pushed.knownThrough { state.serverSeq = max(state.serverSeq, through) }
+        return pushed.outcomes
     }
 
     /// Uploads the assets of `record` the server does not hold (once per SHA-256).
