@@ -28,7 +28,7 @@ extension SyncEngine {
     /// records whose folder is gone at `Recovered`, runs one `modify`, then records the new states.
     ///
     /// - Throws: ``SyncError/store(_:)`` (`serverRecordChanged` when a local edit raced it).
-    func commit(_ plan: inout LocalApplyPlan) throws(SyncError) {
+    func commit(_ plan: inout LocalApplyPlan, through pageSeq: Int64) throws(SyncError) {
         let (rescued, doomed) = try rescuedRecords(deleting: plan.deletes, plan: plan)
         for record in rescued { plan.save(record, server: nil, pending: true) }
         for copy in plan.copies { plan.save(copy.record, server: nil, pending: true) }
@@ -68,10 +68,13 @@ extension SyncEngine {
         }
         let deletes = plan.deletes.filter { database.metadata(for: RecordID(recordName: $0)) != nil }.sorted()
         guard !plan.saves.isEmpty || !deletes.isEmpty || !plan.states.isEmpty else { return }
+        var applied: [String: Int64] = [:]
+        for (name, save) in plan.saves { if let server = save.server { applied[name] = server.seq } }
+        let marker = AppliedPageMarker(through: pageSeq, applied: applied).record(over: try localRecord(AppliedPageMarker.recordName))
         let result: ModifyResult
         do {
             result = try database.modify(
-                saving: plan.saves.values.map(\.record), deleting: deletes.map(RecordID.init(recordName:)),
+                saving: plan.saves.values.map(\.record) + [marker], deleting: deletes.map(RecordID.init(recordName:)),
                 savePolicy: .ifServerRecordUnchanged, asExternalChange: true)
         } catch { throw .store(error) }
         for (name, synced) in plan.states { state.records[name] = synced }

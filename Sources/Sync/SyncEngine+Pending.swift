@@ -33,7 +33,10 @@ extension SyncEngine {
         } else {
             do { set = try database.changes(since: nil) } catch { throw .store(error) }
         }
-        let saved = set.changed.filter { $0.record.recordChangeTag != state.records[$0.recordID.recordName]?.localTag }
+        let saved = set.changed.filter {
+            $0.recordType != AppliedPageMarker.recordType  // this machine's own bookkeeping
+                && $0.record.recordChangeTag != state.records[$0.recordID.recordName]?.localTag
+        }
         let candidates = isFull ? Array(state.records.keys) : set.deleted.map { $0.recordName }
         let deleted = candidates.filter { state.records[$0] != nil && database.metadata(for: RecordID(recordName: $0)) == nil }
         return PendingChanges(saved: parentsFirst(saved, database: database), deleted: deleted.sorted(), token: set.token)

@@ -14,26 +14,26 @@ extension SyncEngine {
             conflicted = []
             let missed = try container.records(named: names).filter { $0.seq <= state.serverSeq }
             if !missed.isEmpty {
-                try applyRetrying(missed, &report)
+                try applyRetrying(missed, &report, applied: [:])
                 try state.save(databasePath: database.path)
             }
         }
         while true {
             let page = try container.changes(after: state.serverSeq, limit: batchSize)
             guard let last = page.last else { return }
-            try applyRetrying(page, &report)
+            try applyRetrying(page, &report, applied: try unrecordedAppliedVersions())
             state.serverSeq = last.seq
             try state.save(databasePath: database.path)
         }
     }
 
     /// ``apply(_:_:)``, again when a local edit (the mount, the CLI) raced its modify.
-    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport) throws(SyncError) {
+    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport, applied: [String: Int64]) throws(SyncError) {
         var attempts = 0
         while true {
             var pageReport = report
             do {
-                try apply(page, &pageReport)
+                try apply(page, &pageReport, applied: applied)
                 report = pageReport
                 return
             } catch {
@@ -44,14 +44,24 @@ extension SyncEngine {
     }
 
     /// Applies one page of server changes: takes the server's version where nothing changed
-    /// locally, merges where both changed, keeps a local edit over a server delete.
-    private func apply(_ page: [ServerRecord], _ report: inout SyncReport) throws(SyncError) {
+    /// locally, merges where both changed, keeps a local edit over a server delete. `applied`:
+    /// the server versions an earlier apply of these records saved without its state being
+    /// saved (``AppliedPageMarker``); such a version is the record's base.
+    private func apply(_ page: [ServerRecord], _ report: inout SyncReport, applied: [String: Int64]) throws(SyncError) {
         var plan = LocalApplyPlan()
         for server in page {
             let name = server.recordName
-            let synced = state.records[name]
+            var synced = state.records[name]
             if synced?.serverSeq == server.seq { continue }  // already ours (pushed by this client)
             let local = try localRecord(name)
+            if applied[name] == server.seq, let payload = server.payload {
+                // The local record was saved from this very version (a crash lost the state that
+                // said so): it is the base, and the local record is edited only if it differs.
+                let same = local.map { $0.fields == payload.fields } ?? false
+                synced = SyncedRecord(
+                    recordType: server.recordType, serverSeq: server.seq, localTag: same ? local?.recordChangeTag : nil,
+                    base: payload.jsonText)
+            }
             if let local, local.recordType != server.recordType { continue }  // a name clash: never overwrite another type
             if let payload = server.payload, let tag = pushedTag(server.origin) {
                 // This client pushed this version before a crash kept it from saving the state: the
@@ -89,7 +99,7 @@ extension SyncEngine {
                 plan.save(record.updated(to: payload), server: server, pending: false)
             }
         }
-        try commit(&plan)
+        try commit(&plan, through: page.map(\.seq).max() ?? state.serverSeq)
         report.conflictCopies += plan.copies.map(\.entry)
     }
 

@@ -74,7 +74,8 @@ import Testing
     }
 
     /// B's apply of a pulled page committed, its state never heard of it, then B edits a pulled
-    /// note: the edit is B's alone and should win without a conflict copy.
+    /// note: the edit is B's alone and wins without a conflict copy (the page's own marker record,
+    /// committed with it, names the server version the note was saved from: the merge base).
     @Test func anEditAfterACrashedPullMakesNoConflictCopy() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
@@ -86,11 +87,35 @@ import Testing
         try append("two\n", to: "plan", on: b)
         try syncAll(machines)
         let texts = try [a, b].map { machine in try machine.notes().map(\.text).sorted() }
-        withKnownIssue("the state that records a pulled page is saved after the page's modify: a crash between them loses the merge base") {
-            for notes in texts { #expect(notes == ["one\ntwo\n"]) }
-        }
+        for notes in texts { #expect(notes == ["one\ntwo\n"]) }
+        #expect(try SyncStatus.read(database: b.database)?.conflicts.isEmpty == true)
         #expect(try a.contents() == b.contents())
-        // Nothing is lost either way: B's text is in some note on both machines.
-        for machine in [a, b] { #expect(try machine.notes().contains { $0.text == "one\ntwo\n" }) }
+    }
+
+    /// The same after a pull that merged a local edit with the server's: the merged text, and
+    /// what B writes after the crash, reach both machines; no conflict copy.
+    @Test func anEditAfterACrashedMergingPullIsPushedWhole() throws {
+        let (_, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        try a.save([note("Plan", id: "plan", text: "top\n\nmiddle\n\nend\n")])
+        try syncAll(machines)
+        var fromA = try a.note("plan")
+        fromA.text = "top by A\n\nmiddle\n\nend\n"
+        try a.save([fromA.record])
+        try a.sync()
+        var fromB = try b.note("plan")
+        fromB.text = "top\n\nmiddle\n\nend by B\n"
+        try b.save([fromB.record])
+        let before = try SavedSyncState(b)
+        var report = try b.sync()
+        #expect(report.merged == 1)
+        try before.restore()
+        try append("after the crash\n", to: "plan", on: b)
+        report = try b.sync()
+        #expect(report.conflictCopies.isEmpty)
+        try syncAll(machines)
+        let expected = "top by A\n\nmiddle\n\nend by B\nafter the crash\n"
+        for machine in [a, b] { #expect(try machine.notes().map(\.text) == [expected]) }
+        #expect(try a.contents() == b.contents())
     }
 }

@@ -26,7 +26,7 @@ struct Machine {
     /// Every record's type and fields by name: what two converged machines hold alike.
     func contents() throws -> [String: String] {
         var contents: [String: String] = [:]
-        for metadata in try database.changes(since: nil).changed {
+        for metadata in try database.changes(since: nil).changed where metadata.recordType != "SyncAppliedPage" {
             let record = try database.record(for: metadata.recordID)
             contents[record.recordID.recordName] =
                 record.recordType + " " + RecordPayload(fields: record.fields, modificationDate: nil).jsonText
