@@ -241,6 +241,56 @@ import Testing
         for directory in exports { try? FileManager.default.removeItem(atPath: directory) }
     }
 
+    /// The crash windows the kills above hit, made deterministic (``SavedSyncState``): B's pull
+    /// applied A's note, then its state was put back as it was before.
+    func crashedPull(of text: String) throws -> (a: Machine, b: Machine) {
+        let (_, machines) = try makeMachines(2)
+        try machines[0].save([note("Plan", id: "plan", text: text)])
+        try machines[0].sync()
+        let before = try SavedSyncState(machines[1])
+        try machines[1].sync()
+        try before.restore()
+        return (machines[0], machines[1])
+    }
+
+    /// B deletes the note after the crash: it stays deleted on both machines (it came back).
+    @Test func aDeleteAfterACrashedPullStays() throws {
+        let (a, b) = try crashedPull(of: "one\n")
+        try b.database.modify(deleting: [RecordID(recordName: "plan")])
+        try syncAll([a, b])
+        #expect(!a.has("plan") && !b.has("plan"))
+        #expect(try a.contents() == b.contents())
+    }
+
+    /// A edits the note before B syncs again, so B fetches a newer version than the one its
+    /// crashed apply saved: with B's own edit (at the other end) or none, the merge is clean.
+    /// Known issue: the marker names the version applied, whose payload the server no longer
+    /// has, so B has no base and makes a conflict copy.
+    @Test(arguments: [false, true]) func aNewerServerVersionAfterACrashedPullMergesClean(editedOnB: Bool) throws {
+        let (a, b) = try crashedPull(of: "one\ntwo\n")
+        var onA = try a.note("plan")
+        onA.text = "top\n" + onA.text
+        try a.save([onA.record])
+        try a.sync()
+        if editedOnB {
+            var onB = try b.note("plan")
+            onB.text += "end\n"
+            try b.save([onB.record])
+        }
+        try syncAll([a, b])
+        let expected = "top\none\ntwo\n" + (editedOnB ? "end\n" : "")
+        for machine in [a, b] {
+            // No line lost, whatever the copies.
+            let notes = try machine.notes()
+            let lines = Set(notes.flatMap { $0.text.split(separator: "\n") })
+            #expect(expected.split(separator: "\n").allSatisfy(lines.contains))
+            withKnownIssue("the base of a version a crashed pull applied is lost when the server has a newer one") {
+                #expect(notes.map(\.text) == [expected])
+            }
+        }
+        #expect(try a.contents() == b.contents())
+    }
+
     /// What `machine` must hold: every note written and not deleted, each once, with exactly its
     /// text as written (every line of both machines, in place); the deleted gone; no conflict
     /// copy but of a note named in `copiesAllowed`, and then every line written is in the note
