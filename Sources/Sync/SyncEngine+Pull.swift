@@ -64,6 +64,7 @@ extension SyncEngine {
                 if local == nil {
                     // Deleted here after that apply saved it: a local delete of the base, to push.
                     plan.states[name] = synced
+                    plan.deletedSinceApplied[name] = server.seq
                     continue
                 }
             }
