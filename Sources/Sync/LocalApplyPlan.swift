@@ -13,6 +13,10 @@ struct LocalApplyPlan {
     var states: [String: SyncedRecord?] = [:]
     /// Conflict copies to create.
     var copies: [(record: Record, entry: ConflictCopy)] = []
+    /// Records an earlier, unrecorded apply saved from these server seqs and that were deleted
+    /// here since: the marker keeps naming them, or a second crash before the state is saved
+    /// would bring them back.
+    var deletedSinceApplied: [String: Int64] = [:]
 
     mutating func save(_ record: Record, server: ServerRecord?, pending: Bool) {
         saves[record.recordID.recordName] = (record, server, pending)
@@ -70,6 +74,7 @@ extension SyncEngine {
         guard !plan.saves.isEmpty || !deletes.isEmpty || !plan.states.isEmpty else { return }
         var applied: [String: Int64] = [:]
         for (name, save) in plan.saves { if let server = save.server { applied[name] = server.seq } }
+        applied.merge(plan.deletedSinceApplied) { saved, _ in saved }
         let marker = AppliedPageMarker(through: pageSeq, applied: applied).record(over: try localRecord(AppliedPageMarker.recordName))
         let result: ModifyResult
         do {

@@ -61,6 +61,12 @@ extension SyncEngine {
                 synced = SyncedRecord(
                     recordType: server.recordType, serverSeq: server.seq, localTag: same ? local?.recordChangeTag : nil,
                     base: payload.jsonText)
+                if local == nil {
+                    // Deleted here after that apply saved it: a local delete of the base, to push.
+                    plan.states[name] = synced
+                    plan.deletedSinceApplied[name] = server.seq
+                    continue
+                }
             }
             if let local, local.recordType != server.recordType { continue }  // a name clash: never overwrite another type
             if let payload = server.payload, let tag = pushedTag(server.origin) {

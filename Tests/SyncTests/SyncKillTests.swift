@@ -1,16 +1,28 @@
 import Foundation
 import Notes
 import RecordStore
-import Sync
 import Testing
+
+@testable import Sync
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
 
 /// The `notesfs sync` process is killed with SIGKILL at random (seeded) moments of a large push
-/// and a large pull, while the machine keeps writing between the runs; after a final sync every
-/// machine holds exactly the records written, each once, with the texts last written.
+/// and of large pulls, while the machines keep writing between the runs; after a final sync every
+/// machine holds exactly the records written, each once, with every line written.
+///
+/// The pulls: B edits (a line appended at the end) and deletes the very notes it is pulling,
+/// created on A, between the kills; in the last phase A also edits notes on the server between
+/// them (a line put at the top), among them notes of the page a kill left applied and unrecorded,
+/// so B's next run fetches versions newer than the ones its killed apply saved. What must hold
+/// then: both sides edited such a note since their last agreed version, but never the same lines
+/// (A's at the top, B's at the end, the note's own lines between), so the three-way merge is
+/// clean: the note holds every line of both, A's above, B's below, and there is no conflict copy
+/// at all. (A conflict copy is only for edits of the same lines since the last agreed version;
+/// this test makes none.) B deletes only notes A does not edit in that phase, so every delete
+/// stays a delete (an edit beats a delete).
 @Suite(.serialized) struct SyncKillTests {
     static let noteCount = 3000
 
@@ -18,12 +30,33 @@ import Testing
     struct Phase {
         var kills = 0
         var finished = false
+        /// Kills after which the marker named a page the saved state did not record (the crash
+        /// window of ``AppliedPageMarker``).
+        var unrecordedPages = 0
+        /// Notes of such a page that the other machine edited before the next run: that run
+        /// fetched a version newer than the one its killed apply saved.
+        var superseded: Set<String> = []
+        /// Every note the other machine edited between the runs.
+        var editedByOther: Set<String> = []
     }
 
-    /// What the test wrote: every note's last text by record name, and the notes it deleted.
+    /// What the test wrote: every note's text as it must end, by record name, and the notes it
+    /// deleted.
     struct Written {
         var texts: [String: String] = [:]
         var deleted: Set<String> = []
+    }
+
+    /// How one machine writes between two runs.
+    struct Writes {
+        /// Its lines and the names of the notes it creates begin with this.
+        var prefix: String
+        /// Which notes it edits, and which it may delete.
+        var edits: (Note) -> Bool
+        var deletes: (Note) -> Bool
+        /// Its line goes at the top of a note instead of the end.
+        var atTop = false
+        var creates = 3
     }
 
     /// Runs `notesfs sync` on `path` and kills it with SIGKILL after `delay` seconds unless it
@@ -53,36 +86,57 @@ import Testing
         return false
     }
 
-    /// Random writes to `machine` between two runs: a line appended to a few notes, a few notes
-    /// created, one deleted. Creates and deletes only the notes named `prefix…`, and edits only
-    /// those unless `editsAll`.
-    func writeBetweenRuns(
-        _ machine: Machine, prefix: String, editsAll: Bool, round: Int, _ written: inout Written, _ generator: inout SeededGenerator
-    ) throws {
+    /// The record names of the page `machine`'s last killed run applied without its state
+    /// recording it; empty when the kill came elsewhere.
+    func unrecordedPage(_ machine: Machine) throws -> Set<String> {
+        try machine.database.refresh()
+        guard let record = try? machine.database.record(for: RecordID(recordName: AppliedPageMarker.recordName)),
+            let marker = AppliedPageMarker(record), let state = try SyncState.load(databasePath: machine.path, includingRecords: false),
+            marker.through > state.serverSeq
+        else { return [] }
+        return Set(marker.applied.keys)
+    }
+
+    /// Random writes to `machine` between two runs: a line added to up to 8 notes (those of
+    /// `preferred` first), `writes.creates` notes created, one deleted.
+    func write(
+        _ machine: Machine, _ writes: Writes, round: Int, preferring preferred: Set<String> = [], _ written: inout Written,
+        _ generator: inout SeededGenerator
+    ) throws -> Set<String> {
         try machine.database.refresh()
         let notes = try machine.notes()
+        let editable = notes.filter(writes.edits).shuffled(using: &generator)
+        let picked = editable.filter { preferred.contains($0.recordID.recordName) }.prefix(4)
         var saves: [Record] = []
-        let editable = editsAll ? notes : notes.filter { $0.recordID.recordName.hasPrefix(prefix + "-") }
-        for var picked in editable.shuffled(using: &generator).prefix(8) {
-            picked.text += "\(prefix) round \(round)\n"
-            saves.append(picked.record)
+        for var note in picked + editable.filter({ !preferred.contains($0.recordID.recordName) }).prefix(8 - picked.count) {
+            let line = "\(writes.prefix) round \(round)\n"
+            let name = note.recordID.recordName
+            note.text = writes.atTop ? line + note.text : note.text + line
+            written.texts[name] = writes.atTop ? line + written.texts[name, default: ""] : written.texts[name, default: ""] + line
+            saves.append(note.record)
         }
         let edited = Set(saves.map(\.recordID))
-        saves += (0..<3).map { note("\(prefix) R\(round) \($0)", id: "\(prefix)-r\(round)-\($0)", text: "new in round \(round)\n") }
-        try machine.save(saves)
-        for record in saves { written.texts[record.recordID.recordName] = try Note(record: record).text }
-        let created = notes.filter { $0.recordID.recordName.hasPrefix(prefix + "-") && !edited.contains($0.recordID) }
-        if let doomed = created.randomElement(using: &generator) {
+        let prefix = writes.prefix
+        let created = (0..<writes.creates).map {
+            note("\(prefix) R\(round) \($0)", id: "\(prefix)-r\(round)-\($0)", text: "new in round \(round)\n")
+        }
+        for record in created { written.texts[record.recordID.recordName] = try Note(record: record).text }
+        try machine.save(saves + created)
+        let doomed = notes.filter { writes.deletes($0) && !edited.contains($0.recordID) }
+        if let doomed = doomed.randomElement(using: &generator) {
             try machine.database.modify(deleting: [doomed.recordID])
             written.texts[doomed.recordID.recordName] = nil
             written.deleted.insert(doomed.recordID.recordName)
         }
+        return Set(edited.map(\.recordName))
     }
 
     /// Kills `notesfs sync` on `machine` at random moments (up to `rounds` kills), writing between
-    /// runs (``writeBetweenRuns(_:prefix:editsAll:round:_:_:)``), until a run ends by itself.
+    /// runs, until a run ends by itself. `other`: another machine that writes too between the
+    /// runs (notes of the page a kill left unrecorded first) and syncs to the end.
     func killRepeatedly(
-        _ machine: Machine, rounds: Int, prefix: String, editsAll: Bool, _ written: inout Written, _ generator: inout SeededGenerator
+        _ machine: Machine, rounds: Int, _ writes: Writes, other: (Machine, Writes)? = nil, _ written: inout Written,
+        _ generator: inout SeededGenerator
     ) throws -> Phase {
         var phase = Phase()
         for round in 0..<rounds {
@@ -92,7 +146,15 @@ import Testing
                 phase.finished = true
                 break
             }
-            try writeBetweenRuns(machine, prefix: prefix, editsAll: editsAll, round: round, &written, &generator)
+            let unrecorded = try unrecordedPage(machine)
+            if !unrecorded.isEmpty { phase.unrecordedPages += 1 }
+            if let (otherMachine, otherWrites) = other {
+                let edited = try write(otherMachine, otherWrites, round: round, preferring: unrecorded, &written, &generator)
+                phase.superseded.formUnion(edited.intersection(unrecorded))
+                phase.editedByOther.formUnion(edited)
+                #expect(try killedSync(otherMachine.path, after: 600) == false)
+            }
+            _ = try write(machine, writes, round: round, preferring: unrecorded, &written, &generator)
         }
         return phase
     }
@@ -101,6 +163,12 @@ import Testing
     func contents(_ machine: Machine) throws -> [String: String] {
         try machine.database.refresh()
         return try machine.contents()
+    }
+
+    /// The index of a note the test created first (`n<index>`), nil for another.
+    static func index(_ note: Note) -> Int? {
+        let name = note.recordID.recordName
+        return name.hasPrefix("n") ? Int(name.dropFirst()) : nil
     }
 
     @Test(arguments: [UInt64(7)])
@@ -119,37 +187,59 @@ import Testing
         for record in notes { written.texts[record.recordID.recordName] = try Note(record: record).text }
 
         // The large push: A keeps writing between the runs that are killed.
-        let push = try killRepeatedly(a, rounds: 20, prefix: "a", editsAll: true, &written, &generator)
+        let ownNotes: (String) -> (Note) -> Bool = { prefix in { $0.recordID.recordName.hasPrefix(prefix + "-") } }
+        let push = try killRepeatedly(
+            a, rounds: 20, Writes(prefix: "a", edits: { _ in true }, deletes: ownNotes("a")), &written, &generator)
         #expect(try killedSync(a.path, after: 600) == false)
-        // The large pull, B writing notes of its own between the runs. (It leaves the pulled notes
-        // alone: see SyncCrashWindowTests for an edit of a note whose pull a kill cut short.)
-        let pull = try killRepeatedly(b, rounds: 20, prefix: "b", editsAll: false, &written, &generator)
+        // The large pull: B edits and deletes any note between the runs, the ones it is pulling too.
+        let pull = try killRepeatedly(
+            b, rounds: 20, Writes(prefix: "b", edits: { _ in true }, deletes: { _ in true }), &written, &generator)
         #expect(try killedSync(b.path, after: 600) == false)
         #expect(try killedSync(a.path, after: 600) == false)
-        print("seed \(seed): push killed \(push.kills) times (finished early: \(push.finished)), pull \(pull.kills) (\(pull.finished))")
-        #expect(push.kills > 0 && pull.kills > 0, "seed \(seed): no run was killed")
+        for machine in [a, b] { try checkNotes(machine, written, seed: seed, copiesAllowed: []) }
+
+        // A pull while A edits on the server: A puts a line at the top of every even note, then
+        // of some between B's killed runs (notes of the page a kill left unrecorded first); B puts
+        // lines at the end of any note (of that page first) and deletes odd notes and its own.
+        try a.database.refresh()
+        let even: (Note) -> Bool = { Self.index($0).map { $0 % 2 == 0 } ?? false }
+        let top = "a before the last pull\n"
+        let bulk = try a.notes().filter(even).map { note in
+            var note = note
+            note.text = top + note.text
+            if let text = written.texts[note.recordID.recordName] { written.texts[note.recordID.recordName] = top + text }
+            return note.record
+        }
+        try a.save(bulk)
+        #expect(try killedSync(a.path, after: 600) == false)
+        let both = try killRepeatedly(
+            b, rounds: 8, Writes(prefix: "b2", edits: { _ in true }, deletes: { !even($0) }),
+            other: (a, Writes(prefix: "a2", edits: even, deletes: { _ in false }, atTop: true, creates: 0)), &written, &generator)
+        #expect(try killedSync(b.path, after: 600) == false)
+        #expect(try killedSync(a.path, after: 600) == false)
+        print(
+            "seed \(seed): push killed \(push.kills) times (finished early: \(push.finished)), pull \(pull.kills) (\(pull.finished),"
+                + " \(pull.unrecordedPages) unrecorded pages), pull beside edits on A \(both.kills) (\(both.finished),"
+                + " \(both.unrecordedPages) unrecorded pages, \(both.superseded.count) of their notes edited on A)")
+        #expect(push.kills > 0 && pull.kills > 0 && both.kills > 0, "seed \(seed): a phase had no run killed")
 
         let (local, remote) = (try contents(a), try contents(b))
         #expect(local.count == remote.count, "seed \(seed)")
         #expect(local == remote, "seed \(seed): \(Set(local.keys).symmetricDifference(remote.keys).sorted().prefix(20))")
-        // No duplicate: no conflict copy, every note's title once, every record named as written.
         for machine in [a, b] {
-            let titles = try machine.notes().map(\.title)
-            #expect(Set(titles).count == titles.count, "seed \(seed): duplicate titles")
-            #expect(!titles.contains { $0.contains("(conflict ") }, "seed \(seed): conflict copies")
-            #expect(try SyncState.load(databasePath: machine.path)?.conflicts.isEmpty == true, "seed \(seed)")
+            // Known issue: B loses the base of a note whose version a killed pull applied when A
+            // supersedes it before B's next run, and makes a conflict copy. The test sees most of
+            // these (`superseded`: A edited a note of the page the marker names), not all (seed 7
+            // made copies of notes outside it in 2 runs of 5), so a copy is allowed of any note A
+            // edited in this phase; never of another, and never with a line lost.
+            try checkNotes(machine, written, seed: seed, copiesAllowed: both.editedByOther)
+            withKnownIssue("a kill between a pulled page's apply and its state, then a newer server version: the base is lost") {
+                let copies = try machine.notes().filter { $0.title.contains("(conflict ") }.map(\.title)
+                #expect(copies.isEmpty, "seed \(seed): \(copies.count) conflict copies: \(copies.sorted().prefix(10))")
+            }
             #expect(try notesfs(machine.path, ["fsck"]).status == 0, "seed \(seed): fsck")
             let status = try notesfs(machine.path, ["sync", "status"])
             #expect(status.out.contains("pending changes: 0"), "seed \(seed): \(status.out)")
-        }
-        // No loss: every note written and not deleted is there with its last text; the deleted are gone.
-        for machine in [a, b] {
-            let texts = Dictionary(uniqueKeysWithValues: try machine.notes().map { ($0.recordID.recordName, $0.text) })
-            let wrong = written.texts.filter { texts[$0.key] != $0.value }.keys.sorted()
-            #expect(wrong.isEmpty, "seed \(seed): \(wrong.count) notes lost or with another text: \(wrong.prefix(10))")
-            #expect(
-                texts.count == written.texts.count, "seed \(seed): \(Set(texts.keys).subtracting(written.texts.keys).sorted().prefix(10))")
-            #expect(written.deleted.allSatisfy { !machine.has($0) }, "seed \(seed): a deleted note came back")
         }
         let rows = try serverRows(server)
         #expect(rows.filter { !$0.value.deleted }.count == local.count, "seed \(seed): live server rows")
@@ -157,5 +247,96 @@ import Testing
         let exports = try exportTrees([a, b])
         #expect(try differences(between: exports).isEmpty, "seed \(seed): the exports differ")
         for directory in exports { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// The crash windows the kills above hit, made deterministic (``SavedSyncState``): B's pull
+    /// applied A's note, then its state was put back as it was before.
+    func crashedPull(of text: String) throws -> (a: Machine, b: Machine) {
+        let (_, machines) = try makeMachines(2)
+        try machines[0].save([note("Plan", id: "plan", text: text)])
+        try machines[0].sync()
+        let before = try SavedSyncState(machines[1])
+        try machines[1].sync()
+        try before.restore()
+        return (machines[0], machines[1])
+    }
+
+    /// B deletes the note after the crash: it stays deleted on both machines (it came back).
+    @Test func aDeleteAfterACrashedPullStays() throws {
+        let (a, b) = try crashedPull(of: "one\n")
+        try b.database.modify(deleting: [RecordID(recordName: "plan")])
+        try syncAll([a, b])
+        #expect(!a.has("plan") && !b.has("plan"))
+        #expect(try a.contents() == b.contents())
+    }
+
+    /// A edits the note before B syncs again, so B fetches a newer version than the one its
+    /// crashed apply saved: with B's own edit (at the other end) or none, the merge is clean.
+    /// Known issue: the marker names the version applied, whose payload the server no longer
+    /// has, so B has no base and makes a conflict copy.
+    @Test(arguments: [false, true]) func aNewerServerVersionAfterACrashedPullMergesClean(editedOnB: Bool) throws {
+        let (a, b) = try crashedPull(of: "one\ntwo\n")
+        var onA = try a.note("plan")
+        onA.text = "top\n" + onA.text
+        try a.save([onA.record])
+        try a.sync()
+        if editedOnB {
+            var onB = try b.note("plan")
+            onB.text += "end\n"
+            try b.save([onB.record])
+        }
+        try syncAll([a, b])
+        let expected = "top\none\ntwo\n" + (editedOnB ? "end\n" : "")
+        for machine in [a, b] {
+            // No line lost, whatever the copies.
+            let notes = try machine.notes()
+            let lines = Set(notes.flatMap { $0.text.split(separator: "\n") })
+            #expect(expected.split(separator: "\n").allSatisfy(lines.contains))
+            withKnownIssue("the base of a version a crashed pull applied is lost when the server has a newer one") {
+                #expect(notes.map(\.text) == [expected])
+            }
+        }
+        #expect(try a.contents() == b.contents())
+    }
+
+    /// What `machine` must hold: every note written and not deleted, each once, with exactly its
+    /// text as written (every line of both machines, in place); the deleted gone; no conflict
+    /// copy but of a note named in `copiesAllowed`, and then every line written is in the note
+    /// or in its copy (none lost).
+    func checkNotes(_ machine: Machine, _ written: Written, seed: UInt64, copiesAllowed: Set<String>) throws {
+        try machine.database.refresh()
+        let notes = try machine.notes()
+        let titles = notes.map(\.title)
+        #expect(Set(titles).count == titles.count, "seed \(seed): duplicate titles")
+        let (copies, originals) = (notes.filter { $0.title.contains("(conflict ") }, notes.filter { !$0.title.contains("(conflict ") })
+        let texts = Dictionary(uniqueKeysWithValues: originals.map { ($0.recordID.recordName, $0.text) })
+        var copied: [String: String] = [:]
+        let titled = Dictionary(originals.map { ($0.title, $0.recordID.recordName) }, uniquingKeysWith: { first, _ in first })
+        for copy in copies {
+            let title = String(copy.title[..<copy.title.range(of: " (conflict ")!.lowerBound])
+            copied[titled[title] ?? title, default: ""] += copy.text
+        }
+        let unexpected = Set(copied.keys).subtracting(copiesAllowed).sorted()
+        #expect(unexpected.isEmpty, "seed \(seed): \(unexpected.count) notes with a conflict copy: \(unexpected.prefix(10))")
+        for name in unexpected.prefix(3) {
+            print("seed \(seed): \(name) is \(texts[name].debugDescription), its copy \(copied[name].debugDescription)")
+        }
+        // The copies this machine made are in its sync state, of those notes only.
+        let conflicts = try SyncState.load(databasePath: machine.path)?.conflicts.map(\.recordName) ?? []
+        let stray = Set(conflicts).subtracting(copiesAllowed).sorted()
+        #expect(stray.isEmpty, "seed \(seed): conflicts in the sync state of \(machine.path): \(stray.prefix(10))")
+        let wrong = written.texts.filter { name, text in
+            guard let copy = copied[name] else { return texts[name] != text }
+            let held = Set((texts[name] ?? "").split(separator: "\n") + copy.split(separator: "\n"))
+            return !text.split(separator: "\n").allSatisfy(held.contains)
+        }.keys.sorted()
+        #expect(wrong.isEmpty, "seed \(seed): \(wrong.count) notes lost or with another text: \(wrong.prefix(10))")
+        for name in wrong.prefix(3) {
+            print("seed \(seed): \(name) is \(texts[name].debugDescription), written \(written.texts[name].debugDescription)")
+        }
+        let extra = Set(texts.keys).subtracting(written.texts.keys).sorted()
+        #expect(texts.count == written.texts.count, "seed \(seed): \(extra.count) notes not written: \(extra.prefix(10))")
+        let back = written.deleted.filter { machine.has($0) }.sorted()
+        #expect(back.isEmpty, "seed \(seed): \(back.count) deleted notes came back: \(back.prefix(10))")
     }
 }
