@@ -45,13 +45,26 @@ struct AppliedPageMarker {
     }
 }
 
+/// What the last applied page saved, when the state does not record that page as fetched (a
+/// crash came between): the server version of each record, and the local change tag of the
+/// commit that saved them all (a record that still has it was not changed since).
+struct UnrecordedApply {
+    var versions: [String: Int64] = [:]
+    var tag: String?
+
+    /// Whether `local` is still exactly what that apply saved for it.
+    func unchangedSinceApply(_ local: Record?) -> Bool {
+        guard let local, let tag, versions[local.recordID.recordName] != nil else { return false }
+        return local.recordChangeTag == tag
+    }
+}
+
 extension SyncEngine {
-    /// The server versions the last applied page saved, when the state does not record that
-    /// page as fetched (a crash came between): record name → server seq. Empty otherwise.
-    func unrecordedAppliedVersions() throws(SyncError) -> [String: Int64] {
+    /// The last applied page's ``UnrecordedApply``; empty when the state records that page.
+    func unrecordedApply() throws(SyncError) -> UnrecordedApply {
         guard let record = try localRecord(AppliedPageMarker.recordName), let marker = AppliedPageMarker(record),
             marker.through > state.serverSeq
-        else { return [:] }
-        return marker.applied
+        else { return UnrecordedApply() }
+        return UnrecordedApply(versions: marker.applied, tag: record.recordChangeTag)
     }
 }

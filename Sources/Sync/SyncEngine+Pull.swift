@@ -14,21 +14,21 @@ extension SyncEngine {
             conflicted = []
             let missed = try container.records(named: names).filter { $0.seq <= state.serverSeq }
             if !missed.isEmpty {
-                try applyRetrying(missed, &report, applied: [:])
+                try applyRetrying(missed, &report, applied: UnrecordedApply())
                 try state.save(databasePath: database.path)
             }
         }
         while true {
             let page = try container.changes(after: state.serverSeq, limit: batchSize)
             guard let last = page.last else { return }
-            try applyRetrying(page, &report, applied: try unrecordedAppliedVersions())
+            try applyRetrying(page, &report, applied: try unrecordedApply())
             state.serverSeq = last.seq
             try state.save(databasePath: database.path)
         }
     }
 
     /// ``apply(_:_:)``, again when a local edit (the mount, the CLI) raced its modify.
-    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport, applied: [String: Int64]) throws(SyncError) {
+    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport, applied: UnrecordedApply) throws(SyncError) {
         var attempts = 0
         while true {
             var pageReport = report
@@ -47,14 +47,20 @@ extension SyncEngine {
     /// locally, merges where both changed, keeps a local edit over a server delete. `applied`:
     /// the server versions an earlier apply of these records saved without its state being
     /// saved (``AppliedPageMarker``); such a version is the record's base.
-    private func apply(_ page: [ServerRecord], _ report: inout SyncReport, applied: [String: Int64]) throws(SyncError) {
+    private func apply(_ page: [ServerRecord], _ report: inout SyncReport, applied: UnrecordedApply) throws(SyncError) {
         var plan = LocalApplyPlan()
         for server in page {
             let name = server.recordName
             var synced = state.records[name]
             if synced?.serverSeq == server.seq { continue }  // already ours (pushed by this client)
             let local = try localRecord(name)
-            if applied[name] == server.seq, let payload = server.payload {
+            if applied.versions[name] != server.seq, applied.unchangedSinceApply(local) {
+                // Saved by that apply and not changed here since, while the server moved on (or
+                // deleted it): not a local edit, so the server's version simply replaces it.
+                synced = SyncedRecord(
+                    recordType: server.recordType, serverSeq: applied.versions[name] ?? 0, localTag: local?.recordChangeTag,
+                    base: server.payload?.jsonText ?? "{}")
+            } else if applied.versions[name] == server.seq, let payload = server.payload {
                 // The local record was saved from this very version (a crash lost the state that
                 // said so): it is the base, and the local record is edited only if it differs.
                 let same = local.map { $0.fields == payload.fields } ?? false

@@ -233,7 +233,11 @@ import Testing
             // made copies of notes outside it in 2 runs of 5), so a copy is allowed of any note A
             // edited in this phase; never of another, and never with a line lost.
             try checkNotes(machine, written, seed: seed, copiesAllowed: both.editedByOther)
-            withKnownIssue("a kill between a pulled page's apply and its state, then a newer server version: the base is lost") {
+            // Intermittent: it needs a kill in that window and an edit on both sides of one note.
+            withKnownIssue(
+                "a kill between a pulled page's apply and its state, then a newer server version and a local edit: the base is lost",
+                isIntermittent: true
+            ) {
                 let copies = try machine.notes().filter { $0.title.contains("(conflict ") }.map(\.title)
                 #expect(copies.isEmpty, "seed \(seed): \(copies.count) conflict copies: \(copies.sorted().prefix(10))")
             }
@@ -272,8 +276,10 @@ import Testing
 
     /// A edits the note before B syncs again, so B fetches a newer version than the one its
     /// crashed apply saved: with B's own edit (at the other end) or none, the merge is clean.
-    /// Known issue: the marker names the version applied, whose payload the server no longer
-    /// has, so B has no base and makes a conflict copy.
+    /// Without B's edit, B's note still has the marker's change tag (the apply's commit), so it
+    /// is known unchanged and takes A's version. Known issue with B's edit: the marker names the
+    /// version applied, whose payload the server no longer has, so B has no base and makes a
+    /// conflict copy (no line is lost).
     @Test(arguments: [false, true]) func aNewerServerVersionAfterACrashedPullMergesClean(editedOnB: Bool) throws {
         let (a, b) = try crashedPull(of: "one\ntwo\n")
         var onA = try a.note("plan")
@@ -292,7 +298,11 @@ import Testing
             let notes = try machine.notes()
             let lines = Set(notes.flatMap { $0.text.split(separator: "\n") })
             #expect(expected.split(separator: "\n").allSatisfy(lines.contains))
-            withKnownIssue("the base of a version a crashed pull applied is lost when the server has a newer one") {
+            if editedOnB {
+                withKnownIssue("the base of a version a crashed pull applied is lost when the server has a newer one") {
+                    #expect(notes.map(\.text) == [expected])
+                }
+            } else {
                 #expect(notes.map(\.text) == [expected])
             }
         }
