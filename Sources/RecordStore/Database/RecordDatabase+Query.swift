@@ -35,8 +35,8 @@ extension RecordDatabase {
         for metadata in candidates where metadata.recordType == query.recordType {
             if neededKeys.contains(where: metadata.isLarge) {
                 fromFiles.append(metadata)
-            } else if predicate.evaluate({ Self.value(of: $0, in: metadata.record) }) {
-                matches.append(QueryMatch(metadata: metadata, sortValues: sortKeys.map { Self.value(of: $0, in: metadata.record) }))
+            } else if predicate.evaluate({ Self.value(of: $0, in: metadata) }) {
+                matches.append(QueryMatch(metadata: metadata, sortValues: sortKeys.map { Self.value(of: $0, in: metadata) }))
             }
         }
         if !fromFiles.isEmpty { matches += matchesInFiles(fromFiles, query: query) }
@@ -63,13 +63,13 @@ extension RecordDatabase {
         var records: [Record] = []
         if offset < end {
             let page = all[offset..<end]
-            let fromFiles = page.filter { $0.record.isPartial }.map(\.recordID)
+            let fromFiles = page.filter { $0.isPartial }.map(\.recordID)
             var files: [RecordID: Result<Record, RecordStoreError>] = [:]
             files.reserveCapacity(fromFiles.count)
             for (id, result) in zip(fromFiles, readRecordFiles(fromFiles)) { files[id] = result }
             records.reserveCapacity(page.count)
             for metadata in page {
-                if !metadata.record.isPartial {
+                if !metadata.isPartial {
                     records.append(metadata.record)
                     continue
                 }
@@ -110,6 +110,19 @@ extension RecordDatabase {
         case "modificationDate": record.modificationDate.map(FieldValue.date)
         case "recordChangeTag": record.recordChangeTag.map(FieldValue.string)
         default: record.fields[key]
+        }
+    }
+
+    /// ``value(of:in:)`` read from the index's metadata, without rebuilding its record's fields.
+    static func value(of key: String, in metadata: RecordMetadata) -> FieldValue? {
+        switch key {
+        case "recordName": .string(metadata.recordID.recordName)
+        case "recordID": .reference(Reference(recordID: metadata.recordID, action: .none))
+        case "recordType": .string(metadata.recordType)
+        case "creationDate": metadata.creationDate.map(FieldValue.date)
+        case "modificationDate": metadata.modificationDate.map(FieldValue.date)
+        case "recordChangeTag": metadata.recordChangeTag.map(FieldValue.string)
+        default: metadata.field(key)
         }
     }
 
