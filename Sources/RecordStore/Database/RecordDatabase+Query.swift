@@ -100,29 +100,17 @@ extension RecordDatabase {
         }
     }
 
-    /// A field or system field of a record, as predicates and sorts see it.
-    static func value(of key: String, in record: Record) -> FieldValue? {
+    /// A field or system field of a record (or of the index's metadata of one, read without
+    /// rebuilding its record), as predicates and sorts see it.
+    static func value(of key: String, in source: some QueriedFields) -> FieldValue? {
         switch key {
-        case "recordName": .string(record.recordID.recordName)
-        case "recordID": .reference(Reference(recordID: record.recordID, action: .none))
-        case "recordType": .string(record.recordType)
-        case "creationDate": record.creationDate.map(FieldValue.date)
-        case "modificationDate": record.modificationDate.map(FieldValue.date)
-        case "recordChangeTag": record.recordChangeTag.map(FieldValue.string)
-        default: record.fields[key]
-        }
-    }
-
-    /// ``value(of:in:)`` read from the index's metadata, without rebuilding its record's fields.
-    static func value(of key: String, in metadata: RecordMetadata) -> FieldValue? {
-        switch key {
-        case "recordName": .string(metadata.recordID.recordName)
-        case "recordID": .reference(Reference(recordID: metadata.recordID, action: .none))
-        case "recordType": .string(metadata.recordType)
-        case "creationDate": metadata.creationDate.map(FieldValue.date)
-        case "modificationDate": metadata.modificationDate.map(FieldValue.date)
-        case "recordChangeTag": metadata.recordChangeTag.map(FieldValue.string)
-        default: metadata.field(key)
+        case "recordName": .string(source.recordID.recordName)
+        case "recordID": .reference(Reference(recordID: source.recordID, action: .none))
+        case "recordType": .string(source.recordType)
+        case "creationDate": source.creationDate.map(FieldValue.date)
+        case "modificationDate": source.modificationDate.map(FieldValue.date)
+        case "recordChangeTag": source.recordChangeTag.map(FieldValue.string)
+        default: source.field(key)
         }
     }
 
@@ -151,3 +139,19 @@ extension FieldValue {
         }
     }
 }
+
+/// What a query reads of a record: its system fields and a field by key.
+protocol QueriedFields {
+    var recordID: RecordID { get }
+    var recordType: String { get }
+    var creationDate: Date? { get }
+    var modificationDate: Date? { get }
+    var recordChangeTag: String? { get }
+    func field(_ key: String) -> FieldValue?
+}
+
+extension Record: QueriedFields {
+    func field(_ key: String) -> FieldValue? { fields[key] }
+}
+
+extension RecordMetadata: QueriedFields {}
