@@ -77,7 +77,7 @@ public struct FolderTree: Sendable, Equatable {
     public init(database: RecordDatabase) {
         var parents: [RecordID: RecordID?] = [:]
         for metadata in database.metadata(ofType: Folder.recordType) {
-            parents[metadata.recordID] = .some(metadata.record[Self.parentKey]?.referenceValue?.recordID)
+            parents[metadata.recordID] = .some(metadata.field(Self.parentKey)?.referenceValue?.recordID)
         }
         self.init(parents: parents)
     }
@@ -98,7 +98,7 @@ public struct FolderTree: Sendable, Equatable {
             }
         }
         for metadata in saved where metadata.recordType == Folder.recordType {
-            let parent = metadata.record[Self.parentKey]?.referenceValue?.recordID
+            let parent = metadata.field(Self.parentKey)?.referenceValue?.recordID
             let placement: Placement
             if let parent {
                 guard parent != metadata.recordID, let above = next[parent], above != .recovered else { return false }
@@ -134,7 +134,7 @@ public struct FolderTree: Sendable, Equatable {
         switch metadata.recordType {
         case Folder.recordType: placement(ofFolder: metadata.recordID)
         case let type where Self.itemTypes.contains(type):
-            placement(ofItemIn: metadata.record[Self.folderKey]?.referenceValue?.recordID)
+            placement(ofItemIn: metadata.field(Self.folderKey)?.referenceValue?.recordID)
         default: nil
         }
     }

@@ -60,8 +60,8 @@ extension NotesFileSystem {
     }
 
     static func fileTime(_ metadata: RecordMetadata) -> FileTime {
-        let date = metadata.record.modificationDate ?? Date(timeIntervalSince1970: 0)
-        if let nanoseconds = metadata.record[MountFields.modificationNanoseconds]?.int64Value,
+        let date = metadata.modificationDate ?? Date(timeIntervalSince1970: 0)
+        if let nanoseconds = metadata.field(MountFields.modificationNanoseconds)?.int64Value,
             abs(Double(nanoseconds) / 1e9 - date.timeIntervalSince1970) < 0.001
         {
             return fileTime(nanoseconds: nanoseconds)
@@ -119,9 +119,8 @@ extension NotesFileSystem {
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool
             if case .folder = node { isDirectory = true } else { isDirectory = false }
-            let record = m.record
             let permissions =
-                record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? (isDirectory ? 0o755 : 0o644)
+                m.field(MountFields.mode)?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? (isDirectory ? 0o755 : 0o644)
             var size: UInt64
             var times = self.times(inode, m, state)
             if let open = state.openFiles[inode] {
@@ -130,7 +129,7 @@ extension NotesFileSystem {
                     times.modification = pending
                     if times.change < pending { times.change = pending }  // unsaved bytes: ctime moved with mtime
                 }
-            } else if let asset = record["content"]?.assetValue {
+            } else if let asset = m.field("content")?.assetValue {
                 size = UInt64(clamping: asset.size)  // an attachment, or a note kept as bytes
             } else if case .note = node {
                 size = UInt64(clamping: m.byteCount(of: "text") ?? 0)
@@ -143,8 +142,8 @@ extension NotesFileSystem {
             return Attributes(
                 inode: inode, mode: (isDirectory ? S_IFDIR : S_IFREG) | permissions,
                 linkCount: isDirectory ? directoryLinkCount(inode, m, state) : linkCount(m),
-                uid: record[MountFields.uid]?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
-                gid: record[MountFields.gid]?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
+                uid: m.field(MountFields.uid)?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
+                gid: m.field(MountFields.gid)?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
                 size: size, accessTime: times.access, modificationTime: times.modification, changeTime: times.change)
         }
     }
@@ -200,7 +199,7 @@ extension NotesFileSystem {
                     if let time = recordTime {
                         Self.setModificationTime(time, of: &record)
                     } else {
-                        record.modificationDate = metadata.record.modificationDate
+                        record.modificationDate = metadata.modificationDate
                     }
                     Self.stampChange(&record, inode: inode, &state)
                     if let accessTime {

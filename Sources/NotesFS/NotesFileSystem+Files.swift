@@ -16,7 +16,7 @@ extension NotesFileSystem {
         case .root, .recovered, .folder: throw Errno.isDirectory
         case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
         case .note(let m), .attachment(let m):
-            open = OpenFile(content: try loadContent(node), baseTag: m.record.recordChangeTag)
+            open = OpenFile(content: try loadContent(node), baseTag: m.recordChangeTag)
         }
         state.openFiles[inode] = open
         return open
@@ -38,7 +38,7 @@ extension NotesFileSystem {
                 if let open = state.openFiles[inode] { return .open(open) }
                 let node = try self.node(inode, state)
                 if case .scratch = node { return .open(try openFile(inode, &state)) }
-                return .load(node, tag: node.metadata?.record.recordChangeTag)
+                return .load(node, tag: node.metadata?.recordChangeTag)
             }
             guard case .load(let node, let tag) = step else {
                 if case .open(let open) = step { return open }
@@ -48,7 +48,7 @@ extension NotesFileSystem {
             do { content = try loadContent(node) } catch { throw ErrnoMapping.errno(for: error) }
             let installed: OpenFile? = try lockedOutsideStore(inode) { (state) throws in
                 if let open = state.openFiles[inode] { return open }
-                guard try self.node(inode, state).metadata?.record.recordChangeTag == tag else { return nil }
+                guard try self.node(inode, state).metadata?.recordChangeTag == tag else { return nil }
                 let open = OpenFile(content: content, baseTag: tag)
                 state.openFiles[inode] = open
                 return open
@@ -101,7 +101,7 @@ extension NotesFileSystem {
                 open.dirty = false
                 return nil
             }
-            guard metadata.record.recordChangeTag == open.baseTag else {
+            guard metadata.recordChangeTag == open.baseTag else {
                 Log.warning("\(metadata.recordID): changed by someone else while open here; keeping this file's bytes unsaved")
                 throw Errno.stale
             }
@@ -168,7 +168,7 @@ extension NotesFileSystem {
         _ inode: Inode, _ open: OpenFile, _ metadata: RecordMetadata, _ bytes: StoredBytes, generation: UInt64,
         _ state: inout FileSystemState
     ) throws {
-        guard metadata.record.recordChangeTag == open.baseTag else {
+        guard metadata.recordChangeTag == open.baseTag else {
             Log.warning("\(metadata.recordID): changed by someone else while open here; keeping this file's bytes unsaved")
             throw Errno.stale
         }
@@ -298,7 +298,7 @@ extension NotesFileSystem {
                 open = OpenFile(content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), baseTag: nil)
                 state.openFiles[inode] = open
             }
-            open.baseTag = metadata.record.recordChangeTag
+            open.baseTag = metadata.recordChangeTag
             open.markChanged()
             return inode
         }
@@ -370,7 +370,7 @@ extension NotesFileSystem {
                 if flags & O_TRUNC != 0, state.openFiles[inode] == nil, let metadata = node.metadata {
                     // The old bytes are about to go: do not read them.
                     let open = OpenFile(
-                        content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), baseTag: metadata.record.recordChangeTag)
+                        content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), baseTag: metadata.recordChangeTag)
                     open.markChanged()
                     state.openFiles[inode] = open
                 }
@@ -379,7 +379,7 @@ extension NotesFileSystem {
                 state.readers[inode, default: 0] += 1
             }
             // Keep the kernel's pages while the record is unchanged since they were cached.
-            let tag = node.metadata?.record.recordChangeTag
+            let tag = node.metadata?.recordChangeTag
             let keep = tag != nil && state.cachedTags[inode] == tag && state.openFiles[inode]?.dirty != true
             state.cachedTags[inode] = tag
             // A read-only open has nothing to save at close: no flush round trip.
@@ -413,9 +413,9 @@ extension NotesFileSystem {
             case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
             case .note(let m), .attachment(let m):
                 noteRead(inode, m, &state)
-                if let asset = m.record["content"]?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
+                if let asset = m.field("content")?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
-                if let cached = state.readCache[inode], cached.tag == m.record.recordChangeTag {
+                if let cached = state.readCache[inode], cached.tag == m.recordChangeTag {
                     return .bytes(Self.slice(cached.bytes, offset: offset, size: size))
                 }
                 return .text(m.recordID)

@@ -32,7 +32,6 @@ extension NotesFileSystem {
 
     /// Attributes of a `Symlink` or `SpecialFile` record.
     func nodeAttributes(_ inode: Inode, _ metadata: RecordMetadata, _ state: borrowing FileSystemState) -> Attributes {
-        let record = metadata.record
         let times = times(inode, metadata, state)
         var mode: mode_t
         var size: UInt64 = 0
@@ -43,16 +42,16 @@ extension NotesFileSystem {
         } else if metadata.recordType == Link.recordType {
             mode = S_IFREG  // a Link whose target is gone (fsck reports it): an empty file without permissions
         } else {
-            let special = try? SpecialFile(record: record)
+            let special = try? SpecialFile(record: metadata.record)
             mode =
                 Self.fileTypeBits(special?.fileType)
-                | (record[MountFields.mode]?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? 0o644)
+                | (metadata.field(MountFields.mode)?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? 0o644)
             rdev = special?.rdev ?? 0
         }
         return Attributes(
             inode: inode, mode: mode, linkCount: linkCount(metadata),
-            uid: record[MountFields.uid]?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
-            gid: record[MountFields.gid]?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
+            uid: metadata.field(MountFields.uid)?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
+            gid: metadata.field(MountFields.gid)?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
             size: size, accessTime: times.access, modificationTime: times.modification, changeTime: times.change, rdev: rdev)
     }
 
@@ -150,7 +149,7 @@ extension NotesFileSystem {
             var record = m.record  // partial: a metadata-only save
             record["name"] = .string(EntryNames.name(fromFileName: target))
             record.setReference("folder", to: folder)
-            record.modificationDate = m.record.modificationDate
+            record.modificationDate = m.modificationDate
             _ = try saveOne(record, deleting: deleting)
             return true
         case .scratch(let file) where file.symlinkTarget != nil:
@@ -205,7 +204,7 @@ extension NotesFileSystem {
     /// The record a name stands for: a `Link`'s target, else the record itself.
     private func linkedRecord(_ id: RecordID) -> RecordID {
         guard let metadata = database.metadata(for: id), metadata.recordType == Link.recordType,
-            let target = metadata.record["target"]?.referenceValue?.recordID
+            let target = metadata.field("target")?.referenceValue?.recordID
         else { return id }
         return target
     }
@@ -228,21 +227,21 @@ extension NotesFileSystem {
         let isNote = metadata.recordType == Note.recordType
         let earliest = links(to: metadata.recordID).min {
             func key(_ link: RecordMetadata) -> (Int, Date, String) {
-                let fits = EntryNames.isNoteFileName(link.record["name"]?.stringValue ?? "") == isNote
-                return (fits ? 0 : 1, link.record.creationDate ?? .distantPast, link.recordID.recordName)
+                let fits = EntryNames.isNoteFileName(link.field("name")?.stringValue ?? "") == isNote
+                return (fits ? 0 : 1, link.creationDate ?? .distantPast, link.recordID.recordName)
             }
             return key($0) < key($1)
         }
         guard let earliest else { return false }
-        let name = earliest.record["name"]?.stringValue ?? ""
+        let name = earliest.field("name")?.stringValue ?? ""
         var record = metadata.record  // partial: a metadata-only save
         if metadata.recordType == Note.recordType {
             record["title"] = .string(EntryNames.isNoteFileName(name) ? EntryNames.title(fromFileName: name) : name)
         } else {
             record["name"] = .string(name)
         }
-        record.setReference("folder", to: earliest.record["folder"]?.referenceValue?.recordID)
-        record.modificationDate = metadata.record.modificationDate
+        record.setReference("folder", to: earliest.field("folder")?.referenceValue?.recordID)
+        record.modificationDate = metadata.modificationDate
         try database.modify(saving: [record], deleting: [earliest.recordID])
         return true
     }
@@ -263,7 +262,7 @@ extension NotesFileSystem {
             }
             // One modify: the new name, the file's ctime (its link count changed) and the directory's times.
             var file = target.record
-            file.modificationDate = target.record.modificationDate  // mtime stays
+            file.modificationDate = target.modificationDate  // mtime stays
             Self.stampChange(&file, inode: inode, &state)
             let link = Link(name: EntryNames.name(fromFileName: string), target: target.recordID, folder: folder).record
             let saved = try database.modify(saving: [link, file] + (try touchedFolders([newParent], &state)), deleting: []).savedRecords
@@ -280,7 +279,7 @@ extension NotesFileSystem {
         case Symlink.recordType: return (S_IFLNK, nil)
         case SpecialFile.recordType: return (Self.fileTypeBits((try? SpecialFile(record: metadata.record))?.fileType), nil)
         case Link.recordType:
-            guard let id = metadata.record["target"]?.referenceValue?.recordID, let target = database.metadata(for: id),
+            guard let id = metadata.field("target")?.referenceValue?.recordID, let target = database.metadata(for: id),
                 target.recordType != Link.recordType, target.recordType != Folder.recordType
             else { return (S_IFREG, nil) }
             return (nodeType(of: target).0, target.identity)

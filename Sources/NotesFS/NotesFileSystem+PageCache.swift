@@ -52,7 +52,7 @@ extension NotesFileSystem {
     /// no buffer, scratch file or rename alias stands for the inode.
     private func isStorable(_ inode: Inode, tag: String, _ state: borrowing FileSystemState) -> Bool {
         state.openFiles[inode] == nil && state.scratch[inode] == nil && state.aliases[inode] == nil
-            && database.metadata(identity: inode)?.record.recordChangeTag == tag
+            && database.metadata(identity: inode)?.recordChangeTag == tag
     }
 
     /// Sends a queued store (on the notification thread, holding no lock while it is sent).

@@ -93,7 +93,7 @@ extension NotesFileSystem {
                         metadata.recordType == Note.recordType
                             ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record.setReference("folder", to: targetFolder)
-                    record.modificationDate = metadata.record.modificationDate
+                    record.modificationDate = metadata.modificationDate
                     Self.stampChange(&record, inode: inode, &state)
                     let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
@@ -102,7 +102,7 @@ extension NotesFileSystem {
                     // note.md → note.txt and back: another record type, so another record.
                     let file = ScratchFile(
                         inode: 0, parent: newParent, name: target, content: try content(),
-                        mode: mode_t(truncatingIfNeeded: metadata.record[MountFields.mode]?.int64Value ?? 0o644) & 0o7777, uid: context.uid,
+                        mode: mode_t(truncatingIfNeeded: metadata.field(MountFields.mode)?.int64Value ?? 0o644) & 0o7777, uid: context.uid,
                         gid: context.gid)
                     file.modificationTime = Self.fileTime(metadata)
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
@@ -142,7 +142,7 @@ extension NotesFileSystem {
         var record = metadata.record  // partial: a metadata-only save
         record["name"] = .string(EntryNames.name(fromFileName: target))
         record.setReference("parent", to: folder)
-        record.modificationDate = metadata.record.modificationDate
+        record.modificationDate = metadata.modificationDate
         Self.stampChange(&record, inode: inode, &state)
         try database.modify(saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes)
     }
@@ -160,9 +160,9 @@ extension NotesFileSystem {
         try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
         for key in [MountFields.mode, MountFields.uid, MountFields.gid, MountFields.accessNanoseconds, MountFields.modificationNanoseconds]
         {
-            record[key] = source.record[key]
+            record[key] = source.field(key)
         }
-        record.modificationDate = source.record.modificationDate
+        record.modificationDate = source.modificationDate
         Self.stampChange(&record, inode: inode, &state)
         record.takeIdentity(inode)
         let saved = try saveOne(record, deleting: [source.recordID], touching: try touchedFolders(parents, &state))

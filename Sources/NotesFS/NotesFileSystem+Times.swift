@@ -25,10 +25,10 @@ extension NotesFileSystem {
     /// The times of a stored record, with a read's in-memory atime.
     func times(_ inode: Inode, _ metadata: RecordMetadata, _ state: borrowing FileSystemState) -> FileTimes {
         let modification = Self.fileTime(metadata)
-        let record = metadata.record
-        let change = record[MountFields.changeNanoseconds]?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
+        let change = metadata.field(MountFields.changeNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
         let access =
-            state.accessTimes[inode] ?? record[MountFields.accessNanoseconds]?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
+            state.accessTimes[inode] ?? metadata.field(MountFields.accessNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:))
+            ?? modification
         return FileTimes(access: access, modification: modification, change: change)
     }
 

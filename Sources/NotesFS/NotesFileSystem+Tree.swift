@@ -25,7 +25,7 @@ extension NotesFileSystem {
         // A folder saved with the same parent (its times moved, or its name) keeps the tree as it is.
         let moved = change.saved.contains { metadata in
             guard metadata.recordType == Folder.recordType else { return false }
-            let parent = metadata.record["parent"]?.referenceValue?.recordID
+            let parent = metadata.field("parent")?.referenceValue?.recordID
             switch state.folderTree?.placement(ofFolder: metadata.recordID) {
             case .root?: return parent != nil
             case .folder(let id)?: return parent != id
@@ -123,7 +123,7 @@ extension NotesFileSystem {
                         let node = try? node(inode, state), let content = try? loadContent(node)
                     {
                         open.content = content
-                        open.baseTag = metadata.record.recordChangeTag
+                        open.baseTag = metadata.recordChangeTag
                     }
                     state.readCache[inode] = nil
                 }
@@ -171,13 +171,13 @@ extension NotesFileSystem {
     /// How a record appears in its directory listing.
     func member(for metadata: RecordMetadata) -> DirectoryListing.Member? {
         let key = metadata.recordType == Note.recordType ? "title" : "name"
-        var title = metadata.record[key]?.stringValue
+        var title = metadata.field(key)?.stringValue
         if title == nil, metadata.isLarge(key) {
             title = (try? database.record(for: metadata.recordID))?[key]?.stringValue
         }
         var member = DirectoryListing.Member(
             recordName: metadata.recordID.recordName, recordType: metadata.recordType, title: title ?? "",
-            created: metadata.record.creationDate ?? .distantPast, isDirectory: metadata.recordType == Folder.recordType)
+            created: metadata.creationDate ?? .distantPast, isDirectory: metadata.recordType == Folder.recordType)
         (member.fileType, member.linkTarget) = nodeType(of: metadata)
         return member
     }

@@ -21,10 +21,10 @@ extension NotesFileSystem {
             guard let metadata = try node(inode, state).metadata else { throw Errno.noAttribute }
             switch name.string {
             case "user.notesfs.recordName": return Array(metadata.recordID.recordName.utf8)
-            case "user.notesfs.changeTag": return Array((metadata.record.recordChangeTag ?? "").utf8)
+            case "user.notesfs.changeTag": return Array((metadata.recordChangeTag ?? "").utf8)
             case "user.notesfs.creationDate":
                 // A damaged record may hold any double: clamp to years 1-9999 (NaN: 1970).
-                let interval = metadata.record.creationDate?.timeIntervalSince1970 ?? 0
+                let interval = metadata.creationDate?.timeIntervalSince1970 ?? 0
                 let date = Date(timeIntervalSince1970: interval.isNaN ? 0 : min(max(interval, -62_135_596_800), 253_402_300_799))
                 let formatter = ISO8601DateFormatter()
                 formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -35,7 +35,7 @@ extension SyncEngine {
         }
         let saved = set.changed.filter {
             $0.recordType != AppliedPageMarker.recordType  // this machine's own bookkeeping
-                && $0.record.recordChangeTag != state.records[$0.recordID.recordName]?.localTag
+                && $0.recordChangeTag != state.records[$0.recordID.recordName]?.localTag
         }
         let candidates = isFull ? Array(state.records.keys) : set.deleted.map { $0.recordName }
         let deleted = candidates.filter { state.records[$0] != nil && database.metadata(for: RecordID(recordName: $0)) == nil }
@@ -48,7 +48,7 @@ extension SyncEngine {
         func depth(_ metadata: RecordMetadata) -> Int {
             var depth = 0
             var current = metadata
-            while depth < 1000, let parent = current.record["parent"]?.referenceValue?.recordID, let next = database.metadata(for: parent) {
+            while depth < 1000, let parent = current.field("parent")?.referenceValue?.recordID, let next = database.metadata(for: parent) {
                 depth += 1
                 current = next
             }

@@ -54,7 +54,7 @@ extension NotesFileSystem {
         case .root, .recovered, .folder: throw Errno.isDirectory
         case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
         case .note(let metadata), .attachment(let metadata):
-            var asset = metadata.record["content"]?.assetValue
+            var asset = metadata.field("content")?.assetValue
             var text: String?
             if asset == nil {
                 let record = try database.record(for: metadata.recordID)

@@ -94,7 +94,7 @@ extension RecordDatabase {
             let path = layout.recordPath(name)
             // A record saved since the last checkpoint may have no file yet (the journal holds it whole).
             if !usable.contains(name), !problems.contains(where: { $0.path == path }),
-                !(index.staleRecordFiles.contains(name) && !metadata.record.isPartial)
+                !(index.staleRecordFiles.contains(name) && !metadata.isPartial)
             {
                 problems.append(.missingRecordFile(metadata.recordID, path: path))
             }
@@ -182,7 +182,7 @@ extension RecordDatabase {
         }
         // A record whose index entry holds every field (none is large) loses nothing with its file:
         // the file is written again from the index. The others are dropped.
-        let whole = unusable.filter { index.entries[$0.recordName].map { !$0.record.isPartial } ?? false }
+        let whole = unusable.filter { index.entries[$0.recordName].map { !$0.isPartial } ?? false }
         if !whole.isEmpty {
             state.withLock { $0.index.staleRecordFiles.formUnion(whole.map(\.recordName)) }
             try refreshWholeRecordFiles(limit: .max)

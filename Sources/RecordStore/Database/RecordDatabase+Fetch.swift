@@ -40,15 +40,15 @@ extension RecordDatabase {
     static func merge(
         _ metadata: RecordMetadata, path: String, file read: () throws(RecordStoreError) -> Record
     ) throws(RecordStoreError) -> Record {
-        guard metadata.record.isPartial else { return metadata.record }
+        guard metadata.isPartial else { return metadata.record }
         let file = try read()
         if let tag = file.recordChangeTag, let fileSeq = UInt64(tag, radix: 36), fileSeq > metadata.seq { return file }
-        guard metadata.record.recordType == file.recordType else {
+        guard metadata.recordType == file.recordType else {
             throw .damagedRecord(
                 metadata.recordID, path: path, reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")
         }
         var merged = metadata.record
-        for key in metadata.record.omitted.keys {
+        for key in metadata.omitted.keys {
             guard let value = file.fields[key] else {
                 throw .damagedRecord(metadata.recordID, path: path, reason: "the record file lacks its field \(key)")
             }

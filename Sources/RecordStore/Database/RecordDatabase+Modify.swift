@@ -86,7 +86,7 @@ extension RecordDatabase {
                 entry.encodeSaves()
                 try ensureAssetsStored(entry.saves, state: &state)
                 let assetsBefore = (entry.deletes.map(\.recordName) + entry.saves.map(\.recordID.recordName))
-                    .flatMap { state.index.entries[$0]?.record.assets ?? [] }
+                    .flatMap { state.index.entries[$0]?.assets ?? [] }
                 try state.journal.append(entry.encodedLine())
                 state.dirty = true
                 var writtenFiles: [String] = []
@@ -167,7 +167,7 @@ extension RecordDatabase {
                 }
                 switch policy {
                 case .ifServerRecordUnchanged:
-                    guard client.recordChangeTag == server.record.recordChangeTag else {
+                    guard client.recordChangeTag == server.recordChangeTag else {
                         let serverRecord = (try? fullRecord(server)) ?? server.record
                         throw .serverRecordChanged(serverRecord: serverRecord.clearingChanges(), clientRecord: client)
                     }
@@ -182,15 +182,15 @@ extension RecordDatabase {
                 if stored.isPartial {
                     try complete(&stored, server: server)
                 }
-                stored.identity = server.record.identity
-                if let taken = client.takenIdentity, taken != server.record.identity {
+                stored.identity = server.storedIdentity
+                if let taken = client.takenIdentity, taken != server.storedIdentity {
                     // Only the identity of a record this very modify deletes (deletes apply first).
-                    guard deletes.contains(where: { index.entries[$0]?.record.identity == taken }),
+                    guard deletes.contains(where: { index.entries[$0]?.storedIdentity == taken }),
                         !saves.contains(where: { $0.identity == taken })
                     else { throw .invalidArguments("record \(client.recordID): identity \(taken) is not one of a record deleted here") }
                     stored.identity = taken
                 }
-                stored.creationDate = server.record.creationDate
+                stored.creationDate = server.creationDate
                 if !client.modificationDateWasSet { stored.storedModificationDate = now }
             } else {
                 if policy == .ifServerRecordUnchanged, client.recordChangeTag != nil { throw .unknownItem(client.recordID) }
@@ -240,7 +240,7 @@ extension RecordDatabase {
         if keepsLargeFields, stored.fields.values.allSatisfy(RecordMetadata.isSmall) {
             // The sizes as stored now (the client's copy may be older).
             var sizes = OmittedFields()
-            for key in stored.omitted.keys { sizes[key] = server.record.omitted[key] }
+            for key in stored.omitted.keys { sizes[key] = server.omitted[key] }
             stored.omitted = sizes
             return
         }
@@ -277,7 +277,7 @@ extension RecordDatabase {
     /// Up to `limit` lagging record files of records the index holds whole.
     private static func wholeStaleRecordFiles(_ index: RecordIndex, limit: Int) -> [String] {
         var names: [String] = []
-        for name in index.staleRecordFiles where index.entries[name]?.record.isPartial != true {
+        for name in index.staleRecordFiles where index.entries[name]?.isPartial != true {
             if names.count == limit { break }
             names.append(name)
         }
@@ -296,7 +296,7 @@ extension RecordDatabase {
         var written: [(name: String, temp: String)] = []
         defer { for item in written { try? Sys.unlink(item.temp) } }  // what was not renamed
         for name in state.index.staleRecordFiles {
-            guard let metadata = state.index.entries[name], metadata.record.isPartial else { continue }
+            guard let metadata = state.index.entries[name], metadata.isPartial else { continue }
             let record: Record
             do { record = try fullRecord(metadata) } catch {
                 log("rewriting the record file of \(name): \(error)")  // left as it is; reads still merge

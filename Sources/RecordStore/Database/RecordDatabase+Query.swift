@@ -35,8 +35,8 @@ extension RecordDatabase {
         for metadata in candidates where metadata.recordType == query.recordType {
             if neededKeys.contains(where: metadata.isLarge) {
                 fromFiles.append(metadata)
-            } else if predicate.evaluate({ Self.value(of: $0, in: metadata.record) }) {
-                matches.append(QueryMatch(metadata: metadata, sortValues: sortKeys.map { Self.value(of: $0, in: metadata.record) }))
+            } else if predicate.evaluate({ Self.value(of: $0, in: metadata) }) {
+                matches.append(QueryMatch(metadata: metadata, sortValues: sortKeys.map { Self.value(of: $0, in: metadata) }))
             }
         }
         if !fromFiles.isEmpty { matches += matchesInFiles(fromFiles, query: query) }
@@ -63,13 +63,13 @@ extension RecordDatabase {
         var records: [Record] = []
         if offset < end {
             let page = all[offset..<end]
-            let fromFiles = page.filter { $0.record.isPartial }.map(\.recordID)
+            let fromFiles = page.filter { $0.isPartial }.map(\.recordID)
             var files: [RecordID: Result<Record, RecordStoreError>] = [:]
             files.reserveCapacity(fromFiles.count)
             for (id, result) in zip(fromFiles, readRecordFiles(fromFiles)) { files[id] = result }
             records.reserveCapacity(page.count)
             for metadata in page {
-                if !metadata.record.isPartial {
+                if !metadata.isPartial {
                     records.append(metadata.record)
                     continue
                 }
@@ -100,16 +100,17 @@ extension RecordDatabase {
         }
     }
 
-    /// A field or system field of a record, as predicates and sorts see it.
-    static func value(of key: String, in record: Record) -> FieldValue? {
+    /// A field or system field of a record (or of the index's metadata of one, read without
+    /// rebuilding its record), as predicates and sorts see it.
+    static func value(of key: String, in source: some QueriedFields) -> FieldValue? {
         switch key {
-        case "recordName": .string(record.recordID.recordName)
-        case "recordID": .reference(Reference(recordID: record.recordID, action: .none))
-        case "recordType": .string(record.recordType)
-        case "creationDate": record.creationDate.map(FieldValue.date)
-        case "modificationDate": record.modificationDate.map(FieldValue.date)
-        case "recordChangeTag": record.recordChangeTag.map(FieldValue.string)
-        default: record.fields[key]
+        case "recordName": .string(source.recordID.recordName)
+        case "recordID": .reference(Reference(recordID: source.recordID, action: .none))
+        case "recordType": .string(source.recordType)
+        case "creationDate": source.creationDate.map(FieldValue.date)
+        case "modificationDate": source.modificationDate.map(FieldValue.date)
+        case "recordChangeTag": source.recordChangeTag.map(FieldValue.string)
+        default: source.field(key)
         }
     }
 
@@ -138,3 +139,19 @@ extension FieldValue {
         }
     }
 }
+
+/// What a query reads of a record: its system fields and a field by key.
+protocol QueriedFields {
+    var recordID: RecordID { get }
+    var recordType: String { get }
+    var creationDate: Date? { get }
+    var modificationDate: Date? { get }
+    var recordChangeTag: String? { get }
+    func field(_ key: String) -> FieldValue?
+}
+
+extension Record: QueriedFields {
+    func field(_ key: String) -> FieldValue? { fields[key] }
+}
+
+extension RecordMetadata: QueriedFields {}

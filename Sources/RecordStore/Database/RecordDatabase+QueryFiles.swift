@@ -68,7 +68,7 @@ extension RecordDatabase {
         let sortKeys = query.sortDescriptors.map(\.key)
         @Sendable func match(_ metadata: RecordMetadata, _ full: Record) -> QueryMatch? {
             func value(_ key: String) -> FieldValue? {
-                metadata.isLarge(key) ? full.fields[key] : Self.value(of: key, in: metadata.record)
+                metadata.isLarge(key) ? full.fields[key] : Self.value(of: key, in: metadata)
             }
             guard predicate.evaluate(value) else { return nil }
             return QueryMatch(metadata: metadata, sortValues: sortKeys.map(value))

@@ -42,7 +42,7 @@ struct RecordIndex {
         if let old = entries[name] {
             removeReferences(of: old)
             // An identity taken over from a record deleted in the same entry (takeIdentity).
-            if let identity = old.record.identity, identity != record.identity, names[identity] == old.recordID.recordName {
+            if let identity = old.storedIdentity, identity != record.identity, names[identity] == old.recordID.recordName {
                 names[identity] = nil
             }
         }
@@ -55,7 +55,7 @@ struct RecordIndex {
         guard let old = entries.removeValue(forKey: name) else { return nil }
         staleRecordFiles.remove(name)
         removeReferences(of: old)
-        if let identity = old.record.identity { names[identity] = nil }
+        if let identity = old.storedIdentity { names[identity] = nil }
         tombstones.append(Tombstone(seq: seq, recordID: old.recordID, recordType: old.recordType))
         if tombstones.count > Self.tombstoneLimit {
             let dropped = tombstones.count - Self.tombstoneLimit / 2
@@ -66,12 +66,12 @@ struct RecordIndex {
     }
 
     private mutating func removeReferences(of metadata: RecordMetadata) {
-        for asset in metadata.record.assets {
+        for asset in metadata.assets {
             let count = (assetReferences[asset.sha256] ?? 1) - 1
             assetReferences[asset.sha256] = count > 0 ? count : nil
         }
         let name = metadata.recordID.recordName
-        metadata.record.forEachReference { key, ref in
+        metadata.forEachReference { key, ref in
             let target = ref.recordID.recordName
             referrers[target]?[key]?.remove(name)
             if referrers[target]?[key]?.isEmpty == true { referrers[target]?[key] = nil }
@@ -101,7 +101,7 @@ struct RecordIndex {
         while let target = queue.popLast() {
             for (key, names) in referrers[target] ?? [:] {
                 for name in names where !seen.contains(name) && !spared.contains(name) {
-                    let holds = entries[name]?.record.fields[key]?.references.contains {
+                    let holds = entries[name]?.field(key)?.references.contains {
                         $0.recordID.recordName == target && $0.action == .deleteSelf
                     }
                     if holds == true {

@@ -4,26 +4,89 @@ import Foundation
 ///
 /// Answers listings (`ls -l`, folder contents) without reading record files. Large values (long
 /// strings such as a note's text, big byte blobs) are not held; their byte size is in ``sizes``.
+///
+/// The small fields are held as an array of key-value pairs sorted by key, not as the
+/// `[String: FieldValue]` of a ``Record``: a dictionary of 2 small fields takes about 283 bytes of
+/// heap, the array about 32 + 48 per field, and the index holds one of these per record (at
+/// 1,000,000 notes the dictionaries were about half the memory of an open database). ``record``
+/// rebuilds the dictionary, so the hot paths (queries, sorting, the index, listings) read the
+/// accessors here instead: ``field(_:)``, ``recordChangeTag``, ``modificationDate`` and the rest.
 public struct RecordMetadata: Sendable, Hashable {
-    /// The record with only its small fields (a partial record: ``Record/omittedSizes`` names the others).
-    public internal(set) var record: Record
-    /// Byte size (UTF-8 for strings) of each field left out of ``record``.
-    public var sizes: [String: Int] { record.omittedSizes }
+    /// One small field (the array sorted by key is canonical, so equal metadata hash equally).
+    struct SmallField: Sendable, Hashable {
+        var key: String
+        var value: FieldValue
+    }
+
+    /// The record's system fields and omitted sizes, with an empty `fields` dictionary (which
+    /// allocates nothing): the fields are in ``smallFields``.
+    private var base: Record
+    /// The small fields, sorted by key.
+    private var smallFields: ContiguousArray<SmallField>
     /// The commit sequence number that last saved the record.
     public internal(set) var seq: UInt64
 
-    public var recordID: RecordID { record.recordID }
-    public var recordType: String { record.recordType }
-    public var identity: UInt64 { record.identity ?? 0 }
+    /// The record with only its small fields (a partial record: ``Record/omittedSizes`` names the
+    /// others). Rebuilt on every access: read the accessors of this type where they suffice.
+    public var record: Record {
+        var record = base
+        var fields = [String: FieldValue](minimumCapacity: smallFields.count)
+        for field in smallFields { fields[field.key] = field.value }
+        record.fields = fields
+        return record
+    }
+    /// Byte size (UTF-8 for strings) of each field left out of ``record``.
+    public var sizes: [String: Int] { base.omittedSizes }
+
+    public var recordID: RecordID { base.recordID }
+    public var recordType: String { base.recordType }
+    public var identity: UInt64 { base.identity ?? 0 }
+    /// The record's identity as ``Record/identity`` reads it (`nil` for none).
+    var storedIdentity: UInt64? { base.identity }
+    public var recordChangeTag: String? { base.recordChangeTag }
+    public var creationDate: Date? { base.creationDate }
+    public var modificationDate: Date? { base.modificationDate }
+    /// Whether large fields are left out of ``record`` (see ``Record/isPartial``).
+    public var isPartial: Bool { base.isPartial }
+    /// The large fields left out, with their sizes.
+    var omitted: OmittedFields { base.omitted }
+
+    /// A small field's value, as `record[key]` reads it (`nil` for a large or missing field).
+    public func field(_ key: String) -> FieldValue? {
+        // Binary search: records have few fields, but the comparison is all a lookup costs.
+        var low = 0
+        var high = smallFields.count
+        while low < high {
+            let middle = (low + high) / 2
+            let candidate = smallFields[middle].key
+            if candidate == key { return smallFields[middle].value }
+            if candidate < key { low = middle + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    /// Calls `body` with every reference the small fields hold and its key, allocating nothing.
+    func forEachReference(_ body: (_ key: String, _ reference: Reference) -> Void) {
+        for field in smallFields { field.value.forEachReference { body(field.key, $0) } }
+    }
+
+    /// Every asset in the small fields (an asset used twice is listed twice).
+    var assets: [Asset] { smallFields.flatMap(\.value.assets) }
+
+    /// Writes the index line of this metadata (``RecordCoding/write(_:seq:into:)`` of ``record``
+    /// and ``seq``), without rebuilding the record's fields.
+    func write(into w: inout JSONWriter) {
+        RecordCoding.write(base, sortedFields: smallFields.lazy.map { (key: $0.key, value: $0.value) }, seq: seq, into: &w)
+    }
 
     /// Byte size of a field's value, whether or not it is held in memory.
     public func byteCount(of key: String) -> Int? {
-        if let size = record.omitted[key] { return size }
-        return record.fields[key].map(Self.byteCount)
+        if let size = base.omitted[key] { return size }
+        return field(key).map(Self.byteCount)
     }
 
     /// Whether `key` is left out of ``record`` (read the full record for it).
-    public func isLarge(_ key: String) -> Bool { record.omitted[key] != nil }
+    public func isLarge(_ key: String) -> Bool { base.omitted[key] != nil }
 
     static let smallStringLimit = 256
     static let smallBytesLimit = 64
@@ -31,20 +94,36 @@ public struct RecordMetadata: Sendable, Hashable {
 
     /// The metadata of a saved record: a full one, or a partial one whose omitted fields keep their sizes.
     init(savedRecord: Record, seq: UInt64) {
-        var small = savedRecord
-        for (key, value) in savedRecord.fields where !Self.isSmall(value) {
-            small.omitted[key] = Self.byteCount(value)
-            small.fields[key] = nil
+        var base = savedRecord
+        var small = ContiguousArray<SmallField>()
+        small.reserveCapacity(savedRecord.fields.count)
+        for (key, value) in savedRecord.fields {
+            if Self.isSmall(value) {
+                small.append(SmallField(key: key, value: value))
+            } else {
+                base.omitted[key] = Self.byteCount(value)
+            }
         }
-        small.changedKeys = []
-        self.record = small
-        self.seq = seq
+        base.changedKeys = []
+        self.init(base: base, smallFields: small, seq: seq)
     }
 
     init(record: Record, sizes: OmittedFields, seq: UInt64) {
-        var record = record
-        record.omitted = sizes
-        self.record = record
+        var base = record
+        base.omitted = sizes
+        var small = ContiguousArray<SmallField>()
+        small.reserveCapacity(record.fields.count)
+        for (key, value) in record.fields { small.append(SmallField(key: key, value: value)) }
+        self.init(base: base, smallFields: small, seq: seq)
+    }
+
+    private init(base: Record, smallFields: ContiguousArray<SmallField>, seq: UInt64) {
+        var base = base
+        base.fields = [:]
+        var smallFields = smallFields
+        smallFields.sort { $0.key < $1.key }
+        self.base = base
+        self.smallFields = smallFields
         self.seq = seq
     }
 

@@ -61,7 +61,7 @@ struct RawFilePrefilter: Sendable {
             return .known(b)
         case .comparison(let c, let needle):
             if !c.keys.contains(where: metadata.isLarge) {
-                return .known(c.evaluate { RecordDatabase.value(of: $0, in: metadata.record) })
+                return .known(c.evaluate { RecordDatabase.value(of: $0, in: metadata) })
             }
             return needle.map(Condition.needle) ?? .unknown
         case .not(let inner):

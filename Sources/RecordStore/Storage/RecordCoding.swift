@@ -25,6 +25,14 @@ enum RecordCoding {
     /// (``Record/omittedSizes``: none for a full record, so a record file has none) and, for an
     /// index snapshot line, its `seq`.
     static func write(_ record: Record, seq: UInt64?, into w: inout JSONWriter) {
+        write(record, sortedFields: record.fields.sorted(by: { $0.key < $1.key }), seq: seq, into: &w)
+    }
+
+    /// ``write(_:seq:into:)`` with the fields given apart, sorted by key (the index's metadata
+    /// holds them so, and `record.fields` is then ignored).
+    static func write(
+        _ record: Record, sortedFields: some Sequence<(key: String, value: FieldValue)>, seq: UInt64?, into w: inout JSONWriter
+    ) {
         let sizes = record.omitted
         var first = true
         w.raw("{")
@@ -55,7 +63,7 @@ enum RecordCoding {
         w.key("fields", first: &first)
         w.raw("{")
         var firstField = true
-        for (key, value) in record.fields.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in sortedFields {
             w.key(key, first: &firstField)
             write(value, into: &w)
         }

@@ -31,7 +31,7 @@ enum Snapshot {
             }
             writeHeader(index, generation: generation, into: &w)
             for metadata in index.entries.values {
-                RecordCoding.write(metadata.record, seq: metadata.seq, into: &w)
+                metadata.write(into: &w)
                 w.raw("\n")
                 if w.bytes.count >= writeBlock { try flush() }
             }
@@ -206,14 +206,14 @@ extension RecordIndex {
     mutating func insert(_ metadata: RecordMetadata) {
         let name = metadata.recordID.recordName
         entries[name] = metadata
-        if let identity = metadata.record.identity {
+        if let identity = metadata.storedIdentity {
             names[identity] = name
             // Saturating: an identity from disk may be UInt64.max (the next reservation then fails cleanly).
             if identity >= nextIdentity { nextIdentity = identity == .max ? .max : identity + 1 }
         }
-        metadata.record.forEachReference { key, ref in
+        metadata.forEachReference { key, ref in
             referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)
         }
-        for asset in metadata.record.assets { assetReferences[asset.sha256, default: 0] += 1 }
+        for asset in metadata.assets { assetReferences[asset.sha256, default: 0] += 1 }
     }
 }

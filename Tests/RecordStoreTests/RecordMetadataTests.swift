@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+@testable import RecordStore
+
+/// The index's compact copies of records (``RecordMetadata``, whose small fields are a sorted
+/// array, not a dictionary): the record rebuilt from one is the saved record minus its large
+/// fields, read the same after a reopen, and its accessors agree with that record.
+@Suite struct RecordMetadataTests {
+    let longText = String(repeating: "a line of the note's text\n", count: 40)
+
+    /// Records of 0, 1 and many fields, with lists, references, assets and large fields.
+    func records(_ db: RecordDatabase) throws -> [Record] {
+        let asset = try db.makeAsset(Data("attachment bytes".utf8))
+        let other = try db.makeAsset(Data("other bytes".utf8))
+        var empty = Record(recordType: "Empty", recordID: RecordID(recordName: "empty"))
+        empty.modificationDate = Date(timeIntervalSince1970: 1_000)
+        var one = Record(recordType: "One", recordID: RecordID(recordName: "one"))
+        one["title"] = "only"
+        var many = Record(recordType: "Many", recordID: RecordID(recordName: "many"))
+        for i in 0..<12 { many["k\(String(i, radix: 16))"] = .int64(Int64(i * 7)) }
+        many["flag"] = .bool(true)
+        many["ratio"] = .double(0.25)
+        many["when"] = .date(Date(timeIntervalSince1970: 1_234.5))
+        many["blob"] = .bytes(Data([1, 2, 3]))
+        many["tags"] = .list(["b", "a", "c"])
+        many["folder"] = .reference(Reference(recordID: RecordID(recordName: "one"), action: .deleteSelf))
+        many["links"] = .list([
+            .reference(Reference(recordID: RecordID(recordName: "one"), action: .none)),
+            .reference(Reference(recordID: RecordID(recordName: "empty"), action: .none)),
+        ])
+        many["content"] = .asset(asset)
+        many["gallery"] = .list([.asset(asset), .asset(other)])
+        many["text"] = .string(longText)
+        var large = Record(recordType: "Large", recordID: RecordID(recordName: "large"))
+        large["text"] = .string(longText)
+        large["bigList"] = .list((0..<100).map { .int64(Int64($0)) })
+        large["z"] = "small"
+        return [empty, one, many, large]
+    }
+
+    /// `saved` without its large fields: what the index holds of it.
+    func smallFields(of saved: Record) -> [String: FieldValue] {
+        saved.fields.filter { RecordMetadata.isSmall($0.value) }
+    }
+
+    func expectMatches(_ metadata: RecordMetadata, _ saved: Record) {
+        let record = metadata.record
+        #expect(record.recordID == saved.recordID)
+        #expect(record.recordType == saved.recordType)
+        #expect(record.recordChangeTag == saved.recordChangeTag)
+        #expect(record.identity == saved.identity)
+        #expect(record.creationDate == saved.creationDate)
+        #expect(record.modificationDate == saved.modificationDate)
+        #expect(record.fields == smallFields(of: saved))
+        let large = saved.fields.filter { !RecordMetadata.isSmall($0.value) }
+        #expect(record.omittedSizes == large.mapValues(RecordMetadata.byteCount))
+        #expect(record.isPartial == !large.isEmpty)
+        #expect(record.changedKeys.isEmpty)
+
+        // The accessors read what the rebuilt record holds.
+        #expect(metadata.recordID == record.recordID)
+        #expect(metadata.recordType == record.recordType)
+        #expect(metadata.recordChangeTag == record.recordChangeTag)
+        #expect(metadata.storedIdentity == record.identity)
+        #expect(metadata.creationDate == record.creationDate)
+        #expect(metadata.modificationDate == record.modificationDate)
+        #expect(metadata.isPartial == record.isPartial)
+        #expect(metadata.sizes == record.omittedSizes)
+        for key in Set(saved.fields.keys).union(["missing", "", "zz", "a"]) {
+            #expect(metadata.field(key) == record.fields[key], "field \(key) of \(saved.recordID)")
+            #expect(metadata.field(key) == record[key])
+            #expect(metadata.byteCount(of: key) == saved.fields[key].map(RecordMetadata.byteCount))
+        }
+        for key in ["recordName", "recordID", "recordType", "creationDate", "modificationDate", "recordChangeTag", "title", "nope"] {
+            #expect(RecordDatabase.value(of: key, in: metadata) == RecordDatabase.value(of: key, in: record))
+        }
+        var references: [String] = []
+        metadata.forEachReference { key, ref in references.append("\(key)->\(ref.recordID.recordName)/\(ref.action)") }
+        var recordReferences: [String] = []
+        record.forEachReference { key, ref in recordReferences.append("\(key)->\(ref.recordID.recordName)/\(ref.action)") }
+        #expect(references.sorted() == recordReferences.sorted())
+        #expect(metadata.assets.map(\.sha256).sorted() == record.assets.map(\.sha256).sorted())
+    }
+
+    @Test func theIndexHoldsEachSavedRecordMinusItsLargeFields() throws {
+        let path = makeTemporaryDirectory("metadata")
+        let db = try makeDatabase(path)
+        let saved = try db.modify(saving: try records(db)).savedRecords
+        #expect(saved.count == 4)
+        for record in saved {
+            let metadata = try #require(db.metadata(for: record.recordID))
+            expectMatches(metadata, record)
+        }
+        let many = try #require(saved.first { $0.recordID.recordName == "many" })
+        #expect(try #require(db.metadata(for: many.recordID)).assets.count == 3)
+        #expect(try #require(db.metadata(for: many.recordID)).field("text") == nil)
+
+        // Read back from the journal, then from the snapshot a checkpoint writes: the same metadata.
+        let before = saved.map { db.metadata(for: $0.recordID) }
+        let fromJournal = try makeDatabase(path)
+        #expect(saved.map { fromJournal.metadata(for: $0.recordID) } == before)
+        try db.checkpoint()
+        let fromSnapshot = try makeDatabase(path)
+        for record in saved {
+            let metadata = try #require(fromSnapshot.metadata(for: record.recordID))
+            expectMatches(metadata, record)
+            #expect(metadata == db.metadata(for: record.recordID))
+            #expect(metadata.hashValue == db.metadata(for: record.recordID)?.hashValue)
+        }
+        #expect(try db.check().problems.isEmpty)
+    }
+
+    @Test func theOrderFieldsWereSetInDoesNotMatter() {
+        var a = Record(recordType: "Note", recordID: RecordID(recordName: "n"))
+        var b = a
+        let keys = ["title", "folder", "a", "m", "b"]
+        for key in keys { a[key] = .string(key) }
+        for key in keys.reversed() { b[key] = .string(key) }
+        let x = RecordMetadata(savedRecord: a, seq: 3)
+        let y = RecordMetadata(savedRecord: b, seq: 3)
+        #expect(x == y)
+        #expect(x.hashValue == y.hashValue)
+        #expect(x.record.fields == a.fields)
+        var c = a
+        c["m"] = "changed"
+        #expect(RecordMetadata(savedRecord: c, seq: 3) != x)
+        #expect(RecordMetadata(savedRecord: a, seq: 4) != x)
+    }
+}
