@@ -18,12 +18,17 @@ struct AppliedPageMarker {
     var through: Int64
     /// Record name → the server seq of the version the page saved it from.
     var applied: [String: Int64]
+    /// Record name → that version's payload (``RecordPayload/jsonText``): the merge base when
+    /// the server has a newer version by the next sync and the record was edited here since.
+    var bases: [String: String] = [:]
 
     /// The marker as a record to save over `existing` (the marker saved before, if any).
     func record(over existing: Record?) -> Record {
         var record = existing ?? Record(recordType: Self.recordType, recordID: RecordID(recordName: Self.recordName))
         record["through"] = .int64(through)
         record["applied"] = .string(applied.map { "\($0.value) \($0.key)" }.sorted().joined(separator: "\n"))
+        let encoded = (try? JSONSerialization.data(withJSONObject: bases, options: [.sortedKeys])) ?? Data("{}".utf8)
+        record["bases"] = .string(String(decoding: encoded, as: UTF8.self))
         return record
     }
 
@@ -37,11 +42,14 @@ struct AppliedPageMarker {
         }
         self.through = through
         self.applied = applied
+        let text = record["bases"]?.stringValue ?? "{}"
+        bases = ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: String]) ?? [:]
     }
 
-    init(through: Int64, applied: [String: Int64]) {
+    init(through: Int64, applied: [String: Int64], bases: [String: String]) {
         self.through = through
         self.applied = applied
+        self.bases = bases
     }
 }
 
@@ -50,6 +58,8 @@ struct AppliedPageMarker {
 /// commit that saved them all (a record that still has it was not changed since).
 struct UnrecordedApply {
     var versions: [String: Int64] = [:]
+    /// The payloads of those versions, by record name (``AppliedPageMarker/bases``).
+    var bases: [String: String] = [:]
     var tag: String?
 
     /// Whether `local` is still exactly what that apply saved for it.
@@ -65,6 +75,6 @@ extension SyncEngine {
         guard let record = try localRecord(AppliedPageMarker.recordName), let marker = AppliedPageMarker(record),
             marker.through > state.serverSeq
         else { return UnrecordedApply() }
-        return UnrecordedApply(versions: marker.applied, tag: record.recordChangeTag)
+        return UnrecordedApply(versions: marker.applied, bases: marker.bases, tag: record.recordChangeTag)
     }
 }

@@ -75,7 +75,10 @@ extension SyncEngine {
         var applied: [String: Int64] = [:]
         for (name, save) in plan.saves { if let server = save.server { applied[name] = server.seq } }
         applied.merge(plan.deletedSinceApplied) { saved, _ in saved }
-        let marker = AppliedPageMarker(through: pageSeq, applied: applied).record(over: try localRecord(AppliedPageMarker.recordName))
+        var bases: [String: String] = [:]
+        for (name, save) in plan.saves { if let payload = save.server?.payload { bases[name] = payload.jsonText } }
+        let marker = AppliedPageMarker(through: pageSeq, applied: applied, bases: bases).record(
+            over: try localRecord(AppliedPageMarker.recordName))
         let result: ModifyResult
         do {
             result = try database.modify(

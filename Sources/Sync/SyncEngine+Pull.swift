@@ -73,6 +73,10 @@ extension SyncEngine {
                     plan.deletedSinceApplied[name] = server.seq
                     continue
                 }
+            } else if let seqApplied = applied.versions[name], let base = applied.bases[name], local != nil {
+                // Edited here since that apply, and the server has a newer version: the version
+                // that apply saved is the base (the server no longer has it).
+                synced = SyncedRecord(recordType: server.recordType, serverSeq: seqApplied, localTag: nil, base: base)
             }
             if let local, local.recordType != server.recordType { continue }  // a name clash: never overwrite another type
             if let payload = server.payload, let tag = pushedTag(server.origin) {

@@ -277,9 +277,8 @@ import Testing
     /// A edits the note before B syncs again, so B fetches a newer version than the one its
     /// crashed apply saved: with B's own edit (at the other end) or none, the merge is clean.
     /// Without B's edit, B's note still has the marker's change tag (the apply's commit), so it
-    /// is known unchanged and takes A's version. Known issue with B's edit: the marker names the
-    /// version applied, whose payload the server no longer has, so B has no base and makes a
-    /// conflict copy (no line is lost).
+    /// is known unchanged and takes A's version. With B's edit, the marker's copy of the version
+    /// applied (which the server no longer has) is the base of a clean merge.
     @Test(arguments: [false, true]) func aNewerServerVersionAfterACrashedPullMergesClean(editedOnB: Bool) throws {
         let (a, b) = try crashedPull(of: "one\ntwo\n")
         var onA = try a.note("plan")
@@ -298,13 +297,7 @@ import Testing
             let notes = try machine.notes()
             let lines = Set(notes.flatMap { $0.text.split(separator: "\n") })
             #expect(expected.split(separator: "\n").allSatisfy(lines.contains))
-            if editedOnB {
-                withKnownIssue("the base of a version a crashed pull applied is lost when the server has a newer one") {
-                    #expect(notes.map(\.text) == [expected])
-                }
-            } else {
-                #expect(notes.map(\.text) == [expected])
-            }
+            #expect(notes.map(\.text) == [expected])
         }
         #expect(try a.contents() == b.contents())
     }
