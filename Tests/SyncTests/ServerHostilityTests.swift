@@ -84,13 +84,7 @@ import Testing
         try a.save([folder("Work", id: "work")] + (0..<count).map { note("N\($0)", id: "n\($0)", text: "line \($0)\n", folder: "work") })
         // The push's third transaction stops at its hundredth row on a lock this test holds.
         let connection = try Connection(server)
-        try connection.execute(
-            """
-            CREATE FUNCTION hold_push() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN IF NEW.seq = 500 THEN PERFORM pg_advisory_xact_lock(4242); END IF; RETURN NEW; END $$
-            """)
-        try connection.execute("CREATE TRIGGER hold_push BEFORE INSERT ON notesfs_records FOR EACH ROW EXECUTE FUNCTION hold_push()")
-        try connection.execute("SELECT pg_advisory_lock(4242)")
+        try holdInserts(into: "notesfs_records", when: "NEW.seq = 500", lock: 4242, on: connection)
 
         let sync = Process()
         sync.executableURL = URL(fileURLWithPath: notesfsBinary)
@@ -109,7 +103,7 @@ import Testing
         try connection.execute("SELECT pg_terminate_backend($1::int)", [pid])
         sync.waitUntilExit()
         try connection.execute("SELECT pg_advisory_unlock(4242)")
-        try connection.execute("DROP TRIGGER hold_push ON notesfs_records")
+        try connection.execute("DROP TRIGGER hold_notesfs_records ON notesfs_records")
 
         let message = try String(contentsOfFile: errors, encoding: .utf8)
         #expect(sync.terminationStatus != 0)

@@ -81,13 +81,7 @@ import Testing
         let data = Self.bytes(6 << 20 + 5, seed: 8)
         try a.save([try attachment("video.raw", id: "video", a, bytes: data)])
         let connection = try Connection(server)
-        try connection.execute(
-            """
-            CREATE FUNCTION hold_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN IF NEW.chunk = 3 THEN PERFORM pg_advisory_xact_lock(4243); END IF; RETURN NEW; END $$
-            """)
-        try connection.execute("CREATE TRIGGER hold_chunk BEFORE INSERT ON notesfs_asset_chunks FOR EACH ROW EXECUTE FUNCTION hold_chunk()")
-        try connection.execute("SELECT pg_advisory_lock(4243)")
+        try holdInserts(into: "notesfs_asset_chunks", when: "NEW.chunk = 3", lock: 4243, on: connection)
         let sync = Process()
         sync.executableURL = URL(fileURLWithPath: notesfsBinary)
         sync.arguments = ["--db", a.path, "sync"]
@@ -101,7 +95,7 @@ import Testing
         sync.waitUntilExit()
         #expect(sync.terminationStatus != 0)
         try connection.execute("SELECT pg_advisory_unlock(4243)")
-        try connection.execute("DROP TRIGGER hold_chunk ON notesfs_asset_chunks")
+        try connection.execute("DROP TRIGGER hold_notesfs_asset_chunks ON notesfs_asset_chunks")
         let status = try #require(try SyncStatus.read(database: a.database))
         #expect(status.lastError?.contains("the connection broke during the sync") == true, "\(status.lastError ?? "")")
         #expect(status.pendingChanges == 1)

@@ -159,3 +159,17 @@ func backendWaitingOnAdvisoryLock(_ server: String, while process: Process) thro
     }
     return nil
 }
+
+/// Makes every insert into `table` that matches `condition` (SQL over `NEW`) wait on advisory
+/// lock `lock`, which `connection` takes for its session: a sync's statement stops there, in its
+/// transaction, until the test terminates its backend or unlocks (`pg_advisory_unlock(lock)`).
+func holdInserts(into table: String, when condition: String, lock: Int, on connection: Connection) throws {
+    let function = "hold_" + table
+    try connection.execute(
+        """
+        CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF \(condition) THEN PERFORM pg_advisory_xact_lock(\(lock)); END IF; RETURN NEW; END $$
+        """)
+    try connection.execute("CREATE TRIGGER \(function) BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(function)()")
+    try connection.execute("SELECT pg_advisory_lock(\(lock))")
+}

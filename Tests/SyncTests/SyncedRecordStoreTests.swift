@@ -208,17 +208,22 @@ import Testing
         return fromAfter
     }
 
-    @Test(arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPushLosesAndDuplicatesNothing(seed: UInt64) throws {
-        var generator = SeededGenerator(state: seed)
-        let (server, machines) = try makeMachines(2)
-        let (a, b) = (machines[0], machines[1])
+    /// Two notes synced to every machine, then one save of `a` (40 new notes and an edit) and a
+    /// delete, not synced yet.
+    func seedThenChange(_ a: Machine, _ machines: [Machine]) throws {
         try a.save([note("Gone", id: "gone"), note("Edited", id: "edited", text: Self.text("one"))])
         try syncAll(machines)
-        // One save of a: new notes, an edit, a delete.
         var edited = try a.note("edited")
         edited.text = Self.text("two")
         try a.save([edited.record] + (0..<40).map { note("N\($0)", id: "n\($0)", text: Self.text("head \($0)")) })
         try a.database.modify(deleting: [RecordID(recordName: "gone")])
+    }
+
+    @Test(arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPushLosesAndDuplicatesNothing(seed: UInt64) throws {
+        var generator = SeededGenerator(state: seed)
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        try seedThenChange(a, machines)
         let before = try snapshot(a.path + "/sync")
         try a.sync()
         let after = try snapshot(a.path + "/sync")
@@ -239,12 +244,7 @@ import Testing
         var generator = SeededGenerator(state: seed)
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
-        try a.save([note("Gone", id: "gone"), note("Edited", id: "edited", text: Self.text("one"))])
-        try syncAll(machines)
-        var edited = try a.note("edited")
-        edited.text = Self.text("two")
-        try a.save([edited.record] + (0..<40).map { note("N\($0)", id: "n\($0)", text: Self.text("head \($0)")) })
-        try a.database.modify(deleting: [RecordID(recordName: "gone")])
+        try seedThenChange(a, machines)
         try a.sync()
         let before = try snapshot(b.path + "/sync")
         try b.sync()
