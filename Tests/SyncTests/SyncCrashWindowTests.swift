@@ -92,20 +92,29 @@ import Testing
         #expect(try a.contents() == b.contents())
     }
 
-    /// The same after a pull that merged a local edit with the server's: the merged text, and
-    /// what B writes after the crash, reach both machines; no conflict copy.
-    @Test func anEditAfterACrashedMergingPullIsPushedWhole() throws {
+    /// Sets the text of the note `name` on `machine`.
+    func setText(_ text: String, of name: String, on machine: Machine) throws {
+        var note = try machine.note(name)
+        note.text = text
+        try machine.save([note.record])
+    }
+
+    /// Plan, synced on A and B, then edited on both: its top line on A (pushed), its end on B.
+    func editedOnBoth() throws -> (a: Machine, b: Machine) {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Plan", id: "plan", text: "top\n\nmiddle\n\nend\n")])
         try syncAll(machines)
-        var fromA = try a.note("plan")
-        fromA.text = "top by A\n\nmiddle\n\nend\n"
-        try a.save([fromA.record])
+        try setText("top by A\n\nmiddle\n\nend\n", of: "plan", on: a)
         try a.sync()
-        var fromB = try b.note("plan")
-        fromB.text = "top\n\nmiddle\n\nend by B\n"
-        try b.save([fromB.record])
+        try setText("top\n\nmiddle\n\nend by B\n", of: "plan", on: b)
+        return (a, b)
+    }
+
+    /// The same after a pull that merged a local edit with the server's: the merged text, and
+    /// what B writes after the crash, reach both machines; no conflict copy.
+    @Test func anEditAfterACrashedMergingPullIsPushedWhole() throws {
+        let (a, b) = try editedOnBoth()
         let before = try SavedSyncState(b)
         var report = try b.sync()
         #expect(report.merged == 1)
@@ -113,7 +122,7 @@ import Testing
         try append("after the crash\n", to: "plan", on: b)
         report = try b.sync()
         #expect(report.conflictCopies.isEmpty)
-        try syncAll(machines)
+        try syncAll([a, b])
         let expected = "top by A\n\nmiddle\n\nend by B\nafter the crash\n"
         for machine in [a, b] {
             let texts = try machine.notes().map(\.text)
@@ -193,17 +202,7 @@ import Testing
     /// the page and before it pushed; A edits the note again. B's merged edit, still to push, is
     /// kept and merges with A's new one (it was replaced by A's version: B's line was lost).
     @Test func aNewerServerVersionAfterACrashedMergingPullKeepsTheMerge() throws {
-        let (_, machines) = try makeMachines(2)
-        let (a, b) = (machines[0], machines[1])
-        try a.save([note("Plan", id: "plan", text: "top\n\nmiddle\n\nend\n")])
-        try syncAll(machines)
-        var fromA = try a.note("plan")
-        fromA.text = "top by A\n\nmiddle\n\nend\n"
-        try a.save([fromA.record])
-        try a.sync()
-        var fromB = try b.note("plan")
-        fromB.text = "top\n\nmiddle\n\nend by B\n"
-        try b.save([fromB.record])
+        let (a, b) = try editedOnBoth()
         let before = try SavedSyncState(b)
         let engine = try SyncEngine(database: b.database)
         try engine.state.reload(databasePath: b.path)  // as sync() does first
@@ -211,13 +210,11 @@ import Testing
         try engine.pull(&report)  // the pull alone: the push never ran
         #expect(report.merged == 1 && report.conflictCopies.isEmpty)
         try before.restore()
-        fromA = try a.note("plan")
-        fromA.text = "top by A\n\nmiddle by A\n\nend\n"
-        try a.save([fromA.record])
+        try setText("top by A\n\nmiddle by A\n\nend\n", of: "plan", on: a)
         try a.sync()
         report = try b.sync()
         #expect(report.conflictCopies.isEmpty)
-        try syncAll(machines)
+        try syncAll([a, b])
         let expected = "top by A\n\nmiddle by A\n\nend by B\n"
         for machine in [a, b] {
             let texts = try machine.notes().map(\.text)
