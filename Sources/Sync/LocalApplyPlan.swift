@@ -13,10 +13,6 @@ struct LocalApplyPlan {
     var states: [String: SyncedRecord?] = [:]
     /// Conflict copies to create.
     var copies: [(record: Record, entry: ConflictCopy)] = []
-    /// Records an earlier, unrecorded apply saved from these server seqs and that were deleted
-    /// here since: the marker keeps naming them, or a second crash before the state is saved
-    /// would bring them back.
-    var deletedSinceApplied: [String: Int64] = [:]
 
     mutating func save(_ record: Record, server: ServerRecord?, pending: Bool) {
         saves[record.recordID.recordName] = (record, server, pending)
@@ -72,17 +68,18 @@ extension SyncEngine {
         }
         let deletes = plan.deletes.filter { database.metadata(for: RecordID(recordName: $0)) != nil }.sorted()
         guard !plan.saves.isEmpty || !deletes.isEmpty || !plan.states.isEmpty else { return }
-        var applied: [String: Int64] = [:]
-        for (name, save) in plan.saves { if let server = save.server { applied[name] = server.seq } }
-        applied.merge(plan.deletedSinceApplied) { saved, _ in saved }
-        var bases: [String: String] = [:]
-        for (name, save) in plan.saves { if let payload = save.server?.payload { bases[name] = payload.jsonText } }
-        let marker = AppliedPageMarker(through: pageSeq, applied: applied, bases: bases).record(
-            over: try localRecord(AppliedPageMarker.recordName))
+        var marker = AppliedPageMarker(through: pageSeq, applied: [:], bases: [:], types: [:])
+        for (name, save) in plan.saves {
+            guard let server = save.server, let payload = server.payload else { continue }
+            marker.applied[name] = server.seq
+            marker.bases[name] = payload.jsonText
+            marker.types[name] = server.recordType
+        }
+        let markerRecord = marker.record(over: try localRecord(AppliedPageMarker.recordName))
         let result: ModifyResult
         do {
             result = try database.modify(
-                saving: plan.saves.values.map(\.record) + [marker], deleting: deletes.map(RecordID.init(recordName:)),
+                saving: plan.saves.values.map(\.record) + [markerRecord], deleting: deletes.map(RecordID.init(recordName:)),
                 savePolicy: .ifServerRecordUnchanged, asExternalChange: true)
         } catch { throw .store(error) }
         for (name, synced) in plan.states { state.records[name] = synced }

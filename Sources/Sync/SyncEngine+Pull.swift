@@ -4,9 +4,12 @@ import RecordStore
 extension SyncEngine {
     /// Fetches every server change since ``SyncState/serverSeq`` page by page and applies each
     /// page locally in one `modify`; the state (the new seq, the new bases) is saved after each.
+    /// A page applied before a crash that kept its state from being saved is recovered first
+    /// (``recoverUnrecordedApply()``).
     ///
     /// - Throws: ``SyncError``.
     func pull(_ report: inout SyncReport) throws(SyncError) {
+        try recoverUnrecordedApply()
         if !conflicted.isEmpty {
             // A push lost to a version this client had fetched past (its seq is not after the
             // saved one), so no page brings it again: fetch those records by name.
@@ -14,26 +17,26 @@ extension SyncEngine {
             conflicted = []
             let missed = try container.records(named: names).filter { $0.seq <= state.serverSeq }
             if !missed.isEmpty {
-                try applyRetrying(missed, &report, applied: UnrecordedApply())
+                try applyRetrying(missed, &report)
                 try state.save(databasePath: database.path)
             }
         }
         while true {
             let page = try container.changes(after: state.serverSeq, limit: batchSize)
             guard let last = page.last else { return }
-            try applyRetrying(page, &report, applied: try unrecordedApply())
+            try applyRetrying(page, &report)
             state.serverSeq = last.seq
             try state.save(databasePath: database.path)
         }
     }
 
     /// ``apply(_:_:)``, again when a local edit (the mount, the CLI) raced its modify.
-    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport, applied: UnrecordedApply) throws(SyncError) {
+    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport) throws(SyncError) {
         var attempts = 0
         while true {
             var pageReport = report
             do {
-                try apply(page, &pageReport, applied: applied)
+                try apply(page, &pageReport)
                 report = pageReport
                 return
             } catch {
@@ -44,40 +47,14 @@ extension SyncEngine {
     }
 
     /// Applies one page of server changes: takes the server's version where nothing changed
-    /// locally, merges where both changed, keeps a local edit over a server delete. `applied`:
-    /// the server versions an earlier apply of these records saved without its state being
-    /// saved (``AppliedPageMarker``); such a version is the record's base.
-    private func apply(_ page: [ServerRecord], _ report: inout SyncReport, applied: UnrecordedApply) throws(SyncError) {
+    /// locally, merges where both changed, keeps a local edit over a server delete.
+    private func apply(_ page: [ServerRecord], _ report: inout SyncReport) throws(SyncError) {
         var plan = LocalApplyPlan()
         for server in page {
             let name = server.recordName
-            var synced = state.records[name]
+            let synced = state.records[name]
             if synced?.serverSeq == server.seq { continue }  // already ours (pushed by this client)
             let local = try localRecord(name)
-            if applied.versions[name] != server.seq, applied.unchangedSinceApply(local) {
-                // Saved by that apply and not changed here since, while the server moved on (or
-                // deleted it): not a local edit, so the server's version simply replaces it.
-                synced = SyncedRecord(
-                    recordType: server.recordType, serverSeq: applied.versions[name] ?? 0, localTag: local?.recordChangeTag,
-                    base: server.payload?.jsonText ?? "{}")
-            } else if applied.versions[name] == server.seq, let payload = server.payload {
-                // The local record was saved from this very version (a crash lost the state that
-                // said so): it is the base, and the local record is edited only if it differs.
-                let same = local.map { $0.fields == payload.fields } ?? false
-                synced = SyncedRecord(
-                    recordType: server.recordType, serverSeq: server.seq, localTag: same ? local?.recordChangeTag : nil,
-                    base: payload.jsonText)
-                if local == nil {
-                    // Deleted here after that apply saved it: a local delete of the base, to push.
-                    plan.states[name] = synced
-                    plan.deletedSinceApplied[name] = server.seq
-                    continue
-                }
-            } else if let seqApplied = applied.versions[name], let base = applied.bases[name], local != nil {
-                // Edited here since that apply, and the server has a newer version: the version
-                // that apply saved is the base (the server no longer has it).
-                synced = SyncedRecord(recordType: server.recordType, serverSeq: seqApplied, localTag: nil, base: base)
-            }
             if let local, local.recordType != server.recordType { continue }  // a name clash: never overwrite another type
             if let payload = server.payload, let tag = pushedTag(server.origin) {
                 // This client pushed this version before a crash kept it from saving the state: the
