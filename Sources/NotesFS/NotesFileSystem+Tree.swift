@@ -67,6 +67,7 @@ extension NotesFileSystem {
                 state.cachedTags = [:]
                 continue
             }
+            let recovered = touchesRecovered(change, &state)
             for metadata in change.deleted {
                 let inode = metadata.identity
                 // Taken over by a saved record (rename over an existing file): the save below moves it.
@@ -128,6 +129,7 @@ extension NotesFileSystem {
                     state.readCache[inode] = nil
                 }
             }
+            if recovered.any { refreshRecovered(foldersChanged: recovered.folders, &out, &state) }
         }
         if !out.isEmpty {
             outbox.withLock { $0.append(contentsOf: out) }

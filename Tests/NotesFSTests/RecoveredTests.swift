@@ -109,6 +109,47 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
         }
     }
 
+    /// Another process strands a note (deletes its folder, whose reference does not cascade),
+    /// then places it again: `Recovered` appears at the root with the note in it, and goes when
+    /// nothing is stranded any more, whether the note moves to another folder or a folder of the
+    /// missing record's name comes back (as a sync does when a folder's record arrives a page
+    /// after its notes).
+    @Test func recoveredComesAndGoesWithStrandedNotes() throws {
+        var ids: (plain: RecordID, gone: RecordID, note: RecordID)?
+        try withNotesMount(seed: { db in
+            let plain = try saveFolder(db, name: "Plain")
+            let gone = try saveFolder(db, name: "Gone")
+            var note = Note(title: "s", text: "stranded text").record
+            note["folder"] = .reference(Reference(recordID: gone.recordID, action: .none))
+            try db.modify(saving: [note])
+            ids = (plain.recordID, gone.recordID, note.recordID)
+        }) { m in
+            let (plain, gone, noteID) = try #require(ids)
+            #expect(listing(m.root) == ["Gone", "Plain"])
+            let other = try openDatabase(m.databasePath)
+            defer { try? other.close() }
+            try other.modify(deleting: [gone])
+            #expect(poll(seconds: 10) { listing(m.root) == ["Plain", "Recovered"] }, "\(listing(m.root) ?? [])")
+            #expect(listing(m.path("Recovered")) == ["s.md"])
+            #expect(readFile(m.path("Recovered/s.md")) == "stranded text")
+            // The folder's record comes back under its old name: the note is in it again.
+            try other.modify(saving: [Folder(name: "Back", recordID: gone).record])
+            #expect(poll(seconds: 10) { listing(m.root) == ["Back", "Plain"] }, "\(listing(m.root) ?? [])")
+            #expect(listing(m.path("Back")) == ["s.md"])
+            #expect(poll(seconds: 10) { statOf(m.path("Recovered")).1 == ENOENT })
+            // Stranded again, then moved into another folder.
+            try other.modify(deleting: [gone])
+            #expect(poll(seconds: 10) { listing(m.root) == ["Plain", "Recovered"] }, "\(listing(m.root) ?? [])")
+            var record = try other.record(for: noteID)
+            record["folder"] = .reference(Reference(recordID: plain, action: .deleteSelf))
+            try other.modify(saving: [record])
+            #expect(poll(seconds: 10) { listing(m.root) == ["Plain"] }, "\(listing(m.root) ?? [])")
+            #expect(listing(m.path("Plain")) == ["s.md"])
+            #expect(readFile(m.path("Plain/s.md")) == "stranded text")
+            #expect(poll(seconds: 10) { statOf(m.path("Recovered")).1 == ENOENT })
+        }
+    }
+
     /// Moving a folder out of Recovered repairs the record: the cycle is broken, and Y (whose
     /// parent X is now reachable) shows inside X.
     @Test func movingOutOfRecoveredRepairs() throws {

@@ -1,0 +1,56 @@
+import FUSE
+import Notes
+import RecordStore
+
+/// Keeping the virtual `Recovered` directory in step with the store while mounted.
+///
+/// What it holds changes without any change to the folders it lists: a note is stranded when its
+/// folder is deleted without a cascade (or arrives a sync page before its folder), and leaves
+/// when it moves or a folder of the missing record's name arrives. So after every change that
+/// saves or deletes a folder, or saves or deletes an item placed there, the root shows
+/// `Recovered` exactly while something is recovered, and its listing is built again after a
+/// change to folders (the items whose folder arrived leave it).
+extension NotesFileSystem {
+    /// Whether `change` may change what `Recovered` holds (asked before it is applied to the
+    /// listings): it saves or deletes a folder, saves an item placed there, or saves or deletes
+    /// anything while the root shows `Recovered` (an item may leave it).
+    func touchesRecovered(_ change: RecordStoreChange, _ state: inout FileSystemState) -> (any: Bool, folders: Bool) {
+        let folders =
+            change.saved.contains { $0.recordType == Folder.recordType } || change.deleted.contains { $0.recordType == Folder.recordType }
+        if folders { return (true, true) }
+        if state.listings[Self.rootInode]?.nameOf[Self.recoveredInode] != nil { return (true, false) }
+        return (change.saved.contains { parentInode(of: $0, &state) == Self.recoveredInode }, false)
+    }
+
+    /// Shows or hides the root's `Recovered` entry as the tree now requires, and drops its
+    /// listing after a change to folders (see the type's documentation); queues what the kernel
+    /// must hear.
+    func refreshRecovered(foldersChanged: Bool, _ out: inout [Invalidation], _ state: inout FileSystemState) {
+        let (root, recovered) = (Self.rootInode, Self.recoveredInode)
+        if foldersChanged, let old = state.listings.removeValue(forKey: recovered) {
+            for (inode, name) in old.nameOf {
+                out.append(.entry(parent: recovered, name: name))
+                if state.parentOf[inode] == recovered { state.parentOf[inode] = nil }
+            }
+        }
+        guard state.listings[root] != nil else { return }  // built with the entry when needed
+        let tree = folderTree(&state)
+        let show = !tree.recovered.isEmpty || !tree.strandedItems(in: database).isEmpty
+        let shown = state.listings[root]?.nameOf[recovered]
+        if show, shown == nil {
+            for rename in state.listings[root]?.upsert(recovered, Self.recoveredMember) ?? [] {
+                if let old = rename.old { out.append(.entry(parent: root, name: old)) }  // a real folder's suffix moved
+            }
+            state.parentOf[recovered] = root
+            // The kernel may hold the name as a negative entry.
+            if let name = state.listings[root]?.nameOf[recovered] { out.append(.entry(parent: root, name: name)) }
+        } else if !show, let shown {
+            for rename in state.listings[root]?.remove(recovered) ?? [] where rename.inode != recovered {
+                if let old = rename.old { out.append(.entry(parent: root, name: old)) }
+            }
+            state.parentOf[recovered] = nil
+            state.listings[recovered] = nil
+            out.append(.delete(parent: root, child: recovered, name: shown))
+        }
+    }
+}
