@@ -52,7 +52,7 @@ extension NotesFileSystem {
             case .root, .recovered, .folder, .symlink, .special, .link: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
-                    try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)
+                    try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, &state)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (replaced.identity, true)
                 } else if ScratchNames.isScratch(target) {
@@ -60,7 +60,7 @@ extension NotesFileSystem {
                     moveScratch(file, to: target, in: newParent, &state)
                 } else if let hidden = state.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
                     try reattach(hidden, in: newParent, name: target, &state)
-                    try replace(metadata, with: file.content, time: file.modificationTime, mode: file.mode, deleting: nil)
+                    try replace(metadata, with: file.content, time: file.modificationTime, mode: file.mode, &state)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (hidden, true)
                 } else if file.isPendingRecord {
@@ -176,13 +176,17 @@ extension NotesFileSystem {
         state.cachedTags[inode] = saved.recordChangeTag
     }
 
-    /// `target` keeps its identity and takes `bytes` (and mtime and mode); `deleting` goes in the same modify.
-    private func replace(_ target: RecordMetadata, with content: ContentBuffer, time: FileTime, mode: mode_t?, deleting: RecordID?) throws {
+    /// `target` keeps its identity and takes `content` (and mtime and mode): a scratch file renamed
+    /// over it. A clean buffer still open on it takes the new bytes (``refreshCleanBuffer(_:tag:_:)``).
+    private func replace(
+        _ target: RecordMetadata, with content: ContentBuffer, time: FileTime, mode: mode_t?, _ state: inout FileSystemState
+    ) throws {
         var record = try database.record(for: target.recordID)
         try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
         if let mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
         Self.setModificationTime(time, of: &record)
-        try database.modify(saving: [record], deleting: deleting.map { [$0] } ?? [])
+        let saved = try saveOne(record)
+        refreshCleanBuffer(target.identity, tag: saved.recordChangeTag, &state)
     }
 
     private func moveScratch(_ file: ScratchFile, to name: String, in parent: Inode, _ state: inout FileSystemState) {

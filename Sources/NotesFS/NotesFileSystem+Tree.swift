@@ -119,14 +119,7 @@ extension NotesFileSystem {
                 }
                 if change.isExternal {
                     out.append(.inode(inode))
-                    // A clean buffer (a writer that has not written yet) must not hide the new content.
-                    if let open = state.openFiles[inode], !open.dirty, state.scratch[inode] == nil,
-                        let node = try? node(inode, state), let content = try? loadContent(node)
-                    {
-                        open.content = content
-                        open.baseTag = metadata.recordChangeTag
-                    }
-                    state.readCache[inode] = nil
+                    refreshCleanBuffer(inode, tag: metadata.recordChangeTag, &state)
                 }
             }
             if recovered.any { refreshRecovered(foldersChanged: recovered.folders, &out, &state) }
@@ -135,6 +128,21 @@ extension NotesFileSystem {
             outbox.withLock { $0.append(contentsOf: out) }
             outboxSignal.signal()
         }
+    }
+
+    /// After the record behind `inode` took bytes that did not come from its open buffer (another
+    /// process's save, a scratch file renamed over it): a clean buffer (a writer that has not
+    /// written since its last save, or whose release the kernel has not sent yet) takes the
+    /// record's bytes, since the buffer stands for the file (`stat` sizes, reads) while it is
+    /// open. A dirty buffer keeps its bytes: its save then fails with `ESTALE` and keeps them.
+    func refreshCleanBuffer(_ inode: Inode, tag: String?, _ state: inout FileSystemState) {
+        if let open = state.openFiles[inode], !open.dirty, state.scratch[inode] == nil,
+            let node = try? node(inode, state), let content = try? loadContent(node)
+        {
+            open.content = content
+            open.baseTag = tag
+        }
+        state.readCache[inode] = nil
     }
 
     /// A record that took another's identity (rename over it, by another process: this mount's own

@@ -173,7 +173,8 @@ private func expectNote(
 
     @Test func rmRecursiveDeletesTheSubtree() throws {
         try withNotesMount { m in
-            let make = try sh("mkdir -p t/a/b && echo 1 > t/1.md && echo 2 > t/a/2.md && echo 3 > t/a/b/3.bin && echo k > keep.md", in: m.root)
+            let make = try sh(
+                "mkdir -p t/a/b && echo 1 > t/1.md && echo 2 > t/a/2.md && echo 3 > t/a/b/3.bin && echo k > keep.md", in: m.root)
             #expect(make.status == 0, "\(make)")
             #expect(fileRecordCount(m.database) == 4)
             let result = try sh("rm -r t", in: m.root)
@@ -264,6 +265,31 @@ private func expectNote(
             #expect(notes(database).map(\.recordID.recordName) == [name])
             #expect(note(database, recordName: name)?.text == "saved by the IDE, round 3\n")
             #expect(try database.check().problems.isEmpty)
+        }
+    }
+
+    /// The same save while a descriptor that wrote the note is still open (clean after its
+    /// `fsync`; a `close` whose release the kernel has not sent yet is the same): afterwards the
+    /// file has the IDE's size and bytes for every new open, not the old descriptor's. (Its
+    /// buffer used to stand for the file: `stat` gave the old size, reads the old text, or the new
+    /// text cut to the old size.)
+    @Test func safeWriteWhileAnOldDescriptorIsOpen() throws {
+        try withNotesMount { m in
+            let fd = open(m.path("x.md"), O_WRONLY | O_CREAT, 0o644)
+            #expect(fd >= 0)
+            defer { close(fd) }
+            #expect(write(fd, "first\n", 6) == 6)
+            #expect(fsync(fd) == 0)
+            let name = try #require(recordName(m.path("x.md")))
+            let text = "saved by the IDE while a descriptor was open\n"
+            #expect(writeFile(m.path("x.md___jb_tmp___"), text) == 0)
+            #expect(rename(m.path("x.md"), m.path("x.md___jb_old___")) == 0)
+            #expect(rename(m.path("x.md___jb_tmp___"), m.path("x.md")) == 0)
+            #expect(unlink(m.path("x.md___jb_old___")) == 0)
+            #expect(statOf(m.path("x.md")).0?.st_size == off_t(text.utf8.count))
+            expectNote(m, "x.md", recordName: name, text: text, fileRecords: 1)
+            #expect(close(fd) == 0)
+            #expect(readFile(m.path("x.md")) == text, "the old descriptor's close saved nothing over it")
         }
     }
 }
