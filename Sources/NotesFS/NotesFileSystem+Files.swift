@@ -253,6 +253,7 @@ extension NotesFileSystem {
             var failures = 0
             for (inode, open) in state.openFiles where open.dirty {
                 do { try save(inode, &state) } catch {
+                    if (error as? Errno) == .stale, saveAsConflictCopy(inode, open, &state) { continue }
                     failures += 1
                     Log.error("inode \(inode): could not save at unmount: \(error)")
                 }
@@ -529,6 +530,8 @@ extension NotesFileSystem {
         }
         guard let open = unsaved else { return }
         do { try saveFile(inode) } catch {
+            // Refused because the record changed elsewhere: kept beside it (NotesFileSystem+ConflictCopy).
+            if error == .stale, try locked({ state in open.handles <= 0 && saveAsConflictCopy(inode, open, &state) }) { return }
             Log.error("inode \(inode): save failed at close (\(error)); the bytes stay in memory")
             return
         }

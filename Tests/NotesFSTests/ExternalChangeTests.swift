@@ -93,6 +93,16 @@ import Testing
             // DESIGN §4: the save is refused with ESTALE at close; the other change stays.
             #expect(closed == ESTALE)
             #expect(note(m.database, recordName: id!.recordName)?.text == "theirs")
+            // The refused bytes are kept as a conflict copy beside it, and the file shows the other
+            // change and takes writes again.
+            let copy = "c (conflict \(ConflictName.day(Date())) \(ConflictName.hostName())).md"
+            #expect(poll(seconds: 5) { listing(m.root) == [copy, "c.md"] }, "\(listing(m.root) ?? [])")
+            #expect(readFile(m.path(copy)) == "mine")
+            #expect(readFile(m.path("c.md")) == "theirs")
+            #expect(statOf(m.path("c.md")).0?.st_size == 6)
+            #expect(writeFile(m.path("c.md"), "later\n") == 0)
+            #expect(note(m.database, recordName: id!.recordName)?.text == "later\n")
+            #expect(readFile(m.path("c.md")) == "later\n")
         }
     }
 }
