@@ -532,16 +532,19 @@ extension NotesFileSystem {
         do { try saveFile(inode) } catch {
             // Refused because the record changed elsewhere: kept beside it (NotesFileSystem+ConflictCopy).
             if error == .stale, try locked({ state in open.handles <= 0 && saveAsConflictCopy(inode, open, &state) }) { return }
-            Log.error("inode \(inode): save failed at close (\(error)); the bytes stay in memory")
+            Log.error("inode \(inode): save failed at close (\(error)); the bytes stay in memory and the save is tried again")
+            try locked { state in _ = state.failedSaves.insert(inode) }
             return
         }
-        // Saved: drop the buffer unless a new handle opened it meanwhile.
-        try locked { state in
-            if state.openFiles[inode] === open, open.handles <= 0, !open.dirty {
-                state.openFiles[inode] = nil
-                queueStore(inode, open, &state)
-            }
-        }
+        try locked { state in dropSavedBuffer(inode, open, &state) }
+    }
+
+    /// After `open` (the buffer of `inode`) was saved with no handle left: drops it, unless a new
+    /// handle opened it meanwhile, and queues its page-cache store.
+    func dropSavedBuffer(_ inode: Inode, _ open: OpenFile, _ state: inout FileSystemState) {
+        guard state.openFiles[inode] === open, open.handles <= 0, !open.dirty else { return }
+        state.openFiles[inode] = nil
+        queueStore(inode, open, &state)
     }
 
     public func unlink(_ context: RequestContext, parent: Inode, name: FileName) throws(Errno) {

@@ -276,10 +276,15 @@ extension NotesFileSystem {
     static let notificationBatchMicroseconds: UInt32 = 2_000
 
     func runNotifications() {
+        var lastRetry = ContinuousClock.now
         while running.load(ordering: .relaxed) {
             // After a wake, a moment's wait gathers the notifications of the next few requests
             // (a create's page-cache store, say) into one pass: one wake-up for many of them.
             if outboxSignal.wait(timeout: .now() + 0.5) == .success { usleep(Self.notificationBatchMicroseconds) }
+            if ContinuousClock.now - lastRetry >= Self.failedSaveRetryInterval {
+                lastRetry = .now
+                if state.withLock({ !$0.failedSaves.isEmpty }) { retryFailedSaves() }
+            }
             // External changes signal without draining: apply them here so the kernel hears soon.
             state.withLock { applyPendingChanges(&$0) }
             let work = outbox.withLock { items in

@@ -203,6 +203,9 @@ struct FileSystemState: ~Copyable {
     var storing: Inode?
     /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).
     var queuedStoreBytes = 0
+    /// Files whose save failed at their last close (a full disk, an I/O error): their buffers
+    /// are saved again by ``NotesFileSystem/retryFailedSaves()``.
+    var failedSaves: Set<Inode> = []
 
     mutating func newHandle() -> UInt64 {
         defer { nextHandle += 1 }

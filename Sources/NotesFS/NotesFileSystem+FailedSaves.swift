@@ -1,0 +1,38 @@
+import FUSE
+import Foundation
+
+/// Saves that failed at a file's last close, tried again: a full disk or an I/O error keeps the
+/// bytes in the file's buffer (the writer's `close` got the errno), and this saves them as soon
+/// as the store can take them, rather than only at the next close of the file or the unmount. It
+/// runs on the notification thread, at most every ``failedSaveRetryInterval``.
+extension NotesFileSystem {
+    /// How often the failed saves are tried again.
+    static let failedSaveRetryInterval: Duration = .seconds(1)
+
+    /// Tries every failed save once more; a buffer whose save succeeds (or is kept as a conflict
+    /// copy, when the record changed elsewhere meanwhile) is dropped.
+    func retryFailedSaves() {
+        let pending: [(Inode, OpenFile)] = state.withLock { state in
+            state.failedSaves = state.failedSaves.filter { state.openFiles[$0]?.dirty == true }
+            // A file open again is left to its writer's close.
+            return state.failedSaves.compactMap { inode in state.openFiles[inode].flatMap { $0.handles <= 0 ? (inode, $0) : nil } }
+        }
+        for (inode, open) in pending {
+            let saved: Bool
+            do {
+                try saveFile(inode)
+                saved = true
+            } catch {
+                saved =
+                    error == .stale
+                    && ((try? locked { state in open.handles <= 0 && saveAsConflictCopy(inode, open, &state) }) ?? false)
+            }
+            guard saved else { continue }
+            Log.info("inode \(inode): saved after an earlier failure")
+            try? locked { state in
+                state.failedSaves.remove(inode)
+                dropSavedBuffer(inode, open, &state)
+            }
+        }
+    }
+}
