@@ -28,9 +28,12 @@ public struct RecordMetadata: Sendable, Hashable {
 
     /// The record with only its small fields (a partial record: ``Record/omittedSizes`` names the
     /// others). Rebuilt on every access: read the accessors of this type where they suffice.
-    public var record: Record {
+    public var record: Record { record(reservingCapacity: 0) }
+
+    /// ``record``, its fields' dictionary with room for `extra` more (the large fields a merge adds).
+    func record(reservingCapacity extra: Int) -> Record {
         var record = base
-        var fields = [String: FieldValue](minimumCapacity: smallFields.count)
+        var fields = [String: FieldValue](minimumCapacity: smallFields.count + extra)
         for field in smallFields { fields[field.key] = field.value }
         record.fields = fields
         return record

@@ -91,7 +91,23 @@ struct JSONCursor: ~Copyable {
             guard let s = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
             return s
         }
-        // Escapes: decode into a buffer, copying the runs between escapes in one go.
+        // Escapes in ASCII text (a note's newlines): decoded in one pass straight into the string's
+        // storage, which the escaped length bounds (every escape is at least as long as what it
+        // stands for).
+        if let end = closingQuote(from: i) {
+            var plain = true
+            let string = String(unsafeUninitializedCapacity: end - start) { out in
+                let written = decodeASCIIEscapes(start..<end, into: out)
+                plain = written != nil
+                return written ?? 0
+            }
+            if plain {
+                index = end + 1
+                return string
+            }
+        }
+        // Other escapes (non-ASCII text, `\u` escapes above ASCII, errors): decode into a buffer,
+        // copying the runs between escapes in one go, and validate.
         var utf8: [UInt8] = []
         utf8.reserveCapacity(i - start + 64)
         var runStart = start
@@ -143,6 +159,75 @@ struct JSONCursor: ~Copyable {
             i = plainRunEnd(from: i, highBits: &highBits)
         }
         throw error("unterminated string")
+    }
+
+    /// The index of the first quote at or after `position` that no backslash escapes (memchr,
+    /// then the backslashes before it counted); nil when there is none.
+    private func closingQuote(from position: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var from = position
+        while from < bytes.count, let found = memchr(base + from, 0x22, bytes.count - from) {
+            let quote = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            var backslashes = 0
+            while quote - backslashes - 1 >= position, bytes[quote - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+            if backslashes % 2 == 0 { return quote }
+            from = quote + 1
+        }
+        return nil
+    }
+
+    /// Decodes `range` (a string's bytes up to its closing quote) into `out` (at least
+    /// `range.count` bytes) when it is ASCII with only escapes that stand for ASCII (`\u` ones
+    /// below `\u0080`); returns the byte count, or nil for anything else (non-ASCII, a control
+    /// character, a bad escape), which ``readString()`` then decodes the careful way.
+    ///
+    /// Copies eight bytes at a time while none of them is a backslash or a control character.
+    private func decodeASCIIEscapes(_ range: Range<Int>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        guard let source = bytes.baseAddress, let target = out.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(source)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var highBits: UInt64 = 0
+        var r = range.lowerBound
+        var w = 0
+        while r < range.upperBound {
+            while r + 8 <= range.upperBound {
+                let word = raw.loadUnaligned(fromByteOffset: r, as: UInt64.self)
+                let backslash = word ^ (ones &* 0x5C)
+                // As in plainRunEnd: a flagged byte is a backslash or below 0x20 (or above one).
+                if ((backslash &- ones) & ~backslash | (word &- ones &* 0x20) & ~word) & highs != 0 { break }
+                UnsafeMutableRawPointer(target + w).storeBytes(of: word, as: UInt64.self)
+                highBits |= word
+                r += 8
+                w += 8
+            }
+            guard r < range.upperBound else { break }
+            let byte = source[r]
+            if byte == UInt8(ascii: "\\") {
+                guard r + 1 < range.upperBound else { return nil }
+                switch source[r + 1] {
+                case UInt8(ascii: "n"): target[w] = 0x0A
+                case UInt8(ascii: "t"): target[w] = 0x09
+                case UInt8(ascii: "r"): target[w] = 0x0D
+                case UInt8(ascii: "b"): target[w] = 0x08
+                case UInt8(ascii: "f"): target[w] = 0x0C
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): target[w] = source[r + 1]
+                case UInt8(ascii: "u"):
+                    guard r + 6 <= range.upperBound, let scalar = try? hex4(at: r + 2), scalar < 0x80 else { return nil }
+                    target[w] = UInt8(scalar)
+                    r += 4
+                default: return nil
+                }
+                r += 2
+            } else {
+                guard byte >= 0x20 else { return nil }
+                target[w] = byte
+                highBits |= UInt64(byte)
+                r += 1
+            }
+            w += 1
+        }
+        return highBits & highs == 0 ? w : nil
     }
 
     /// The first index at or after `start` holding a quote, a backslash or a control character
