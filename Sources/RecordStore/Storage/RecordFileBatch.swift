@@ -20,9 +20,10 @@ enum RecordFileBatch {
     static let shardDirectoriesFrom = 4096
 
     /// Calls `body(i, bytes)` for every `ids[i]`, on several threads at once; `bytes` is valid only
-    /// during the call, nil when the file could not be read here.
+    /// during the call, nil when the file could not be read here. `shardDirectoriesFrom` is for tests.
     static func forEach(
-        _ ids: [RecordID], layout: DatabaseLayout, _ body: @Sendable (Int, UnsafeRawBufferPointer?) -> Void
+        _ ids: [RecordID], layout: DatabaseLayout, shardDirectoriesFrom: Int = Self.shardDirectoriesFrom,
+        _ body: @Sendable (Int, UnsafeRawBufferPointer?) -> Void
     ) {
         guard !ids.isEmpty else { return }
         let directories = Directories(layout, shards: ids.count >= shardDirectoriesFrom)
