@@ -58,6 +58,43 @@ struct JSONCursor: ~Copyable {
         }
     }
 
+    /// Calls `body` with each key of an object as a ``JSONKey`` (no String made for a key without
+    /// escapes: the decoders of records, read a million times at an open, compare keys in place);
+    /// `body` must consume the member's value.
+    mutating func readObjectKeys(_ body: (inout JSONCursor, JSONKey) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        try expect(UInt8(ascii: "{"))
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            let key = try readKey()
+            try expect(UInt8(ascii: ":"))
+            try body(&self, key)
+            switch peek() {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                return
+            default: throw error("expected ',' or '}'")
+            }
+        }
+    }
+
+    /// The next string as a ``JSONKey``: its bytes in place when it is ASCII without escapes, else
+    /// decoded by ``readString()``.
+    mutating func readKey() throws(JSONSyntaxError) -> JSONKey {
+        guard peek() == UInt8(ascii: "\"") else { throw error("expected a string") }
+        var highBits: UInt64 = 0
+        let end = plainRunEnd(from: index + 1, highBits: &highBits)
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\""), highBits & 0x8080_8080_8080_8080 == 0 {
+            let key = JSONKey(bytes: UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end]))
+            index = end + 1
+            return key
+        }
+        return JSONKey(string: try readString())
+    }
+
     /// Calls `body` for each element of an array; `body` must consume the element.
     mutating func readArray(_ body: (inout JSONCursor) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try expect(UInt8(ascii: "["))
@@ -346,6 +383,39 @@ struct JSONCursor: ~Copyable {
         skipWhitespace()
         guard index == bytes.count else { throw error("trailing characters") }
     }
+}
+
+/// An object key as ``JSONCursor/readObjectKeys(_:)`` reads it: ASCII bytes in the cursor's input
+/// (valid only while the cursor's bytes are), or a decoded string for one with escapes.
+struct JSONKey {
+    private let bytes: UnsafeBufferPointer<UInt8>?
+    private let decoded: String?
+
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+        decoded = nil
+    }
+
+    init(string: String) {
+        bytes = nil
+        decoded = string
+    }
+
+    /// The key as a string (made from the bytes on each call).
+    var string: String {
+        if let bytes { return String(decoding: bytes, as: UTF8.self) }
+        return decoded ?? ""
+    }
+
+    /// Whether the key is `name` (an ASCII literal).
+    static func == (key: JSONKey, name: StaticString) -> Bool {
+        guard let bytes = key.bytes else { return key.decoded == name.description }
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        return bytes.count == 0 || memcmp(bytes.baseAddress!, name.utf8Start, bytes.count) == 0
+    }
+
+    /// For `switch key { case "recordName": … }`.
+    static func ~= (name: StaticString, key: JSONKey) -> Bool { key == name }
 }
 
 extension Data {
