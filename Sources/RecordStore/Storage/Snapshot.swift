@@ -72,7 +72,7 @@ enum Snapshot {
     /// parsed in parallel chunks (one per core) in the background while this thread inserts the
     /// previous block's records into the index, in order (the inserts are the part that cannot be
     /// spread over cores: this way the parsing is hidden behind them).
-    static func load(from path: String) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
+    static func load(from path: String, blockSize: Int = loadBlock) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
         let fd = Sys.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -82,7 +82,7 @@ enum Snapshot {
         let size = try Sys.fileSize(fd, path: path).size
         func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: why) }
         var reader = LineBlockReader(
-            fd: fd, path: path, from: 0, end: size, lineLimit: DatabaseLayout.snapshotLineLimit, blockSize: loadBlock)
+            fd: fd, path: path, from: 0, end: size, lineLimit: DatabaseLayout.snapshotLineLimit, blockSize: blockSize)
         var index = RecordIndex()
         var header: Header?
         // The block being parsed in the background; waited for on every way out.
@@ -126,17 +126,22 @@ enum Snapshot {
         /// Set once by the background work, before it signals `done`.
         private let result = Mutex<[Result<[RecordMetadata], RecordStoreError>]?>(nil)
 
+        /// Starts `work` on a thread of its own: not on a Dispatch queue, whose threads (Swift
+        /// concurrency's too) may all be blocked waiting, like the caller, which would then wait forever.
         init(_ work: @escaping @Sendable () -> [Result<[RecordMetadata], RecordStoreError>]) {
-            DispatchQueue.global().async {
+            let thread = Thread {
                 let parsed = work()
                 self.result.withLock { $0 = parsed }
                 self.done.signal()
             }
+            thread.name = "notesfs.snapshot-parse"
+            thread.start()
         }
 
-        /// The parsed chunks, in order (blocks until they are there; once only).
+        /// The parsed chunks, in order (blocks until they are there; any number of times).
         func wait() -> [Result<[RecordMetadata], RecordStoreError>] {
             done.wait()
+            done.signal()
             return result.withLock { $0 ?? [] }
         }
     }
