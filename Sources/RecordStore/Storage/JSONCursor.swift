@@ -39,23 +39,7 @@ struct JSONCursor: ~Copyable {
 
     /// Calls `body` with each key of an object; `body` must consume the member's value.
     mutating func readObject(_ body: (inout JSONCursor, String) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
-        try expect(UInt8(ascii: "{"))
-        if peek() == UInt8(ascii: "}") {
-            index += 1
-            return
-        }
-        while true {
-            let key = try readString()
-            try expect(UInt8(ascii: ":"))
-            try body(&self, key)
-            switch peek() {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                return
-            default: throw error("expected ',' or '}'")
-            }
-        }
+        try readObjectKeys { (c, key) throws(JSONSyntaxError) in try body(&c, key.string) }
     }
 
     /// Calls `body` with each key of an object as a ``JSONKey`` (no String made for a key without
