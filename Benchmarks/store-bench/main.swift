@@ -5,7 +5,9 @@
 //   store-bench checkpoint DB               fold the journal into index.jsonl (then `open` reads the snapshot alone)
 //   store-bench save DB [SAVES]             the cost of one save (one note per modify) at this size
 //   store-bench ops DB                      saves+sync/s, folder fetch, CONTAINS[c] query, cascade delete
-//   store-bench reads DB [ROUNDS]           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS times
+//   store-bench reads DB [ROUNDS] [fetch|contains]
+//                                           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS
+//                                           times; `fetch` or `contains` runs that one alone (for perf)
 //
 // Each figure is printed beside issue 9's target for it, where the issue names one.
 import Foundation
@@ -87,7 +89,9 @@ func editAndSave(_ db: RecordDatabase, _ id: RecordID, _ suffix: String) throws 
 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
-    print("usage: store-bench generate DB NOTES FOLDERS | open DB | checkpoint DB | save DB [SAVES] | ops DB | reads DB [ROUNDS]")
+    print(
+        "usage: store-bench generate DB NOTES FOLDERS | open DB | checkpoint DB | save DB [SAVES] | ops DB | reads DB [ROUNDS] [fetch|contains]"
+    )
     exit(64)
 }
 let path = args[2]
@@ -198,6 +202,11 @@ do {
     case "reads":
         // The read-only part of `ops`, repeated: for comparing builds (and profiling) on one database.
         let rounds = args.count > 3 ? Int(args[3]) ?? 1 : 1
+        let only = args.count > 4 ? args[4] : nil
+        guard only == nil || only == "fetch" || only == "contains" else {
+            print("reads: the fifth argument is fetch or contains")
+            exit(64)
+        }
         let db = try RecordDatabase(path: path, backgroundThread: false)
         let notes = NotesManager(database: db)
         let folder = try Folder(record: try db.record(for: RecordID(recordName: "folder-0")))
@@ -205,15 +214,18 @@ do {
             var times: [Double] = []
             var cpu: [Double] = []
             var count = 0
-            for _ in 0..<15 {
+            for _ in 0..<(only == "contains" ? 0 : 15) {
                 let (start, startCPU) = (now(), cpuTime())
                 count = try await notes.fetchNotes(for: folder).count
                 times.append(now() - start)
                 cpu.append(cpuTime() - startCPU)
             }
-            report(
-                "fetchNotes(for:) folder of \(count)",
-                String(format: "%.1f ms median (CPU %.1f ms)", median(times) * 1000, median(cpu) * 1000))
+            if only != "contains" {
+                report(
+                    "fetchNotes(for:) folder of \(count)",
+                    String(format: "%.1f ms median (CPU %.1f ms)", median(times) * 1000, median(cpu) * 1000))
+            }
+            if only == "fetch" { continue }
             let (start, startCPU) = (now(), cpuTime())
             let predicate = try RecordStore.Predicate(format: "text CONTAINS[c] %@", "zanzibar")
             let matches = try db.query(Query(recordType: "Note", predicate: predicate)).records.count

@@ -38,22 +38,25 @@ extension RecordDatabase {
     /// `file` reads (not read at all when there are none: the index holds the whole record).
     /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when the file lacks one of them.
     static func merge(
-        _ metadata: RecordMetadata, path: String, file read: () throws(RecordStoreError) -> Record
+        _ metadata: RecordMetadata, path: @autoclosure () -> String, file read: () throws(RecordStoreError) -> Record
     ) throws(RecordStoreError) -> Record {
         guard metadata.isPartial else { return metadata.record }
         let file = try read()
         if let tag = file.recordChangeTag, let fileSeq = UInt64(tag, radix: 36), fileSeq > metadata.seq { return file }
         guard metadata.recordType == file.recordType else {
             throw .damagedRecord(
-                metadata.recordID, path: path, reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")
+                metadata.recordID, path: path(), reason: "the record file holds a \(file.recordType), not a \(metadata.recordType)")
         }
-        var merged = metadata.record
-        for key in metadata.omitted.keys {
-            guard let value = file.fields[key] else {
-                throw .damagedRecord(metadata.recordID, path: path, reason: "the record file lacks its field \(key)")
-            }
-            merged.fields[key] = value
+        let omittedKeys = metadata.omitted.keys
+        for key in omittedKeys where file.fields[key] == nil {
+            throw .damagedRecord(metadata.recordID, path: path(), reason: "the record file lacks its field \(key)")
         }
+        // The file of the very version the index holds (the change tag names a commit, and a
+        // commit saves a record once): the same record, nothing to merge. A file that lags behind
+        // saves of small fields only has an older tag.
+        if file.recordChangeTag == metadata.recordChangeTag { return file }
+        var merged = metadata.record(reservingCapacity: omittedKeys.count)
+        for key in omittedKeys { merged.fields[key] = file.fields[key] }
         merged.omitted = OmittedFields()
         return merged
     }

@@ -31,15 +31,16 @@ extension RecordDatabase {
         // scanned (see ``matchesInFiles(_:query:)``).
         let predicate = query.predicate
         var matches: [QueryMatch] = []
-        var fromFiles: [RecordMetadata] = []
-        for metadata in candidates where metadata.recordType == query.recordType {
-            if neededKeys.contains(where: metadata.isLarge) {
-                fromFiles.append(metadata)
-            } else if predicate.evaluate({ Self.value(of: $0, in: metadata) }) {
-                matches.append(QueryMatch(metadata: metadata, sortValues: sortKeys.map { Self.value(of: $0, in: metadata) }))
+        // Positions in `candidates` (not copies of their metadata: a scan may hold 100,000s).
+        var fromFiles: [Int] = []
+        for i in candidates.indices where candidates[i].recordType == query.recordType {
+            if neededKeys.contains(where: candidates[i].isLarge) {
+                fromFiles.append(i)
+            } else if predicate.evaluate({ Self.value(of: $0, in: candidates[i]) }) {
+                matches.append(QueryMatch(metadata: candidates[i], sortValues: sortKeys.map { Self.value(of: $0, in: candidates[i]) }))
             }
         }
-        if !fromFiles.isEmpty { matches += matchesInFiles(fromFiles, query: query) }
+        if !fromFiles.isEmpty { matches += matchesInFiles(candidates, at: fromFiles, query: query) }
         guard !query.sortDescriptors.isEmpty else { return matches.map(\.metadata) }
         // Sorted by index, on the values taken above laid out flat (a sort moves integers and
         // reads values in place, never copying a record).
@@ -63,20 +64,25 @@ extension RecordDatabase {
         var records: [Record] = []
         if offset < end {
             let page = all[offset..<end]
-            let fromFiles = page.filter { $0.isPartial }.map(\.recordID)
-            var files: [RecordID: Result<Record, RecordStoreError>] = [:]
-            files.reserveCapacity(fromFiles.count)
-            for (id, result) in zip(fromFiles, readRecordFiles(fromFiles)) { files[id] = result }
-            records.reserveCapacity(page.count)
+            // The files of the partial records, read in one batch; `fileSlots[k]` is where the
+            // page's `k`th record's result is (the records the index holds whole need none).
+            var fromFiles: [RecordID] = []
+            var fileSlots: [Int] = []
+            fileSlots.reserveCapacity(page.count)
             for metadata in page {
-                if !metadata.isPartial {
+                fileSlots.append(metadata.isPartial ? fromFiles.count : -1)
+                if metadata.isPartial { fromFiles.append(metadata.recordID) }
+            }
+            let files = readRecordFiles(fromFiles)
+            records.reserveCapacity(page.count)
+            for (metadata, slot) in zip(page, fileSlots) {
+                guard slot >= 0 else {
                     records.append(metadata.record)
                     continue
                 }
-                switch files[metadata.recordID] {
-                case .success(let record)?: records.append(record)
-                case .failure(let error)?: log(error.description)
-                case nil: break
+                switch files[slot] {
+                case .success(let record): records.append(record)
+                case .failure(let error): log(error.description)
                 }
             }
         }

@@ -21,30 +21,30 @@ extension RecordDatabase {
     /// Merged with the index as ``readRecordFile(_:)`` merges (the file lags behind saves of
     /// small fields only: see ``merge(_:path:file:)``).
     func record(_ id: RecordID, fromFile bytes: UnsafeRawBufferPointer) throws(RecordStoreError) -> Record {
-        let path = layout.recordPath(id.recordName)
-        let file = try RecordFiles.record(id, fromFile: bytes, path: path)
+        let file = try RecordFiles.record(id, fromFile: bytes, path: layout.recordPath(id.recordName))
         guard let metadata = state.withLock({ $0.index.entries[id.recordName] }) else { return file }
-        return try Self.merge(metadata, path: path) { file }
+        return try Self.merge(metadata, path: layout.recordPath(id.recordName)) { file }
     }
 
-    /// The records of `candidates` that match `query`, reading their files in parallel.
+    /// The records of `candidates` at `positions` that match `query`, reading their files in parallel.
     ///
     /// A predicate's value for a key is the file's for a large field and the in-memory index's for
     /// the rest (the index is the truth for small and system fields). A file whose raw bytes fail
     /// the ``RawFilePrefilter`` is not decoded; a record whose small fields already rule it out is
     /// not read at all.
-    func matchesInFiles(_ candidates: [RecordMetadata], query: Query) -> [QueryMatch] {
+    func matchesInFiles(_ candidates: [RecordMetadata], at positions: [Int], query: Query) -> [QueryMatch] {
         let prefilter = RawFilePrefilter(query.predicate)
-        var toRead: [RecordMetadata] = []
+        var toRead: [Int] = []
         var conditions: [RawFilePrefilter.Condition] = []
-        for metadata in candidates {
-            let condition = prefilter.condition(for: metadata)
+        for i in positions {
+            let condition = prefilter.condition(for: candidates[i])
             if case .known(false) = condition { continue }
-            toRead.append(metadata)
+            toRead.append(i)
             conditions.append(condition)
         }
         let journalBefore = journalStateAfterCommits()
-        let matches = scanFiles(toRead, conditions, prefilter, query: query)
+        let scan = FileScan(candidates: candidates, positions: toRead, conditions: conditions, prefilter: prefilter)
+        let matches = scanFiles(scan, query: query)
         // A commit by another process rewrites record files in place: a file read while it was
         // being written may have failed the prefilter although neither version would. When the
         // journal moved during the scan, the files are scanned again under the shared commit lock,
@@ -58,12 +58,18 @@ extension RecordDatabase {
                 Sys.close(lock)
             }
         }
-        return scanFiles(toRead, conditions, prefilter, query: query)
+        return scanFiles(scan, query: query)
     }
 
-    private func scanFiles(
-        _ records: [RecordMetadata], _ conditions: [RawFilePrefilter.Condition], _ prefilter: RawFilePrefilter, query: Query
-    ) -> [QueryMatch] {
+    /// The records whose files a query scans: `candidates[positions[k]]`, whose file must meet `conditions[k]`.
+    private struct FileScan: Sendable {
+        var candidates: [RecordMetadata]
+        var positions: [Int]
+        var conditions: [RawFilePrefilter.Condition]
+        var prefilter: RawFilePrefilter
+    }
+
+    private func scanFiles(_ scan: FileScan, query: Query) -> [QueryMatch] {
         let predicate = query.predicate
         let sortKeys = query.sortDescriptors.map(\.key)
         @Sendable func match(_ metadata: RecordMetadata, _ full: Record) -> QueryMatch? {
@@ -76,17 +82,20 @@ extension RecordDatabase {
         // Each guarded by its own lock: appended to from the batch's workers.
         let matches = Mutex<[QueryMatch]>([])
         let unread = Mutex<[Int]>([])
-        RecordFileBatch.forEach(records.map(\.recordID), layout: layout) { i, bytes in
-            guard let bytes else { return unread.withLock { $0.append(i) } }
-            guard prefilter.admits(bytes, conditions[i]) else { return }
-            guard let full = try? record(records[i].recordID, fromFile: bytes) else { return unread.withLock { $0.append(i) } }
-            if let found = match(records[i], full) { matches.withLock { $0.append(found) } }
+        let ids = scan.positions.map { scan.candidates[$0].recordID }
+        RecordFileBatch.forEach(ids, layout: layout) { k, bytes in
+            guard let bytes else { return unread.withLock { $0.append(k) } }
+            guard scan.prefilter.admits(bytes, scan.conditions[k]) else { return }
+            let metadata = scan.candidates[scan.positions[k]]
+            guard let full = try? record(metadata.recordID, fromFile: bytes) else { return unread.withLock { $0.append(k) } }
+            if let found = match(metadata, full) { matches.withLock { $0.append(found) } }
         }
         var result = matches.withLock { $0 }
         // Files the batch could not read or decode: read the careful way, which logs the damage.
-        for i in unread.withLock({ $0 }).sorted() {
+        for k in unread.withLock({ $0 }).sorted() {
+            let metadata = scan.candidates[scan.positions[k]]
             do {
-                if let found = match(records[i], try readRecordFile(records[i].recordID)) { result.append(found) }
+                if let found = match(metadata, try readRecordFile(metadata.recordID)) { result.append(found) }
             } catch {
                 log(error.description)
             }

@@ -20,14 +20,19 @@ struct RecordEntries: Sequence {
                 removeValue(forKey: name)
                 return
             }
-            if let position = positions[name] {
-                values[position] = newValue
-            } else {
-                positions[name] = values.count
+            // One hash lookup: the position of the record, or the next one, stored if new.
+            let next = values.count
+            let position = Self.value(&positions[name, default: next])
+            if position == next {
                 values.append(newValue)
+            } else {
+                values[position] = newValue
             }
         }
     }
+
+    /// What the `inout` access holds (which, through `subscript(_:default:)`, stores the default).
+    private static func value(_ slot: inout Int) -> Int { slot }
 
     /// Removes a record (the last one moves into its place); returns what was there.
     @discardableResult

@@ -28,9 +28,12 @@ public struct RecordMetadata: Sendable, Hashable {
 
     /// The record with only its small fields (a partial record: ``Record/omittedSizes`` names the
     /// others). Rebuilt on every access: read the accessors of this type where they suffice.
-    public var record: Record {
+    public var record: Record { record(reservingCapacity: 0) }
+
+    /// ``record``, its fields' dictionary with room for `extra` more (the large fields a merge adds).
+    func record(reservingCapacity extra: Int) -> Record {
         var record = base
-        var fields = [String: FieldValue](minimumCapacity: smallFields.count)
+        var fields = [String: FieldValue](minimumCapacity: smallFields.count + extra)
         for field in smallFields { fields[field.key] = field.value }
         record.fields = fields
         return record
@@ -117,11 +120,29 @@ public struct RecordMetadata: Sendable, Hashable {
         self.init(base: base, smallFields: small, seq: seq)
     }
 
-    private init(base: Record, smallFields: ContiguousArray<SmallField>, seq: UInt64) {
+    /// The metadata of an index snapshot line: `record` without fields, its small fields as they
+    /// came (a key given twice keeps its last value, as a dictionary would), sizes of the others.
+    init(record: Record, sizes: OmittedFields, smallFields fields: [SmallField], seq: UInt64) {
+        var base = record
+        base.omitted = sizes
+        if zip(fields, fields.dropFirst()).allSatisfy({ $0.key < $1.key }) {
+            // As written (by key): stored at their exact size, not sorted again.
+            self.init(base: base, smallFields: ContiguousArray(fields), seq: seq, sorted: true)
+        } else {
+            var unique: [String: FieldValue] = [:]
+            for field in fields { unique[field.key] = field.value }
+            var small = ContiguousArray<SmallField>()
+            small.reserveCapacity(unique.count)
+            for (key, value) in unique { small.append(SmallField(key: key, value: value)) }
+            self.init(base: base, smallFields: small, seq: seq)
+        }
+    }
+
+    private init(base: Record, smallFields: ContiguousArray<SmallField>, seq: UInt64, sorted: Bool = false) {
         var base = base
         base.fields = [:]
         var smallFields = smallFields
-        smallFields.sort { $0.key < $1.key }
+        if !sorted { smallFields.sort { $0.key < $1.key } }
         self.base = base
         self.smallFields = smallFields
         self.seq = seq

@@ -10,8 +10,9 @@
 /// bytes and lets the file through. A file that passes is decoded and the predicate evaluated as
 /// always, so the prefilter can cost speed, never a result.
 struct RawFilePrefilter: Sendable {
-    /// What a record's file must satisfy, after the record's small fields have been used.
-    indirect enum Condition: Sendable {
+    /// What a record's file must satisfy, after the record's small fields have been used (not
+    /// `indirect`: a scan holds one for each record it reads, and nearly all are one needle).
+    enum Condition: Sendable {
         /// Decided from the metadata alone.
         case known(Bool)
         /// Not testable on bytes: the file passes.

@@ -39,13 +39,20 @@ struct JSONCursor: ~Copyable {
 
     /// Calls `body` with each key of an object; `body` must consume the member's value.
     mutating func readObject(_ body: (inout JSONCursor, String) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        try readObjectKeys { (c, key) throws(JSONSyntaxError) in try body(&c, key.string) }
+    }
+
+    /// Calls `body` with each key of an object as a ``JSONKey`` (no String made for a key without
+    /// escapes: the decoders of records, read a million times at an open, compare keys in place);
+    /// `body` must consume the member's value.
+    mutating func readObjectKeys(_ body: (inout JSONCursor, JSONKey) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         try expect(UInt8(ascii: "{"))
         if peek() == UInt8(ascii: "}") {
             index += 1
             return
         }
         while true {
-            let key = try readString()
+            let key = try readKey()
             try expect(UInt8(ascii: ":"))
             try body(&self, key)
             switch peek() {
@@ -56,6 +63,20 @@ struct JSONCursor: ~Copyable {
             default: throw error("expected ',' or '}'")
             }
         }
+    }
+
+    /// The next string as a ``JSONKey``: its bytes in place when it is ASCII without escapes, else
+    /// decoded by ``readString()``.
+    mutating func readKey() throws(JSONSyntaxError) -> JSONKey {
+        guard peek() == UInt8(ascii: "\"") else { throw error("expected a string") }
+        var highBits: UInt64 = 0
+        let end = plainRunEnd(from: index + 1, highBits: &highBits)
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\""), highBits & 0x8080_8080_8080_8080 == 0 {
+            let key = JSONKey(bytes: UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end]))
+            index = end + 1
+            return key
+        }
+        return JSONKey(string: try readString())
     }
 
     /// Calls `body` for each element of an array; `body` must consume the element.
@@ -91,7 +112,23 @@ struct JSONCursor: ~Copyable {
             guard let s = String(validating: slice, as: UTF8.self) else { throw error("invalid UTF-8") }
             return s
         }
-        // Escapes: decode into a buffer, copying the runs between escapes in one go.
+        // Escapes in ASCII text (a note's newlines): decoded in one pass straight into the string's
+        // storage, which the escaped length bounds (every escape is at least as long as what it
+        // stands for).
+        if let end = closingQuote(from: i) {
+            var plain = true
+            let string = String(unsafeUninitializedCapacity: end - start) { out in
+                let written = decodeASCIIEscapes(start..<end, into: out)
+                plain = written != nil
+                return written ?? 0
+            }
+            if plain {
+                index = end + 1
+                return string
+            }
+        }
+        // Other escapes (non-ASCII text, `\u` escapes above ASCII, errors): decode into a buffer,
+        // copying the runs between escapes in one go, and validate.
         var utf8: [UInt8] = []
         utf8.reserveCapacity(i - start + 64)
         var runStart = start
@@ -143,6 +180,75 @@ struct JSONCursor: ~Copyable {
             i = plainRunEnd(from: i, highBits: &highBits)
         }
         throw error("unterminated string")
+    }
+
+    /// The index of the first quote at or after `position` that no backslash escapes (memchr,
+    /// then the backslashes before it counted); nil when there is none.
+    private func closingQuote(from position: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        var from = position
+        while from < bytes.count, let found = memchr(base + from, 0x22, bytes.count - from) {
+            let quote = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            var backslashes = 0
+            while quote - backslashes - 1 >= position, bytes[quote - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+            if backslashes % 2 == 0 { return quote }
+            from = quote + 1
+        }
+        return nil
+    }
+
+    /// Decodes `range` (a string's bytes up to its closing quote) into `out` (at least
+    /// `range.count` bytes) when it is ASCII with only escapes that stand for ASCII (`\u` ones
+    /// below `\u0080`); returns the byte count, or nil for anything else (non-ASCII, a control
+    /// character, a bad escape), which ``readString()`` then decodes the careful way.
+    ///
+    /// Copies eight bytes at a time while none of them is a backslash or a control character.
+    private func decodeASCIIEscapes(_ range: Range<Int>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        guard let source = bytes.baseAddress, let target = out.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(source)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var highBits: UInt64 = 0
+        var r = range.lowerBound
+        var w = 0
+        while r < range.upperBound {
+            while r + 8 <= range.upperBound {
+                let word = raw.loadUnaligned(fromByteOffset: r, as: UInt64.self)
+                let backslash = word ^ (ones &* 0x5C)
+                // As in plainRunEnd: a flagged byte is a backslash or below 0x20 (or above one).
+                if ((backslash &- ones) & ~backslash | (word &- ones &* 0x20) & ~word) & highs != 0 { break }
+                UnsafeMutableRawPointer(target + w).storeBytes(of: word, as: UInt64.self)
+                highBits |= word
+                r += 8
+                w += 8
+            }
+            guard r < range.upperBound else { break }
+            let byte = source[r]
+            if byte == UInt8(ascii: "\\") {
+                guard r + 1 < range.upperBound else { return nil }
+                switch source[r + 1] {
+                case UInt8(ascii: "n"): target[w] = 0x0A
+                case UInt8(ascii: "t"): target[w] = 0x09
+                case UInt8(ascii: "r"): target[w] = 0x0D
+                case UInt8(ascii: "b"): target[w] = 0x08
+                case UInt8(ascii: "f"): target[w] = 0x0C
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): target[w] = source[r + 1]
+                case UInt8(ascii: "u"):
+                    guard r + 6 <= range.upperBound, let scalar = try? hex4(at: r + 2), scalar < 0x80 else { return nil }
+                    target[w] = UInt8(scalar)
+                    r += 4
+                default: return nil
+                }
+                r += 2
+            } else {
+                guard byte >= 0x20 else { return nil }
+                target[w] = byte
+                highBits |= UInt64(byte)
+                r += 1
+            }
+            w += 1
+        }
+        return highBits & highs == 0 ? w : nil
     }
 
     /// The first index at or after `start` holding a quote, a backslash or a control character
@@ -261,6 +367,39 @@ struct JSONCursor: ~Copyable {
         skipWhitespace()
         guard index == bytes.count else { throw error("trailing characters") }
     }
+}
+
+/// An object key as ``JSONCursor/readObjectKeys(_:)`` reads it: ASCII bytes in the cursor's input
+/// (valid only while the cursor's bytes are), or a decoded string for one with escapes.
+struct JSONKey {
+    private let bytes: UnsafeBufferPointer<UInt8>?
+    private let decoded: String?
+
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+        decoded = nil
+    }
+
+    init(string: String) {
+        bytes = nil
+        decoded = string
+    }
+
+    /// The key as a string (made from the bytes on each call).
+    var string: String {
+        if let bytes { return String(decoding: bytes, as: UTF8.self) }
+        return decoded ?? ""
+    }
+
+    /// Whether the key is `name` (an ASCII literal).
+    static func == (key: JSONKey, name: StaticString) -> Bool {
+        guard let bytes = key.bytes else { return key.decoded == name.description }
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        return bytes.count == 0 || memcmp(bytes.baseAddress!, name.utf8Start, bytes.count) == 0
+    }
+
+    /// For `switch key { case "recordName": … }`.
+    static func ~= (name: StaticString, key: JSONKey) -> Bool { key == name }
 }
 
 extension Data {

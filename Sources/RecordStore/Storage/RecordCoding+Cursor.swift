@@ -38,6 +38,49 @@ extension RecordCoding {
     }
 
     static func decode(_ cursor: inout JSONCursor) throws(JSONSyntaxError) -> Decoded {
+        var fields: [String: FieldValue] = [:]
+        let parts = try decodeParts(&cursor) { key, value in fields[key] = value }
+        return Decoded(record: parts.record(fields: fields), sizes: parts.sizes, seq: parts.seq)
+    }
+
+    /// An index snapshot line straight into the index's compact form (no fields dictionary made
+    /// and converted: a million of them at an open).
+    static func decodeMetadata(_ line: Data) throws(RecordDecodingError) -> RecordMetadata {
+        do {
+            return try line.withJSONCursor { (cursor) throws(JSONSyntaxError) -> RecordMetadata in
+                // The fields as they come, then copied into an array of their exact size.
+                var fields: [RecordMetadata.SmallField] = []
+                let parts = try decodeParts(&cursor) { key, value in fields.append(RecordMetadata.SmallField(key: key, value: value)) }
+                try cursor.expectEnd()
+                return RecordMetadata(record: parts.record(fields: [:]), sizes: parts.sizes, smallFields: fields, seq: parts.seq)
+            }
+        } catch {
+            throw RecordDecodingError(error.description)
+        }
+    }
+
+    /// A record's members other than its fields, as ``decodeParts(_:field:)`` reads them.
+    struct Parts {
+        var name: String
+        var type: String
+        var tag: String?
+        var identity: UInt64?
+        var created: Double?
+        var modified: Double?
+        var seq: UInt64
+        var sizes: OmittedFields
+
+        func record(fields: [String: FieldValue]) -> Record {
+            Record(
+                recordID: RecordID(recordName: name), recordType: type, changeTag: tag,
+                creationDate: created.map(Date.init(timeIntervalSince1970:)),
+                modificationDate: modified.map(Date.init(timeIntervalSince1970:)), identity: identity, fields: fields)
+        }
+    }
+
+    /// Reads one record's JSON: its fields are handed to `field` in the order they come (a key
+    /// given twice, twice), the rest is returned. Keys are compared in place (``JSONKey``).
+    static func decodeParts(_ cursor: inout JSONCursor, field: (String, FieldValue) -> Void) throws(JSONSyntaxError) -> Parts {
         var name: String?
         var type: String?
         var tag: String?
@@ -45,9 +88,8 @@ extension RecordCoding {
         var created: Double?
         var modified: Double?
         var seq: UInt64 = 0
-        var fields: [String: FieldValue] = [:]
         var sizes = OmittedFields()
-        try cursor.readObject { (c, key) throws(JSONSyntaxError) in
+        try cursor.readObjectKeys { (c, key) throws(JSONSyntaxError) in
             switch key {
             case "recordName": name = try c.readString()
             case "recordType": type = try c.readString()
@@ -59,7 +101,7 @@ extension RecordCoding {
             case "fields":
                 try c.readObject { (c, fieldKey) throws(JSONSyntaxError) in
                     do throws(JSONSyntaxError) {
-                        fields[fieldKey] = try readFieldValue(&c)
+                        field(fieldKey, try readFieldValue(&c))
                     } catch {
                         throw JSONSyntaxError(offset: error.offset, message: "field \(fieldKey): \(error.message)")
                     }
@@ -72,25 +114,21 @@ extension RecordCoding {
         }
         guard let name, !name.isEmpty else { throw cursor.error("missing recordName") }
         guard let type, !type.isEmpty else { throw cursor.error("missing recordType") }
-        let record = Record(
-            recordID: RecordID(recordName: name), recordType: type, changeTag: tag,
-            creationDate: created.map(Date.init(timeIntervalSince1970:)),
-            modificationDate: modified.map(Date.init(timeIntervalSince1970:)), identity: identity, fields: fields)
-        return Decoded(record: record, sizes: sizes, seq: seq)
+        return Parts(name: name, type: type, tag: tag, identity: identity, created: created, modified: modified, seq: seq, sizes: sizes)
     }
 
     /// `{"type": T, "value": V}`; `type` is expected first (as written), else the tree decoder is used.
     static func readFieldValue(_ c: inout JSONCursor) throws(JSONSyntaxError) -> FieldValue {
         let start = c.index
         try c.expect(UInt8(ascii: "{"))
-        guard (try? c.readString()) == "type" else { return try treeFallback(&c, from: start) }
+        guard let typeKey = try? c.readKey(), typeKey == "type" else { return try treeFallback(&c, from: start) }
         try c.expect(UInt8(ascii: ":"))
-        let type = try c.readString()
+        let type = try c.readKey()
         try c.expect(UInt8(ascii: ","))
-        guard try c.readString() == "value" else { return try treeFallback(&c, from: start) }
+        guard try c.readKey() == "value" else { return try treeFallback(&c, from: start) }
         try c.expect(UInt8(ascii: ":"))
         let value: FieldValue
-        func wrong() -> JSONSyntaxError { c.error("value is not a valid \(type)") }
+        func wrong() -> JSONSyntaxError { c.error("value is not a valid \(type.string)") }
         switch type {
         case "string": value = .string(try c.readString())
         case "int64": value = .int64(try c.readInt64())
@@ -103,7 +141,7 @@ extension RecordCoding {
         case "reference":
             var target: String?
             var action: Reference.Action?
-            try c.readObject { (c, key) throws(JSONSyntaxError) in
+            try c.readObjectKeys { (c, key) throws(JSONSyntaxError) in
                 switch key {
                 case "recordName": target = try c.readString()
                 case "action": action = Reference.Action(rawValue: try c.readString())
@@ -120,7 +158,8 @@ extension RecordCoding {
             // bytes, asset and anything irregular: the tree decoder checks them.
             let json = try c.parseTreeValue()
             do {
-                value = try decodeValue(.object([JSONMember(key: "type", value: .string(type)), JSONMember(key: "value", value: json)]))
+                value = try decodeValue(
+                    .object([JSONMember(key: "type", value: .string(type.string)), JSONMember(key: "value", value: json)]))
             } catch {
                 throw c.error(error.description)
             }

@@ -45,13 +45,15 @@ enum RecordFiles {
     ///
     /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when the bytes do not decode
     ///   or hold another record.
-    static func record(_ id: RecordID, fromFile bytes: UnsafeRawBufferPointer, path: String) throws(RecordStoreError) -> Record {
+    static func record(_ id: RecordID, fromFile bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws(RecordStoreError)
+        -> Record
+    {
         let record: Record
         do { record = try RecordCoding.decode(bytes) } catch {
-            throw .damagedRecord(id, path: path, reason: error.description)
+            throw .damagedRecord(id, path: path(), reason: error.description)
         }
         guard record.recordID == id else {
-            throw .damagedRecord(id, path: path, reason: "file holds record \(record.recordID)")
+            throw .damagedRecord(id, path: path(), reason: "file holds record \(record.recordID)")
         }
         return record
     }

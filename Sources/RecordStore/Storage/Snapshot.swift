@@ -68,9 +68,11 @@ enum Snapshot {
 
     /// Loads a snapshot; nil when there is none. A damaged snapshot throws.
     ///
-    /// Read in blocks of whole lines (memory: the index plus one block); each block's lines are
-    /// parsed in parallel chunks (one per core), then inserted in order.
-    static func load(from path: String) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
+    /// Read in blocks of whole lines (memory: the index plus two blocks); each block's lines are
+    /// parsed in parallel chunks (one per core) in the background while this thread inserts the
+    /// previous block's records into the index, in order (the inserts are the part that cannot be
+    /// spread over cores: this way the parsing is hidden behind them).
+    static func load(from path: String, blockSize: Int = loadBlock) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
         let fd = Sys.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -80,12 +82,17 @@ enum Snapshot {
         let size = try Sys.fileSize(fd, path: path).size
         func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: why) }
         var reader = LineBlockReader(
-            fd: fd, path: path, from: 0, end: size, lineLimit: DatabaseLayout.snapshotLineLimit, blockSize: 8 << 20)
+            fd: fd, path: path, from: 0, end: size, lineLimit: DatabaseLayout.snapshotLineLimit, blockSize: blockSize)
         var index = RecordIndex()
         var header: Header?
+        // The block being parsed in the background; waited for on every way out.
+        var parsing: BackgroundParse?
+        defer { _ = parsing?.wait() }
         while true {
             switch try reader.next() {
             case .end:
+                if let previous = parsing?.wait() { try insert(previous, into: &index) }
+                parsing = nil
                 guard let header else { throw damaged("truncated header") }
                 guard reader.consumed == size else { throw damaged("truncated last line") }
                 index.seq = header.seq
@@ -102,8 +109,40 @@ enum Snapshot {
                     bodyStart = newline + 1
                     index.reserveCapacity(Self.estimatedLineCount(block, from: bodyStart, fileSize: size))
                 }
-                try decodeLines(block, from: bodyStart, fileOffset: reader.consumed - block.count, into: &index, path: path)
+                let previous = parsing?.wait()
+                let (fileOffset, start) = (reader.consumed - block.count, bodyStart)
+                parsing = BackgroundParse { parseLines(block, from: start, fileOffset: fileOffset, path: path) }
+                if let previous { try insert(previous, into: &index) }
             }
+        }
+    }
+
+    /// The blocks ``load(from:)`` reads: two of them (one parsed, one inserted) are in memory at once.
+    static let loadBlock = 4 << 20
+
+    /// One block's lines parsed on another thread (``parseLines(_:from:fileOffset:path:)``).
+    private final class BackgroundParse: Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        /// Set once by the background work, before it signals `done`.
+        private let result = Mutex<[Result<[RecordMetadata], RecordStoreError>]?>(nil)
+
+        /// Starts `work` on a thread of its own: not on a Dispatch queue, whose threads (Swift
+        /// concurrency's too) may all be blocked waiting, like the caller, which would then wait forever.
+        init(_ work: @escaping @Sendable () -> [Result<[RecordMetadata], RecordStoreError>]) {
+            let thread = Thread {
+                let parsed = work()
+                self.result.withLock { $0 = parsed }
+                self.done.signal()
+            }
+            thread.name = "notesfs.snapshot-parse"
+            thread.start()
+        }
+
+        /// The parsed chunks, in order (blocks until they are there; any number of times).
+        func wait() -> [Result<[RecordMetadata], RecordStoreError>] {
+            done.wait()
+            done.signal()
+            return result.withLock { $0 ?? [] }
         }
     }
 
@@ -143,12 +182,13 @@ enum Snapshot {
         }
     }
 
-    /// Parses the lines of `block` from `start` (each ends in `\n`) in parallel chunks and inserts them in order.
-    private static func decodeLines(_ data: Data, from start: Int, fileOffset: Int, into index: inout RecordIndex, path: String)
-        throws(RecordStoreError)
-    {
+    /// Parses the lines of `data` from `start` (each ends in `\n`) in parallel chunks: each
+    /// chunk's records in order, or why its first bad line is damaged.
+    private static func parseLines(_ data: Data, from start: Int, fileOffset: Int, path: String) -> [Result<
+        [RecordMetadata], RecordStoreError
+    >] {
         let body = data[start...]
-        guard !body.isEmpty else { return }
+        guard !body.isEmpty else { return [] }
         let chunkCount = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount * 2))
         var bounds: [Range<Int>] = []
         var chunkStart = body.startIndex
@@ -171,8 +211,7 @@ enum Snapshot {
                 // Every line of the block ends in a newline (LineBlockReader); the fallback is for safety.
                 while lineStart < bounds[i].upperBound {
                     let lineEnd = data.indexOfNewline(in: lineStart..<bounds[i].upperBound) ?? bounds[i].upperBound
-                    let decoded = try RecordCoding.decodeWithExtras(data[lineStart..<lineEnd])
-                    parsed.append(RecordMetadata(record: decoded.record, sizes: decoded.sizes, seq: decoded.seq))
+                    parsed.append(try RecordCoding.decodeMetadata(data[lineStart..<lineEnd]))
                     lineStart = lineEnd + 1
                 }
                 outcome = .success(parsed)
@@ -182,8 +221,14 @@ enum Snapshot {
             results.withLock { $0[i] = outcome }
         }
         let chunks = results.withLock { $0 }
-        for i in 0..<bounds.count {
-            guard let chunk = chunks[i] else { continue }
+        return (0..<bounds.count).compactMap { chunks[$0] }
+    }
+
+    /// Inserts parsed chunks into the index in order; throws the first chunk's damage.
+    private static func insert(_ chunks: [Result<[RecordMetadata], RecordStoreError>], into index: inout RecordIndex)
+        throws(RecordStoreError)
+    {
+        for chunk in chunks {
             for metadata in try chunk.get() { index.insert(metadata) }
         }
     }

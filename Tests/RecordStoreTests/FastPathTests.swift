@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RecordStore
+
+/// The fast paths of record file reads give what the careful ones give.
+@Suite struct FastPathTests {
+    /// JSON string literals (as written in a file, quotes included): escapes at every alignment of
+    /// the eight-byte steps, escapes the writer never writes, non-ASCII text, and damage.
+    static let literals: [String] = {
+        var literals = [
+            #""a\nb""#, #""\n""#, #""\\""#, #""\"""#, #""\\\"""#, #""ends in an escaped backslash \\""#,
+            #""\/ \b \f \r \t \u0041 \u007f \u0000 \u001f""#, #""é and \n""#, #""\u00e9 above ASCII""#,
+            #""\ud83e\uddea pair""#, #""\ud83e alone""#, #""\q bad""#, #""bad at the end \""#, #""unterminated \n"#,
+            "\"raw \u{1} control after \\n\"", "\"\\n raw \u{7f} del\"", #""\u12 short""#, #""\u00zz""#,
+            #""\\\\\\\\ four backslashes""#, "\"\(String(repeating: "abcdefg\\n", count: 300))\"",
+        ]
+        for offset in 0..<17 {
+            let head = String(repeating: "x", count: offset)
+            literals.append("\"\(head)\\n\(head)\\\"\(head)\\\\\"")
+        }
+        return literals
+    }()
+
+    @Test(arguments: literals) func stringsDecodeAsFoundationDecodesThem(_ literal: String) throws {
+        let foundation = try? JSONSerialization.jsonObject(with: Data(literal.utf8), options: .fragmentsAllowed) as? String
+        let ours: String? = try? Data(literal.utf8).withJSONCursor { (cursor) throws(JSONSyntaxError) in
+            let s = try cursor.readString()
+            try cursor.expectEnd()
+            return s
+        }
+        // Foundation accepts a lone surrogate (repairing it) and DEL; ours rejects the first.
+        if literal.contains(#"\ud83e alone"#) {
+            #expect(ours == nil)
+        } else {
+            #expect(ours == foundation, "\(literal)")
+        }
+    }
+
+    @Test func aStringInsideADocumentEndsAtItsOwnQuote() throws {
+        let data = Data(#"["one\n", "two \"quoted\"\\", "three"]"#.utf8)
+        let strings: [String] = try data.withJSONCursor { (cursor) throws(JSONSyntaxError) in
+            var strings: [String] = []
+            try cursor.readArray { (c) throws(JSONSyntaxError) in strings.append(try c.readString()) }
+            return strings
+        }
+        #expect(strings == ["one\n", "two \"quoted\"\\", "three"])
+    }
+
+    static let names = [
+        "note-1", "a/b", "..", "%2e", "nul\u{0}byte", "é", String(repeating: "n", count: 160), String(repeating: "n", count: 161),
+        String(repeating: "é", count: 27), String(repeating: "é", count: 26), String(repeating: "/", count: 60),
+    ]
+
+    @Test(arguments: names) func filePathsInABufferAreTheFilesPaths(_ name: String) {
+        let relative = RecordFileName.relativePath(for: name)
+        let inRecords = RecordFileName.withFilePath(for: name, inShard: false) { String(cString: $0) }
+        let inShard = RecordFileName.withFilePath(for: name, inShard: true) { String(cString: $0) }
+        if RecordFileName.fileName(for: name).contains("~") {
+            // Cut and hashed: no buffer path.
+            #expect(inRecords == nil && inShard == nil)
+        } else {
+            #expect(inRecords.map { "records/" + $0 } == relative)
+            let shard = String(format: "%02x", RecordFileName.shard(of: name))
+            #expect(inShard.map { "records/\(shard)/" + $0 } == relative)
+        }
+    }
+}
+
+@Suite struct RecordFileBatchTests {
+    /// Every file's bytes as a batch reads them, by record name.
+    static func read(_ db: RecordDatabase, _ ids: [RecordID], shardDirectoriesFrom: Int) -> [String: [UInt8]] {
+        let read = Mutex<[String: [UInt8]]>([:])
+        RecordFileBatch.forEach(ids, layout: db.layout, shardDirectoriesFrom: shardDirectoriesFrom) { i, bytes in
+            guard let bytes else { return }
+            read.withLock { $0[ids[i].recordName] = Array(bytes) }
+        }
+        return read.withLock { $0 }
+    }
+
+    @Test func shardDirectoriesAndPathsReadTheSameFiles() throws {
+        let db = try makeDatabase()
+        // Names of every kind: plain, escaped, cut and hashed (opened by its whole path).
+        var names = (0..<200).map { "n\($0)" } + ["a/b", "..", "é", String(repeating: "long", count: 60)]
+        names.append(String(repeating: "/", count: 70))
+        try db.modify(saving: names.map { note($0, folder: nil, text: "text of \($0)\n" + String(repeating: "x", count: 300)) })
+        try db.modify(saving: [note("missing", folder: nil, text: String(repeating: "y", count: 300))])
+        try FileManager.default.removeItem(atPath: db.layout.recordPath("missing"))
+        let ids = (names + ["missing"]).map(RecordID.init(recordName:))
+        let byPath = Self.read(db, ids, shardDirectoriesFrom: .max)
+        let byShard = Self.read(db, ids, shardDirectoriesFrom: 1)
+        #expect(byPath.count == names.count)
+        #expect(byShard == byPath)
+        for name in names {
+            let file = try Data(contentsOf: URL(fileURLWithPath: db.layout.recordPath(name)))
+            #expect(byShard[name] == Array(file), "\(name)")
+        }
+    }
+
+    @Test func aFileOfTheIndexVersionAndALaggingFileReadTheSame() throws {
+        let db = try makeDatabase()
+        try db.modify(saving: (0..<40).map { note("n\($0)", folder: nil, text: "zanzibar \($0) " + String(repeating: "t", count: 300)) })
+        // A metadata-only save: the file keeps the older version (and tag) of half of them.
+        let lagging = try (0..<20).map { i in
+            var partial = try #require(db.metadata(for: RecordID(recordName: "n\(i)"))).record
+            partial["title"] = .string("renamed \(i)")
+            return partial
+        }
+        try db.modify(saving: lagging)
+        let query = Query(recordType: "Note", predicate: try Predicate(format: "text CONTAINS[c] %@", "ZANZIBAR"))
+        let records = try db.query(query).records
+        #expect(records.count == 40)
+        for record in records {
+            let i = Int(record.recordID.recordName.dropFirst())!
+            #expect(record["title"] == .string(i < 20 ? "renamed \(i)" : "n\(i)"))
+            #expect(record["text"]?.stringValue?.hasPrefix("zanzibar \(i) ") == true)
+            #expect(!record.isPartial)
+            #expect(record == (try db.record(for: record.recordID)))
+        }
+    }
+}
