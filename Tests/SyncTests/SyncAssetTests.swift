@@ -191,6 +191,7 @@ import Testing
         let connection = try Connection(server)
         // Back to the version 1 layout (assets inline in notesfs_assets), holding one asset and a record.
         try connection.execute("DROP TABLE notesfs_asset_chunks")
+        try connection.execute("DROP TABLE notesfs_pushes")
         try connection.execute("ALTER TABLE notesfs_assets ADD COLUMN data bytea NOT NULL")
         try connection.execute("UPDATE notesfs_schema SET version = 1")
         let data = Self.bytes(2 << 20 + 99, seed: 4)

@@ -42,6 +42,22 @@ import Testing
         return result.rows.compactMap { $0[0] }
     }
 
+    /// A puts a line at the top of Plan and syncs, then B one at the end and syncs: no conflict
+    /// copy; after both sync again, both hold the note texts `expected` (sorted).
+    func editTopOnAThenEndOnB(_ a: Machine, _ b: Machine, expecting expected: [String]) throws {
+        var onA = try a.note("plan")
+        onA.text = "top\n" + onA.text
+        try a.save([onA.record])
+        try a.sync()
+        try append("b2\n", to: "plan", on: b)
+        let report = try b.sync()
+        #expect(report.conflictCopies.isEmpty)
+        try syncAll([a, b])
+        for machine in [a, b] {
+            #expect(try machine.notes().map(\.text).sorted() == expected)
+        }
+    }
+
     /// B's push is held inside its transaction (at its key's row) and B is killed there; the backend
     /// is then terminated, or released to find its client gone: either way the push did not commit.
     /// B's next sync finds its key absent and keeps the line pending: it is pushed once, merged with
@@ -66,17 +82,7 @@ import Testing
         #expect(PushIntent.load(databasePath: b.path)?.changes.map(\.recordName) == ["plan"])
         #expect(try keyRows(b, server).isEmpty)
 
-        var onA = try a.note("plan")
-        onA.text = "top\n" + onA.text
-        try a.save([onA.record])
-        try a.sync()
-        try append("b2\n", to: "plan", on: b)
-        let report = try b.sync()
-        #expect(report.conflictCopies.isEmpty)
-        try syncAll(machines)
-        for machine in machines {
-            #expect(try machine.notes().map(\.text).sorted() == ["top\none\ntwo\nb1\nb2\n", "x\n"])
-        }
+        try editTopOnAThenEndOnB(a, b, expecting: ["top\none\ntwo\nb1\nb2\n", "x\n"])
         #expect(try serverRows(server).count == 2)
         #expect(!FileManager.default.fileExists(atPath: PushIntent.path(forDatabase: b.path)))
         #expect(try a.contents() == b.contents())
@@ -105,17 +111,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: PushIntent.path(forDatabase: b.path)))
 
         try a.sync()
-        var onA = try a.note("plan")
-        onA.text = "top\n" + onA.text
-        try a.save([onA.record])
-        try a.sync()
-        try append("b2\n", to: "plan", on: b)
-        let report = try b.sync()
-        #expect(report.conflictCopies.isEmpty)
-        try syncAll(machines)
-        for machine in machines {
-            #expect(try machine.notes().map(\.text) == ["top\none\ntwo\nb1\nb2\n"])
-        }
+        try editTopOnAThenEndOnB(a, b, expecting: ["top\none\ntwo\nb1\nb2\n"])
         #expect(!FileManager.default.fileExists(atPath: PushIntent.path(forDatabase: b.path)))
         #expect(try a.contents() == b.contents())
         // The key rows do not pile up: each client keeps at most those of its last push.
