@@ -90,7 +90,12 @@ struct ServerContainer {
     /// seqs are this transaction's own, and the next fetch need not bring them back. nil otherwise.
     /// (Pushes hold ``ServerSchema/pushLock`` from before their first `nextval` to their commit,
     /// so a `max(seq)` read under it sees every seq handed out before.)
-    func push(_ changes: [PushChange], after knownSeq: Int64) throws(SyncError) -> (outcomes: [PushOutcome], knownThrough: Int64?) {
+    ///
+    /// The seqs it saved are written under `key` in `notesfs_pushes` in the same transaction (and
+    /// the rows of the client's other keys deleted), for ``committedPush(_:)`` to find.
+    func push(_ changes: [PushChange], after knownSeq: Int64, key: PushKey) throws(SyncError) -> (
+        outcomes: [PushOutcome], knownThrough: Int64?
+    ) {
         do {
             return try connection.transaction { () throws(PostgresError) -> ([PushOutcome], Int64?) in
                 try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
@@ -98,11 +103,60 @@ struct ServerContainer {
                 let caughtUp = before.flatMap { Int64($0) }.map { $0 <= knownSeq } ?? false
                 var outcomes: [PushOutcome] = []
                 for change in changes { outcomes.append(try push(change)) }
+                var seqs: [String: String] = [:]
+                for (change, outcome) in zip(changes, outcomes) {
+                    if case .saved(let seq) = outcome { seqs[change.recordName] = String(seq) }
+                }
+                try connection.execute(
+                    "DELETE FROM notesfs_pushes WHERE client_id = $1 AND push_key <> $2", [key.clientID, key.value])
+                try connection.execute(
+                    """
+                    INSERT INTO notesfs_pushes (client_id, push_key, record_name, seq)
+                    SELECT $1, $2, key, value::bigint FROM jsonb_each_text($3::jsonb)
+                    """,
+                    [key.clientID, key.value, Self.jsonText(seqs)])
                 let last = outcomes.compactMap({ if case .saved(let seq) = $0 { seq } else { nil } }).max()
                 if let last { try connection.notify(ServerSchema.channel, payload: String(last)) }
                 return (outcomes, caughtUp ? max(knownSeq, last ?? knownSeq) : nil)
             }
         } catch { throw .server(error) }
+    }
+
+    /// The seqs the push transaction of `key` saved, by record name: empty when it did not
+    /// commit (or saved nothing). Waits for the push lock first, so that a transaction of this
+    /// key still under way (its client killed while the server commits it) is over when it reads.
+    ///
+    /// - Throws: ``SyncError/server(_:)``.
+    func committedPush(_ key: PushKey) throws(SyncError) -> [String: Int64] {
+        do {
+            return try connection.transaction { () throws(PostgresError) -> [String: Int64] in
+                try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
+                let result = try connection.execute(
+                    "SELECT record_name, seq FROM notesfs_pushes WHERE client_id = $1 AND push_key = $2", [key.clientID, key.value])
+                var seqs: [String: Int64] = [:]
+                for row in result.rows.indices {
+                    if let name = result.value(row, "record_name"), let seq = result.value(row, "seq").flatMap({ Int64($0) }) {
+                        seqs[name] = seq
+                    }
+                }
+                return seqs
+            }
+        } catch { throw .server(error) }
+    }
+
+    /// Deletes the rows of the push `key` (its client's state records that push now).
+    ///
+    /// - Throws: ``SyncError/server(_:)``.
+    func forgetPush(_ key: PushKey) throws(SyncError) {
+        do {
+            try connection.execute("DELETE FROM notesfs_pushes WHERE client_id = $1 AND push_key = $2", [key.clientID, key.value])
+        } catch { throw .server(error) }
+    }
+
+    /// A string dictionary as a JSON object.
+    static func jsonText(_ dictionary: [String: String]) -> String {
+        String(
+            decoding: (try? JSONSerialization.data(withJSONObject: dictionary, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     private func push(_ change: PushChange) throws(PostgresError) -> PushOutcome {

@@ -13,9 +13,13 @@ import Postgres
 /// notesfs_asset_chunks (sha256, chunk, data)      its bytes, in chunks of assetChunkSize
 ///                  PK (sha256, chunk)             (chunk n holds bytes n*size ..< (n+1)*size)
 /// notesfs_seq     sequence                        hands out seq, under the push lock
+/// notesfs_pushes  (client_id, push_key,           the seqs a client's push transaction wrote,
+///                  record_name, seq)              under its key (``PushIntent``): asked after a
+///                  PK (client_id, push_key,       crash whether that push committed; a client's
+///                      record_name)               next push deletes its older keys' rows
 /// ```
 enum ServerSchema {
-    static let version = 2
+    static let version = 3
     /// Bytes per row of `notesfs_asset_chunks` (the last chunk of an asset may be shorter).
     static let assetChunkSize = 1 << 20
     /// `pg_advisory_xact_lock` key that serialises pushes, so that seq order is commit order and a
@@ -53,6 +57,14 @@ enum ServerSchema {
             WHERE octet_length(data) > 0
             """,
             "ALTER TABLE notesfs_assets DROP COLUMN data",
+        ],
+        // Push keys, so that a client killed before it saved its state can tell its push committed.
+        3: [
+            """
+            CREATE TABLE notesfs_pushes (
+                client_id text NOT NULL, push_key text NOT NULL, record_name text NOT NULL, seq bigint NOT NULL,
+                PRIMARY KEY (client_id, push_key, record_name))
+            """
         ],
     ]
 

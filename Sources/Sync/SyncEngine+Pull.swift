@@ -4,11 +4,12 @@ import RecordStore
 extension SyncEngine {
     /// Fetches every server change since ``SyncState/serverSeq`` page by page and applies each
     /// page locally in one `modify`; the state (the new seq, the new bases) is saved after each.
-    /// A page applied before a crash that kept its state from being saved is recovered first
-    /// (``recoverUnrecordedApply()``).
+    /// A push or a page applied before a crash that kept its state from being saved is recovered
+    /// first (``recoverUnrecordedPush()``, ``recoverUnrecordedApply()``).
     ///
     /// - Throws: ``SyncError``.
     func pull(_ report: inout SyncReport) throws(SyncError) {
+        try recoverUnrecordedPush()
         try recoverUnrecordedApply()
         if !conflicted.isEmpty {
             // A push lost to a version this client had fetched past (its seq is not after the

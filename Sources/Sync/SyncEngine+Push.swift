@@ -10,8 +10,13 @@ extension SyncEngine {
     /// A record that cannot be sent (its attachment file is damaged, the server refuses its values)
     /// is left out and reported in ``PushFailures`` and ``SyncReport/failures``; the others go on.
     ///
+    /// Each transaction's changes are written first to a ``PushIntent`` under a new key, which the
+    /// transaction writes to the server too: a crash before the state is saved is recovered by the
+    /// next sync (``recoverUnrecordedPush()``). The intent is removed when the push is done.
+    ///
     /// - Throws: ``SyncError``.
     func push(_ report: inout SyncReport) throws(SyncError) -> Bool {
+        try recoverUnrecordedPush()  // (pull did, unless this push runs alone)
         let pending = try pendingChanges()
         let previousFailures = PushFailures.load(databasePath: database.path)
         var failures: [String: PushFailure] = [:]
@@ -42,7 +47,7 @@ extension SyncEngine {
                     recordName: record.recordID.recordName, recordType: record.recordType, payload: RecordPayload(record),
                     expectedSeq: state.records[record.recordID.recordName]?.serverSeq, origin: origin(tag: record.recordChangeTag))
             }
-            let outcomes = try pushIsolatingRefusals(changes, fail)
+            let outcomes = try pushIsolatingRefusals(changes, tags: records.map(\.recordChangeTag), fail)
             for (record, (change, outcome)) in zip(records, zip(changes, outcomes)) {
                 guard let outcome else { continue }
                 guard case .saved(let seq) = outcome, let payload = change.payload else {
@@ -66,7 +71,7 @@ extension SyncEngine {
                     recordName: name, recordType: synced.recordType, payload: nil, expectedSeq: synced.serverSeq,
                     origin: deleteOrigin(seq: synced.serverSeq))
             }
-            let outcomes = try pushIsolatingRefusals(changes, fail)
+            let outcomes = try pushIsolatingRefusals(changes, tags: changes.map { _ in nil }, fail)
             for (change, outcome) in zip(changes, outcomes) {
                 guard let outcome else { continue }
                 guard case .saved = outcome else {
@@ -79,6 +84,7 @@ extension SyncEngine {
             }
             try state.save(databasePath: database.path)
         }
+        try PushIntent.remove(databasePath: database.path)  // every push it names is in the state
         try PushFailures.save(failures, databasePath: database.path)
         report.failures = failures.values.sorted { $0.recordName < $1.recordName }
         if !lostRace, failures.isEmpty {
@@ -88,22 +94,31 @@ extension SyncEngine {
         return !lostRace
     }
 
-    /// Pushes `changes` in one transaction; when the server refuses a value of one of them (a
-    /// data error, not a lost connection), pushes them one per transaction instead, so that only
-    /// the refused ones fail (reported to `fail`, their outcome nil).
+    /// Pushes `changes` (of the local change tags `tags`, nil for deletes) in one transaction,
+    /// after writing them durably as a ``PushIntent``; when the server refuses a value of one of
+    /// them (a data error, not a lost connection), pushes them one per transaction instead, under
+    /// the same key, so that only the refused ones fail (reported to `fail`, their outcome nil).
     private func pushIsolatingRefusals(
-        _ changes: [PushChange], _ fail: (String, SyncError) -> Void
+        _ changes: [PushChange], tags: [String?], _ fail: (String, SyncError) -> Void
     ) throws(SyncError) -> [PushOutcome?] {
         guard !changes.isEmpty else { return [] }
+        let key = PushKey(clientID: state.clientID, value: UUID().uuidString.lowercased())
+        let intent = PushIntent(
+            key: key,
+            changes: zip(changes, tags).map { change, tag in
+                PushIntent.Change(
+                    recordName: change.recordName, recordType: change.recordType, payload: change.payload?.jsonText, localTag: tag)
+            })
+        try intent.save(databasePath: database.path)
         do {
-            return try pushOnce(changes)
+            return try pushOnce(changes, key: key)
         } catch {
             guard error.isRefusedValue else { throw error }
         }
         var outcomes: [PushOutcome?] = []
         for change in changes {
             do {
-                outcomes.append(try pushOnce([change]).first ?? nil)
+                outcomes.append(try pushOnce([change], key: key).first ?? nil)
             } catch {
                 guard error.isRefusedValue else { throw error }
                 fail(change.recordName, error)
@@ -115,8 +130,8 @@ extension SyncEngine {
 
     /// One server transaction; moves the server token past this client's own new seqs when no
     /// other client's change came between (so the next fetch does not bring them back).
-    private func pushOnce(_ changes: [PushChange]) throws(SyncError) -> [PushOutcome?] {
-        let pushed = try container.push(changes, after: state.serverSeq)
+    private func pushOnce(_ changes: [PushChange], key: PushKey) throws(SyncError) -> [PushOutcome?] {
+        let pushed = try container.push(changes, after: state.serverSeq, key: key)
         if let through = pushed.knownThrough { state.serverSeq = max(state.serverSeq, through) }
         return pushed.outcomes
     }

@@ -223,22 +223,19 @@ import Testing
         #expect(try a.contents() == b.contents())
     }
 
-    /// B's push of a line at the end committed and its state never heard of it; A fetches it and
-    /// puts a line at the top; B adds another line at the end, or none. Without B's second line
-    /// the merge against B's old base is clean (B's first line is on both sides). With it, it
-    /// is not: B's base is still the version before its push, so its two lines and the server's
-    /// one overlap, and a conflict copy is made though nothing overlapped since the versions
-    /// both agreed on. (The server keeps no history, so B cannot tell that its push landed
-    /// before A's version replaced it.)
+    /// B's push of a line at the end committed and its state never heard of it (its intent left,
+    /// ``pushCommittedWithoutItsState(on:record:)``); A fetches it and puts a line at the top; B adds
+    /// another line at the end, or none. The merge base is the version B pushed (its key on the
+    /// server says the push committed): clean either way. (Before intents, B's base was the version
+    /// before its push, so with B's second line its two lines and the server's one overlapped and a
+    /// conflict copy was made though nothing overlapped since the versions both agreed on.)
     @Test(arguments: [false, true]) func aNewerServerVersionOverACrashedPush(editedAgainOnB: Bool) throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Plan", id: "plan", text: "one\ntwo\n")])
         try syncAll(machines)
         try append("b1\n", to: "plan", on: b)
-        let before = try SavedSyncState(b)
-        try b.sync()
-        try before.restore()
+        try pushCommittedWithoutItsState(on: b, record: "plan")
         try a.sync()
         try setText("top\n" + (try a.note("plan").text), of: "plan", on: a)
         try a.sync()
@@ -246,15 +243,12 @@ import Testing
         let report = try b.sync()
         try syncAll(machines)
         let expected = "top\none\ntwo\nb1\n" + (editedAgainOnB ? "b2\n" : "")
-        try withKnownIssue("a push lost to a crash, then a newer version on the server: the base is the version before the push") {
-            #expect(report.conflictCopies.isEmpty)
-            for machine in [a, b] {
-                let texts = try machine.notes().map(\.text)
-                #expect(texts == [expected])
-            }
-        } when: {
-            editedAgainOnB
+        #expect(report.conflictCopies.isEmpty)
+        for machine in [a, b] {
+            let texts = try machine.notes().map(\.text)
+            #expect(texts == [expected])
         }
+        #expect(!FileManager.default.fileExists(atPath: PushIntent.path(forDatabase: b.path)))
         #expect(try a.contents() == b.contents())
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Sync
 import Testing
+
+@testable import Sync
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -172,4 +173,18 @@ func holdInserts(into table: String, when condition: String, lock: Int, on conne
         """)
     try connection.execute("CREATE TRIGGER \(function) BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(function)()")
     try connection.execute("SELECT pg_advisory_lock(\(lock))")
+}
+
+/// Syncs `machine`, whose push of `record` commits on the server and then cannot be recorded: a
+/// directory stands where this process writes the temp file of that record's state
+/// (`<db>/sync/records/<file>.tmp-<pid>`), so the save fails before any record file or state.json
+/// is written. What stays on disk is what a `kill -9` right after the commit leaves: the state as
+/// before, and the push's intent (`<db>/sync/pushing.json`).
+func pushCommittedWithoutItsState(on machine: Machine, record name: String) throws {
+    let directory = SyncedRecordFiles.directory(forDatabase: machine.path)
+    let blocker = SyncedRecordFiles.path(of: name, in: directory) + ".tmp-\(getpid())"
+    try FileManager.default.createDirectory(atPath: blocker, withIntermediateDirectories: true)
+    #expect(throws: SyncError.self) { try machine.sync() }
+    try FileManager.default.removeItem(atPath: blocker)
+    #expect(FileManager.default.fileExists(atPath: PushIntent.path(forDatabase: machine.path)))
 }
