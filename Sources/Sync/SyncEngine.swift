@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import Postgres
 import RecordStore
 
@@ -78,7 +79,7 @@ public final class SyncEngine {
             }
             return existing
         }
-        var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: hostName())
+        var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
         try state.save(databasePath: database.path)
         return state
     }
@@ -172,11 +173,4 @@ public final class SyncEngine {
 
     /// Names this client's delete of the server version `seq` of a record.
     func deleteOrigin(seq: Int64?) -> String { "\(state.clientID)/deleted@\(seq.map(String.init) ?? "-")" }
-
-    static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return name.isEmpty ? "host" : name
-    }
 }
