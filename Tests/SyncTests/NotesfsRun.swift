@@ -18,6 +18,22 @@ struct NotesfsRun {
     var err: String
 }
 
+/// Starts `notesfs --db DB ARGUMENTS…` in its own process and returns at once; its output goes
+/// nowhere, its errors to `errors` (a file path) when given.
+func startNotesfs(_ db: String, _ arguments: [String], errors: String? = nil) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: notesfsBinary)
+    process.arguments = ["--db", db] + arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    if let errors {
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errors)
+    }
+    try process.run()
+    return process
+}
+
 /// Runs `notesfs --db DB ARGUMENTS…` to its end, with `stdin` as its input.
 @discardableResult
 func notesfs(_ db: String, _ arguments: [String], stdin: String? = nil) throws -> NotesfsRun {

@@ -86,14 +86,8 @@ import Testing
         let connection = try Connection(server)
         try holdInserts(into: "notesfs_records", when: "NEW.seq = 500", lock: 4242, on: connection)
 
-        let sync = Process()
-        sync.executableURL = URL(fileURLWithPath: notesfsBinary)
-        sync.arguments = ["--db", a.path, "sync"]
         let errors = a.path + "-sync.err"
-        _ = FileManager.default.createFile(atPath: errors, contents: nil)
-        sync.standardError = FileHandle(forWritingAtPath: errors)
-        sync.standardOutput = FileHandle.nullDevice
-        try sync.run()
+        let sync = try startNotesfs(a.path, ["sync"], errors: errors)
         defer { if sync.isRunning { kill(sync.processIdentifier, SIGKILL) } }
         let blocked = try backendWaitingOnAdvisoryLock(server, while: sync)
         let pid = try #require(blocked, "the push never reached the held row")

@@ -82,12 +82,7 @@ import Testing
         try a.save([try attachment("video.raw", id: "video", a, bytes: data)])
         let connection = try Connection(server)
         try holdInserts(into: "notesfs_asset_chunks", when: "NEW.chunk = 3", lock: 4243, on: connection)
-        let sync = Process()
-        sync.executableURL = URL(fileURLWithPath: notesfsBinary)
-        sync.arguments = ["--db", a.path, "sync"]
-        sync.standardError = FileHandle.nullDevice
-        sync.standardOutput = FileHandle.nullDevice
-        try sync.run()
+        let sync = try startNotesfs(a.path, ["sync"])
         defer { if sync.isRunning { kill(sync.processIdentifier, SIGKILL) } }
         let blocked = try backendWaitingOnAdvisoryLock(server, while: sync)
         let pid = try #require(blocked, "the upload never reached the held chunk")

@@ -66,12 +66,7 @@ import Testing
             try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             #expect(try notesfs(db, ["sync", "init", server]).status == 0)
         }
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: notesfsBinary)
-        watch.arguments = ["--db", a, "sync", "--watch"]
-        watch.standardOutput = FileHandle.nullDevice
-        watch.standardError = FileHandle.nullDevice
-        try watch.run()
+        let watch = try startNotesfs(a, ["sync", "--watch"])
         defer {
             // SIGKILL: a child of the test runner inherits its mask, in which SIGTERM is blocked.
             kill(watch.processIdentifier, SIGKILL)

@@ -10,12 +10,6 @@ import Testing
 /// files as they were before the sync (``SavedSyncState``). What the user wrote then wins, and nothing is doubled.
 @Suite struct SyncCrashWindowTests {
 
-    func append(_ line: String, to name: String, on machine: Machine) throws {
-        var note = try machine.note(name)
-        note.text += line
-        try machine.save([note.record])
-    }
-
     /// A's push committed, its state never heard of it, then A edits the note: the server's
     /// version is A's own, so the edit is pushed over it (it was a conflict copy of A's own text).
     @Test func anEditAfterACrashedPushIsPushedOverItsOwnVersion() throws {
@@ -25,7 +19,7 @@ import Testing
         let before = try SavedSyncState(a)
         try a.sync()
         try before.restore()
-        try append("two\n", to: "plan", on: a)
+        try a.append("two\n", to: "plan")
         let report = try a.sync()
         #expect(report.conflictCopies.isEmpty)
         try syncAll(machines)
@@ -64,7 +58,7 @@ import Testing
         try a.save([note("Plan", id: "plan", text: "one\n"), note("Other", id: "other")])
         try syncAll(machines)
         try FileManager.default.removeItem(atPath: SyncedRecordFiles.path(of: "plan", in: SyncedRecordFiles.directory(forDatabase: b.path)))
-        try append("two\n", to: "plan", on: b)
+        try b.append("two\n", to: "plan")
         try syncAll(machines)
         for machine in machines {
             #expect(try SyncStatus.read(database: machine.database)?.pendingChanges == 0)
@@ -84,7 +78,7 @@ import Testing
         let before = try SavedSyncState(b)
         try b.sync()
         try before.restore()
-        try append("two\n", to: "plan", on: b)
+        try b.append("two\n", to: "plan")
         try syncAll(machines)
         let texts = try [a, b].map { machine in try machine.notes().map(\.text).sorted() }
         for notes in texts { #expect(notes == ["one\ntwo\n"]) }
@@ -119,7 +113,7 @@ import Testing
         var report = try b.sync()
         #expect(report.merged == 1)
         try before.restore()
-        try append("after the crash\n", to: "plan", on: b)
+        try b.append("after the crash\n", to: "plan")
         report = try b.sync()
         #expect(report.conflictCopies.isEmpty)
         try syncAll([a, b])
@@ -172,7 +166,7 @@ import Testing
         onA.text = "top\n" + onA.text
         try a.save([onA.record])
         try a.sync()
-        if editedOnB { try append("end\n", to: "plan", on: b) }
+        if editedOnB { try b.append("end\n", to: "plan") }
         let report = try sync(b, pagesOf: 1)
         #expect(report.conflictCopies.isEmpty)
         try syncAll([a, b])
@@ -234,12 +228,12 @@ import Testing
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Plan", id: "plan", text: "one\ntwo\n")])
         try syncAll(machines)
-        try append("b1\n", to: "plan", on: b)
+        try b.append("b1\n", to: "plan")
         try pushCommittedWithoutItsState(on: b, record: "plan")
         try a.sync()
         try setText("top\n" + (try a.note("plan").text), of: "plan", on: a)
         try a.sync()
-        if editedAgainOnB { try append("b2\n", to: "plan", on: b) }
+        if editedAgainOnB { try b.append("b2\n", to: "plan") }
         let report = try b.sync()
         try syncAll(machines)
         let expected = "top\none\ntwo\nb1\n" + (editedAgainOnB ? "b2\n" : "")

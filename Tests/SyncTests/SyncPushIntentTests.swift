@@ -13,23 +13,6 @@ import Testing
 /// a `kill -9` the next sync learns whether the push committed, and merges against what it pushed.
 @Suite struct SyncPushIntentTests {
 
-    func append(_ line: String, to name: String, on machine: Machine) throws {
-        var note = try machine.note(name)
-        note.text += line
-        try machine.save([note.record])
-    }
-
-    /// Starts `notesfs sync` of `machine` in its own process.
-    func startSync(_ machine: Machine) throws -> Process {
-        let sync = Process()
-        sync.executableURL = URL(fileURLWithPath: notesfsBinary)
-        sync.arguments = ["--db", machine.path, "sync"]
-        sync.standardError = FileHandle.nullDevice
-        sync.standardOutput = FileHandle.nullDevice
-        try sync.run()
-        return sync
-    }
-
     func count(_ table: String, _ server: String) throws -> Int {
         Int(try Connection(server).execute("SELECT count(*) AS n FROM \(table)").value(0, "n") ?? "") ?? -1
     }
@@ -49,7 +32,7 @@ import Testing
         onA.text = "top\n" + onA.text
         try a.save([onA.record])
         try a.sync()
-        try append("b2\n", to: "plan", on: b)
+        try b.append("b2\n", to: "plan")
         let report = try b.sync()
         #expect(report.conflictCopies.isEmpty)
         try syncAll([a, b])
@@ -68,10 +51,10 @@ import Testing
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Plan", id: "plan", text: "one\ntwo\n"), note("Other", id: "other", text: "x\n")])
         try syncAll(machines)
-        try append("b1\n", to: "plan", on: b)
+        try b.append("b1\n", to: "plan")
         let connection = try Connection(server)
         try holdInserts(into: "notesfs_pushes", when: "true", lock: 4245, on: connection)
-        let sync = try startSync(b)
+        let sync = try startNotesfs(b.path, ["sync"])
         defer { if sync.isRunning { kill(sync.processIdentifier, SIGKILL) } }
         let pid = try #require(try backendWaitingOnAdvisoryLock(server, while: sync), "the push never reached its key")
         kill(sync.processIdentifier, SIGKILL)
@@ -96,13 +79,13 @@ import Testing
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Plan", id: "plan", text: "one\ntwo\n")])
         try syncAll(machines)
-        try append("b1\n", to: "plan", on: b)
+        try b.append("b1\n", to: "plan")
         try pushCommittedWithoutItsState(on: b, record: "plan")
         #expect(try keyRows(b, server) == ["plan"])
 
         let connection = try Connection(server)
         try connection.execute("SELECT pg_advisory_lock(\(ServerSchema.pushLock))")
-        let sync = try startSync(b)
+        let sync = try startNotesfs(b.path, ["sync"])
         defer { if sync.isRunning { kill(sync.processIdentifier, SIGKILL) } }
         #expect(try backendWaitingOnAdvisoryLock(server, while: sync) != nil, "the recovery never asked the server")
         kill(sync.processIdentifier, SIGKILL)
@@ -130,7 +113,7 @@ import Testing
         try connection.execute("DROP TABLE notesfs_pushes")
         try connection.execute("UPDATE notesfs_schema SET version = 2")
         let rows = try serverRows(server)
-        try append("two\n", to: "plan", on: b)
+        try b.append("two\n", to: "plan")
         let refused = try notesfs(b.path, ["sync"])
         #expect(refused.status != 0)
         #expect(refused.err.contains("run 'notesfs sync init URL' to migrate it"), "\(refused.err)")

@@ -22,6 +22,13 @@ struct Machine {
 
     func note(_ name: String) throws -> Note { try Note(record: database.record(for: RecordID(recordName: name))) }
 
+    /// Appends `line` to note `name`'s text (one local save).
+    func append(_ line: String, to name: String) throws {
+        var note = try note(name)
+        note.text += line
+        try save([note.record])
+    }
+
     func has(_ name: String) -> Bool { database.metadata(for: RecordID(recordName: name)) != nil }
 
     /// Every record's type and fields by name: what two converged machines hold alike.
