@@ -18,21 +18,9 @@ extension NotesFileSystem {
             return state.failedSaves.compactMap { inode in state.openFiles[inode].flatMap { $0.handles <= 0 ? (inode, $0) : nil } }
         }
         for (inode, open) in pending {
-            let saved: Bool
-            do {
-                try saveFile(inode)
-                saved = true
-            } catch {
-                saved =
-                    error == .stale
-                    && ((try? locked { state in open.handles <= 0 && saveAsConflictCopy(inode, open, &state) }) ?? false)
-            }
-            guard saved else { continue }
+            guard (try? saveAndDrop(inode, open)) != nil else { continue }  // tried again next time
             Log.info("inode \(inode): saved after an earlier failure")
-            try? locked { state in
-                state.failedSaves.remove(inode)
-                dropSavedBuffer(inode, open, &state)
-            }
+            try? locked { state in _ = state.failedSaves.remove(inode) }
         }
     }
 }

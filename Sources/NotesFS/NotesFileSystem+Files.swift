@@ -529,12 +529,20 @@ extension NotesFileSystem {
             return nil
         }
         guard let open = unsaved else { return }
-        do { try saveFile(inode) } catch {
-            // Refused because the record changed elsewhere: kept beside it (NotesFileSystem+ConflictCopy).
-            if error == .stale, try locked({ state in open.handles <= 0 && saveAsConflictCopy(inode, open, &state) }) { return }
+        do { try saveAndDrop(inode, open) } catch {
             Log.error("inode \(inode): save failed at close (\(error)); the bytes stay in memory and the save is tried again")
             try locked { state in _ = state.failedSaves.insert(inode) }
-            return
+        }
+    }
+
+    /// Saves the dirty buffer `open` of `inode`, which no handle has open any more, and drops
+    /// it; a save refused because the record changed elsewhere keeps the bytes as a conflict
+    /// copy (NotesFileSystem+ConflictCopy).
+    /// - Throws: the save's errno when the bytes stay in the buffer.
+    func saveAndDrop(_ inode: Inode, _ open: OpenFile) throws(Errno) {
+        do { try saveFile(inode) } catch {
+            if error == .stale, try locked({ state in open.handles <= 0 && saveAsConflictCopy(inode, open, &state) }) { return }
+            throw error
         }
         try locked { state in dropSavedBuffer(inode, open, &state) }
     }
