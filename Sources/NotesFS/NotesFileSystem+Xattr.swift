@@ -3,6 +3,14 @@ import Foundation
 import RecordStore
 
 /// Read-only extended attributes: `user.notesfs.recordName`, `.changeTag`, `.creationDate`.
+///
+/// Only the `user.` namespace is supported: a name there that is not one of the three is
+/// `ENODATA` (no such attribute), a `security.`, `system.` or `trusted.` name is `EOPNOTSUPP` (the
+/// namespace is not supported: no SELinux label, POSIX ACL or capability can be stored, and
+/// `setxattr` refuses them with the same error). That answer also lets `ls -l` stop asking: GNU
+/// ls remembers a device whose `security.selinux` or `system.posix_acl_access` lookup said
+/// `EOPNOTSUPP` and asks no more for any file on it, where `ENODATA` costs two round trips to the
+/// daemon for every file listed (the kernel caches neither answer).
 extension NotesFileSystem {
     static let xattrNames = ["user.notesfs.recordName", "user.notesfs.changeTag", "user.notesfs.creationDate"]
 
@@ -16,7 +24,9 @@ extension NotesFileSystem {
     public func getxattr(_ context: RequestContext, inode: Inode, name: FileName) throws(Errno) -> [UInt8] {
         // Every other name (ls -l asks for security.selinux, each write for security.capability)
         // is answered without the state lock: no record holds any other attribute.
-        guard let string = name.string, Self.xattrNames.contains(string) else { throw Errno.noAttribute }
+        guard let string = name.string, Self.xattrNames.contains(string) else {
+            throw Self.isSupportedNamespace(name) ? Errno.noAttribute : Errno.notSupported
+        }
         return try locked { (state) throws in
             guard let metadata = try node(inode, state).metadata else { throw Errno.noAttribute }
             switch name.string {
@@ -41,6 +51,11 @@ extension NotesFileSystem {
 
     public func removexattr(_ context: RequestContext, inode: Inode, name: FileName) throws(Errno) {
         if let string = name.string, Self.xattrNames.contains(string) { throw .permissionDenied }
-        throw .noAttribute
+        throw Self.isSupportedNamespace(name) ? Errno.noAttribute : Errno.notSupported
+    }
+
+    /// Whether `name` is in the `user.` namespace, the only one this filesystem keeps.
+    static func isSupportedNamespace(_ name: FileName) -> Bool {
+        name.bytes.starts(with: "user.".utf8)
     }
 }

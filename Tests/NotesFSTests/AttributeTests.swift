@@ -156,6 +156,13 @@ import Testing
             #expect(xattr(m.path("dir"), "user.notesfs.recordName") != nil)
             #expect(xattr(m.path("x.md"), "user.other") == nil)
             #expect(errno == ENODATA)
+            // Namespaces the filesystem cannot hold are unsupported, not merely empty.
+            for name in ["security.selinux", "system.posix_acl_access", "security.capability", "trusted.x"] {
+                #expect(xattr(m.path("x.md"), name) == nil)
+                #expect(errno == EOPNOTSUPP, "\(name)")
+                #expect(errnoOf { removexattr(m.path("x.md"), name) } == EOPNOTSUPP, "\(name)")
+            }
+            #expect(errnoOf { removexattr(m.path("x.md"), "user.other") } == ENODATA)
             // The list has the three names.
             var buffer = [CChar](repeating: 0, count: 1024)
             let count = listxattr(m.path("x.md"), &buffer, buffer.count)
@@ -172,6 +179,25 @@ import Testing
             let newTag = xattr(m.path("x.md"), "user.notesfs.changeTag")
             #expect(newTag != record.record.recordChangeTag)
             #expect(newTag == note(m.database, titled: "x")?.record.recordChangeTag)
+        }
+    }
+
+    /// `ls -l` asks for each file's SELinux label and ACL; `EOPNOTSUPP` for both (see
+    /// NotesFileSystem+Xattr.swift) lets it stop after the first file instead of making two round
+    /// trips to the daemon for every file it lists.
+    @Test func lsAsksForLabelsAndACLsOnceNotPerFile() throws {
+        try withNotesMount { m in
+            for i in 0..<40 { #expect(writeFile(m.path("n\(i).md"), "x") == 0) }
+            let scratch = makeTemporaryDirectory("lstrace")
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let trace = scratch + "/trace"
+            let listed = try sh("strace -f -o \(quoted(trace)) -e trace=getxattr,lgetxattr,fgetxattr ls -l", in: m.root)
+            #expect(listed.status == 0, "\(listed)")
+            #expect(listed.output.split(separator: "\n").count == 41, "\(listed)")  // "total" and 40 files
+            let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("xattr(") }
+            #expect(calls.count > 0, "ls -l made no xattr call: the test would show nothing")
+            #expect(calls.count <= 4, "\(calls.count) xattr calls for 40 files: \(calls.prefix(6))")
+            #expect(calls.allSatisfy { $0.contains("EOPNOTSUPP") }, "\(calls)")
         }
     }
 }
