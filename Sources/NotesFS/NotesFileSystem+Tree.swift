@@ -152,7 +152,7 @@ extension NotesFileSystem {
     ) {
         let name = metadata.recordID.recordName
         guard let listing = state.listings[parent],
-            let (old, _) = listing.members.first(where: { $0.value.recordName == name && $0.key != metadata.identity })
+            let (old, _) = listing.members.first(where: { $0.value.isRecord(named: name) && $0.key != metadata.identity })
         else { return }
         let oldName = listing.nameOf[old]
         _ = state.listings[parent]?.remove(old)

@@ -8,7 +8,12 @@ import Notes
 /// record re-resolves only its old and new name groups.
 struct DirectoryListing {
     struct Member: Equatable {
-        var recordName: String
+        /// The record's name (empty for a scratch file).
+        var recordName: String {
+            get { storedRecordName.string }
+            set { storedRecordName = CompactName(newValue) }
+        }
+        private var storedRecordName: CompactName
         /// `Folder`, `Note`, `Attachment`, or ``DirectoryListing/scratchType``.
         var recordType: String
         var title: String
@@ -18,6 +23,82 @@ struct DirectoryListing {
         var fileType: mode_t = S_IFREG
         /// For a `Link` record (a hard link): the inode it shows.
         var linkTarget: Inode? = nil
+
+        init(
+            recordName: String, recordType: String, title: String, created: Date, isDirectory: Bool,
+            fileType: mode_t = S_IFREG, linkTarget: Inode? = nil
+        ) {
+            self.storedRecordName = CompactName(recordName)
+            self.recordType = recordType
+            self.title = title
+            self.created = created
+            self.isDirectory = isDirectory
+            self.fileType = fileType
+            self.linkTarget = linkTarget
+        }
+
+        /// Whether this member is the record named `name`.
+        func isRecord(named name: String) -> Bool { storedRecordName == CompactName(name) }
+    }
+
+    /// A record name as a listing keeps it: the 16 bytes of a `UUID` for the upper-case UUID
+    /// strings that new records get (`Record()`), else the string. A listing holds one per entry
+    /// (100,000s in a large mount), and such a string would cost a heap allocation of 80 bytes
+    /// beside its 16 inline ones.
+    enum CompactName: Equatable {
+        case uuid(UUID)
+        case string(String)
+
+        init(_ name: String) {
+            // Only a name that reads back byte for byte is kept as a UUID.
+            if name.utf8.count == 36, let uuid = UUID(uuidString: name), uuid.uuidString == name {
+                self = .uuid(uuid)
+            } else {
+                self = .string(name)
+            }
+        }
+
+        var string: String {
+            switch self {
+            case .uuid(let uuid): uuid.uuidString
+            case .string(let name): name
+            }
+        }
+    }
+
+    /// The inodes whose entries want one base name: nearly always a single one, which needs no
+    /// `Set` (an allocation of about 100 bytes per entry).
+    private enum Group {
+        case one(Inode)
+        case many(Set<Inode>)
+
+        var inodes: [Inode] {
+            switch self {
+            case .one(let inode): [inode]
+            case .many(let set): Array(set)
+            }
+        }
+
+        /// The group with `inode` added.
+        func inserting(_ inode: Inode) -> Group {
+            switch self {
+            case .one(let other): return other == inode ? self : .many([other, inode])
+            case .many(var set):
+                set.insert(inode)
+                return .many(set)
+            }
+        }
+
+        /// The group without `inode`; nil when it was the last one.
+        func removing(_ inode: Inode) -> Group? {
+            switch self {
+            case .one(let other): return other == inode ? nil : self
+            case .many(var set):
+                set.remove(inode)
+                if set.count == 1, let last = set.first { return .one(last) }
+                return set.isEmpty ? nil : .many(set)
+            }
+        }
     }
 
     /// The inode the kernel sees behind `name`: a hard link's target, else the entry itself.
@@ -36,7 +117,7 @@ struct DirectoryListing {
     private(set) var names: [String: Inode] = [:]
     private(set) var nameOf: [Inode: String] = [:]
     private(set) var members: [Inode: Member] = [:]
-    private var groups: [String: Set<Inode>] = [:]
+    private var groups: [String: Group] = [:]
     /// How many members are directories (a directory's link count is 2 + this), kept by
     /// ``upsert(_:_:)`` and ``remove(_:)`` so that a `getattr` does not count 5,000 entries.
     private(set) var directoryCount = 0
@@ -62,12 +143,12 @@ struct DirectoryListing {
             if old.isDirectory { directoryCount -= 1 }
             let oldBase = Self.base(old)
             touched.insert(oldBase)
-            groups[oldBase]?.remove(inode)
-            if groups[oldBase]?.isEmpty == true { groups[oldBase] = nil }
+            groups[oldBase] = groups[oldBase]?.removing(inode)
         }
         members[inode] = member
         if member.isDirectory { directoryCount += 1 }
-        groups[Self.base(member), default: []].insert(inode)
+        let base = Self.base(member)
+        groups[base] = groups[base]?.inserting(inode) ?? .one(inode)
         return resolve(touched)
     }
 
@@ -77,8 +158,7 @@ struct DirectoryListing {
         guard let old = members.removeValue(forKey: inode) else { return [] }
         if old.isDirectory { directoryCount -= 1 }
         let base = Self.base(old)
-        groups[base]?.remove(inode)
-        if groups[base]?.isEmpty == true { groups[base] = nil }
+        groups[base] = groups[base]?.removing(inode)
         var renames: [Rename] = []
         if let name = nameOf.removeValue(forKey: inode) {
             if names[name] == inode { names[name] = nil }
@@ -93,17 +173,22 @@ struct DirectoryListing {
         for base in bases {
             // The shared rule (EntryNames.assign) over the records that want this name; a scratch
             // file keeps its name (creating one over an existing name is refused).
-            let inodes = Array(groups[base] ?? [])
+            let inodes = groups[base]?.inodes ?? []
             // (Every inode of a group is a member: upsert and remove keep the two in step.)
             let grouped = inodes.compactMap { inode in members[inode].map { (inode, $0) } }
             let records = grouped.filter { $0.1.recordType != Self.scratchType }
             for (inode, member) in grouped where member.recordType == Self.scratchType { assigned.append((inode, base)) }
+            if records.count == 1, EntryNames.kind(ofRecordType: records[0].1.recordType) != nil {
+                assigned.append((records[0].0, base))  // what EntryNames.assign gives a record alone
+                continue
+            }
             let candidates = records.map { _, member in
                 EntryNames.Candidate(
                     recordName: member.recordName, kind: EntryNames.kind(ofRecordType: member.recordType) ?? .attachment,
                     name: member.title, creationDate: member.created)
             }
-            for ((inode, _), name) in zip(records, EntryNames.assign(candidates)) { assigned.append((inode, name)) }
+            // An entry that keeps its base name shares the group key's storage (one string, not two).
+            for ((inode, _), name) in zip(records, EntryNames.assign(candidates)) { assigned.append((inode, name == base ? base : name)) }
         }
         // Clear old names first so that swaps within a group resolve cleanly.
         for (inode, name) in assigned where nameOf[inode] != name {
