@@ -55,6 +55,7 @@ enum MountCommand {
         do { resolvedMountpoint = try Mountpoint.validate(absolute(mountpoint)) } catch {
             return fail("\(error)", status: ExitStatus.notFound.rawValue)
         }
+        MallocSettings.applyForDaemon()
         let fileSystem = NotesFileSystem(databasePath: databasePath, options: NotesFileSystem.Options(synchronous: options.synchronous))
         var sync: BackgroundSync?
         defer { sync?.stop(waitingUpTo: 5) }
