@@ -127,4 +127,31 @@ import Testing
         #expect(RecordMetadata(savedRecord: c, seq: 3) != x)
         #expect(RecordMetadata(savedRecord: a, seq: 4) != x)
     }
+
+    /// The notes of a folder hold its record name once: every reference to it is the same
+    /// string storage, after saves (one commit and separate ones) and after a reopen that loads
+    /// the snapshot and replays the journal. Equal values either way; this is about memory.
+    @Test func referencesToOneRecordShareItsName() throws {
+        let path = makeTemporaryDirectory()
+        let folderName = UUID().uuidString  // 36 bytes: a heap string (short ones are inline)
+        func storage(_ db: RecordDatabase, _ names: [String]) throws -> Set<UInt> {
+            Set(
+                try names.map { name in
+                    var target = try #require(db.metadata(for: RecordID(recordName: name))?.field("folder")?.referenceValue?.recordID.recordName)
+                    #expect(target == folderName)
+                    return target.withUTF8 { UInt(bitPattern: $0.baseAddress) }
+                })
+        }
+        let notes = (0..<6).map { _ in UUID().uuidString }
+        var db = try makeDatabase(path)
+        try db.modify(saving: [folder(folderName)] + notes.prefix(3).map { note($0, folder: folderName) })
+        for name in notes.dropFirst(3) { try db.modify(saving: [note(name, folder: folderName)]) }
+        #expect(try storage(db, notes).count == 1)
+        try db.checkpoint()
+        try db.modify(saving: [note(notes[0], folder: folderName, text: "again")], savePolicy: .allKeys)
+        try db.close()
+        db = try makeDatabase(path)
+        defer { try? db.close() }
+        #expect(try storage(db, notes).count == 1)
+    }
 }

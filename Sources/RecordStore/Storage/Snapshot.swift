@@ -249,6 +249,9 @@ extension RecordIndex {
 
     /// Adds a record's metadata as loaded (from a snapshot or a record file).
     mutating func insert(_ metadata: RecordMetadata) {
+        var metadata = metadata
+        // A reference names its target with the string that already keys the target's referrers.
+        metadata.shareReferenceNames { target in referrers.index(forKey: target).map { referrers.keys[$0] } ?? target }
         let name = metadata.recordID.recordName
         entries[name] = metadata
         if let identity = metadata.storedIdentity {
