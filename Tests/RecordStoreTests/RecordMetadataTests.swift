@@ -154,4 +154,11 @@ import Testing
         defer { try? db.close() }
         #expect(try storage(db, notes).count == 1)
     }
+
+    /// A field value is no larger than a reference (a string and a byte): the index keeps
+    /// millions of them (an unboxed asset made every value 32 bytes).
+    @Test func aFieldValueTakesNoMoreThanAReference() {
+        #expect(MemoryLayout<FieldValue>.size <= MemoryLayout<Reference>.size + 1)
+        #expect(MemoryLayout<FieldValue>.stride <= 24)
+    }
 }

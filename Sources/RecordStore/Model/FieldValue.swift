@@ -8,7 +8,10 @@ public enum FieldValue: Sendable, Hashable {
     case bool(Bool)
     case date(Date)
     case bytes(Data)
-    case asset(Asset)
+    /// Boxed (`indirect`): an `Asset` is the only payload over 17 bytes (24), and every value
+    /// is as large as the largest payload: the index holds some 7 values a note (8 bytes each
+    /// saved), assets are rare.
+    indirect case asset(Asset)
     case reference(Reference)
     case list([FieldValue])
 
