@@ -14,22 +14,32 @@ struct DirectoryListing {
             set { storedRecordName = CompactName(newValue) }
         }
         private var storedRecordName: CompactName
-        /// `Folder`, `Note`, `Attachment`, or ``DirectoryListing/scratchType``.
-        var recordType: String
         var title: String
         var created: Date
+        /// How the record type names the entry (``EntryNames/kind(ofRecordType:)``; nil for a
+        /// scratch file or a type the mount does not name): one byte where the type's name took 16.
+        let kind: EntryNames.Kind?
+        /// A scratch file (``DirectoryListing/scratchType``): it keeps its name.
+        let isScratch: Bool
         var isDirectory: Bool
         /// The POSIX type of a non-directory (`S_IFREG` unless a symlink or special file).
         var fileType: mode_t = S_IFREG
-        /// For a `Link` record (a hard link): the inode it shows.
-        var linkTarget: Inode? = nil
+        /// For a `Link` record (a hard link): the inode it shows (0 for none, which no entry has).
+        private var storedLinkTarget: Inode = 0
+        var linkTarget: Inode? {
+            get { storedLinkTarget == 0 ? nil : storedLinkTarget }
+            set { storedLinkTarget = newValue ?? 0 }
+        }
 
+        /// `recordType`: `Folder`, `Note`, `Attachment` and the other shown types, or
+        /// ``DirectoryListing/scratchType``.
         init(
             recordName: String, recordType: String, title: String, created: Date, isDirectory: Bool,
             fileType: mode_t = S_IFREG, linkTarget: Inode? = nil
         ) {
             self.storedRecordName = CompactName(recordName)
-            self.recordType = recordType
+            self.kind = EntryNames.kind(ofRecordType: recordType)
+            self.isScratch = recordType == DirectoryListing.scratchType
             self.title = title
             self.created = created
             self.isDirectory = isDirectory
@@ -130,7 +140,7 @@ struct DirectoryListing {
     }
 
     private static func base(_ member: Member) -> String {
-        guard let kind = EntryNames.kind(ofRecordType: member.recordType) else { return member.title }
+        guard let kind = member.kind else { return member.title }
         return EntryNames.baseName(member.title, kind: kind)
     }
 
@@ -176,15 +186,15 @@ struct DirectoryListing {
             let inodes = groups[base]?.inodes ?? []
             // (Every inode of a group is a member: upsert and remove keep the two in step.)
             let grouped = inodes.compactMap { inode in members[inode].map { (inode, $0) } }
-            let records = grouped.filter { $0.1.recordType != Self.scratchType }
-            for (inode, member) in grouped where member.recordType == Self.scratchType { assigned.append((inode, base)) }
-            if records.count == 1, EntryNames.kind(ofRecordType: records[0].1.recordType) != nil {
+            let records = grouped.filter { !$0.1.isScratch }
+            for (inode, member) in grouped where member.isScratch { assigned.append((inode, base)) }
+            if records.count == 1, records[0].1.kind != nil {
                 assigned.append((records[0].0, base))  // what EntryNames.assign gives a record alone
                 continue
             }
             let candidates = records.map { _, member in
                 EntryNames.Candidate(
-                    recordName: member.recordName, kind: EntryNames.kind(ofRecordType: member.recordType) ?? .attachment,
+                    recordName: member.recordName, kind: member.kind ?? .attachment,
                     name: member.title, creationDate: member.created)
             }
             // An entry that keeps its base name shares the group key's storage (one string, not two).

@@ -1,0 +1,53 @@
+/// The listing model without a mount: name groups of one and of several records (collision
+/// suffixes), scratch files, and what a listing entry costs in memory.
+
+import Foundation
+import Notes
+import Testing
+
+@testable import NotesFS
+
+@Suite struct DirectoryListingTests {
+    static func note(_ recordName: String, _ title: String, created: Double) -> DirectoryListing.Member {
+        DirectoryListing.Member(
+            recordName: recordName, recordType: Note.recordType, title: title, created: Date(timeIntervalSince1970: created),
+            isDirectory: false)
+    }
+
+    @Test func groupsGrowToSuffixesAndShrinkBackToTheBaseName() {
+        var listing = DirectoryListing()
+        let first = UUID().uuidString, second = "b2c3d4e5-other"
+        #expect(listing.upsert(10, Self.note(first, "Plan", created: 1)) == [.init(inode: 10, old: nil, new: "Plan.md")])
+        // A second record wanting the name: the later one gets a suffix from its record name.
+        #expect(listing.upsert(11, Self.note(second, "Plan", created: 2)) == [.init(inode: 11, old: nil, new: "Plan (b2c3d4).md")])
+        #expect(listing.names["Plan.md"] == 10)
+        #expect(listing.names["Plan (b2c3d4).md"] == 11)
+        // The first goes: the second takes the base name.
+        let renames = listing.remove(10)
+        #expect(renames.contains(.init(inode: 10, old: "Plan.md", new: nil)))
+        #expect(renames.contains(.init(inode: 11, old: "Plan (b2c3d4).md", new: "Plan.md")))
+        #expect(listing.nameOf == [11: "Plan.md"])
+        // A retitle moves it to another group and frees the old one.
+        #expect(listing.upsert(11, Self.note(second, "Other", created: 2)) == [.init(inode: 11, old: "Plan.md", new: "Other.md")])
+        #expect(listing.upsert(12, Self.note(UUID().uuidString, "Plan", created: 3)) == [.init(inode: 12, old: nil, new: "Plan.md")])
+        #expect(listing.names.count == 2)
+        // A member is recognised by its record name, whether kept as a UUID or as a string.
+        #expect(listing.members[11]?.isRecord(named: second) == true)
+        #expect(listing.members[11]?.recordName == second)
+        #expect(listing.members[12]?.isRecord(named: first) == false)
+    }
+
+    @Test func aScratchFileKeepsItsNameBesideRecords() {
+        var listing = DirectoryListing()
+        let scratch = DirectoryListing.Member(
+            recordName: "", recordType: DirectoryListing.scratchType, title: ".Plan.md.swp", created: .distantPast, isDirectory: false)
+        #expect(listing.upsert(1 << 48, scratch) == [.init(inode: 1 << 48, old: nil, new: ".Plan.md.swp")])
+        #expect(listing.upsert(20, Self.note(UUID().uuidString, "Plan", created: 1)).map(\.new) == ["Plan.md"])
+        #expect(listing.names[".Plan.md.swp"] == 1 << 48)
+    }
+
+    /// A listing holds one member per entry (100,000s in a large mount).
+    @Test func aMemberTakesAtMost64Bytes() {
+        #expect(MemoryLayout<DirectoryListing.Member>.stride <= 64)
+    }
+}
