@@ -176,7 +176,7 @@ extension NotesFileSystem {
     /// `Recovered` as an entry of the root.
     static let recoveredMember = DirectoryListing.Member(
         recordName: FolderTree.recoveredRecordName, recordType: Folder.recordType, title: FolderTree.recoveredName,
-        created: .distantFuture, isDirectory: true)
+        created: .distantFuture)
 
     /// How a record appears in its directory listing.
     func member(for metadata: RecordMetadata) -> DirectoryListing.Member? {
@@ -187,7 +187,7 @@ extension NotesFileSystem {
         }
         var member = DirectoryListing.Member(
             recordName: metadata.recordID.recordName, recordType: metadata.recordType, title: title ?? "",
-            created: metadata.creationDate ?? .distantPast, isDirectory: metadata.recordType == Folder.recordType)
+            created: metadata.creationDate ?? .distantPast)
         (member.fileType, member.linkTarget) = nodeType(of: metadata)
         return member
     }
@@ -244,7 +244,7 @@ extension NotesFileSystem {
 
     func scratchMember(_ file: ScratchFile) -> DirectoryListing.Member {
         DirectoryListing.Member(
-            recordName: "", recordType: DirectoryListing.scratchType, title: file.name, created: .distantPast, isDirectory: false)
+            recordName: "", recordType: DirectoryListing.scratchType, title: file.name, created: .distantPast)
     }
 
     /// The inode named `name` in directory `parent` (a hard link's target for a `Link`).

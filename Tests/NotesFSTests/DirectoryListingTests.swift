@@ -10,8 +10,7 @@ import Testing
 @Suite struct DirectoryListingTests {
     static func note(_ recordName: String, _ title: String, created: Double) -> DirectoryListing.Member {
         DirectoryListing.Member(
-            recordName: recordName, recordType: Note.recordType, title: title, created: Date(timeIntervalSince1970: created),
-            isDirectory: false)
+            recordName: recordName, recordType: Note.recordType, title: title, created: Date(timeIntervalSince1970: created))
     }
 
     @Test func groupsGrowToSuffixesAndShrinkBackToTheBaseName() {
@@ -40,7 +39,7 @@ import Testing
     @Test func aScratchFileKeepsItsNameBesideRecords() {
         var listing = DirectoryListing()
         let scratch = DirectoryListing.Member(
-            recordName: "", recordType: DirectoryListing.scratchType, title: ".Plan.md.swp", created: .distantPast, isDirectory: false)
+            recordName: "", recordType: DirectoryListing.scratchType, title: ".Plan.md.swp", created: .distantPast)
         #expect(listing.upsert(1 << 48, scratch) == [.init(inode: 1 << 48, old: nil, new: ".Plan.md.swp")])
         #expect(listing.upsert(20, Self.note(UUID().uuidString, "Plan", created: 1)).map(\.new) == ["Plan.md"])
         #expect(listing.names[".Plan.md.swp"] == 1 << 48)

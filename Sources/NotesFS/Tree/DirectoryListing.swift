@@ -9,10 +9,7 @@ import Notes
 struct DirectoryListing {
     struct Member: Equatable {
         /// The record's name (empty for a scratch file).
-        var recordName: String {
-            get { storedRecordName.string }
-            set { storedRecordName = CompactName(newValue) }
-        }
+        var recordName: String { storedRecordName.string }
         private var storedRecordName: CompactName
         var title: String
         var created: Date
@@ -21,7 +18,8 @@ struct DirectoryListing {
         let kind: EntryNames.Kind?
         /// A scratch file (``DirectoryListing/scratchType``): it keeps its name.
         let isScratch: Bool
-        var isDirectory: Bool
+        /// A `Folder` record (the virtual `Recovered` is one too).
+        var isDirectory: Bool { kind == .folder }
         /// The POSIX type of a non-directory (`S_IFREG` unless a symlink or special file).
         var fileType: mode_t = S_IFREG
         /// For a `Link` record (a hard link): the inode it shows (0 for none, which no entry has).
@@ -34,15 +32,14 @@ struct DirectoryListing {
         /// `recordType`: `Folder`, `Note`, `Attachment` and the other shown types, or
         /// ``DirectoryListing/scratchType``.
         init(
-            recordName: String, recordType: String, title: String, created: Date, isDirectory: Bool,
-            fileType: mode_t = S_IFREG, linkTarget: Inode? = nil
+            recordName: String, recordType: String, title: String, created: Date, fileType: mode_t = S_IFREG,
+            linkTarget: Inode? = nil
         ) {
             self.storedRecordName = CompactName(recordName)
             self.kind = EntryNames.kind(ofRecordType: recordType)
             self.isScratch = recordType == DirectoryListing.scratchType
             self.title = title
             self.created = created
-            self.isDirectory = isDirectory
             self.fileType = fileType
             self.linkTarget = linkTarget
         }
