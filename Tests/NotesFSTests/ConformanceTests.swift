@@ -53,12 +53,7 @@ private func runSuite(_ command: String, _ root: String) throws -> ProgramResult
 @Suite struct ConformanceTests {
     @Test func notesfsAgreesWithTmpfsCaseByCase() throws {
         // tmpfs: the reference.
-        let tmpfs = makeTemporaryDirectory("conformance-tmpfs")
-        defer { rmdir(tmpfs) }
-        let mounted = try run(["/bin/mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", tmpfs])
-        try #require(mounted.status == 0, "mount tmpfs: \(mounted)")
-        defer { _ = try? run(["/bin/umount", tmpfs]) }
-        let reference = try runSuite("run", tmpfs)
+        let reference = try withTmpfs("conformance-tmpfs", options: "size=64m,mode=0755") { tmpfs in try runSuite("run", tmpfs) }
         try #require(reference.status == 0, "the suite failed on tmpfs: \(reference.error)")
         let expected = try JSONDecoder().decode(SuiteRun.self, from: Data(reference.output.utf8))
         #expect(expected.unexpected.isEmpty, "tmpfs contradicts the suite's EXPECTED table: \(expected.unexpected)")

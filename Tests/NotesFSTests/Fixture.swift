@@ -15,6 +15,19 @@ import Testing
 let fuseRequired = ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1"
 
 /// Creates a fresh directory with `mkdtemp`.
+/// Runs `body` with a tmpfs mounted (`mount -o OPTIONS`) on a fresh directory named after
+/// `prefix`; unmounts it and removes the directory after.
+func withTmpfs<T>(
+    _ prefix: String, options: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (String) throws -> T
+) throws -> T {
+    let point = makeTemporaryDirectory(prefix)
+    defer { rmdir(point) }
+    let mounted = try run(["/bin/mount", "-t", "tmpfs", "-o", options, "tmpfs", point])
+    try #require(mounted.status == 0, "mount tmpfs: \(mounted)", sourceLocation: sourceLocation)
+    defer { _ = try? run(["/bin/umount", point]) }
+    return try body(point)
+}
+
 func makeTemporaryDirectory(_ prefix: String = "notesfstest") -> String {
     let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
     var template = Array((base + "\(prefix).XXXXXX").utf8CString)

@@ -9,11 +9,10 @@ import Testing
 /// are saved (tried again every second), so nothing written is lost and the database checks clean.
 @Suite struct FullDiskTests {
     @Test func savesThatFindTheDiskFullKeepTheirBytes() throws {
-        let point = makeTemporaryDirectory("notesfs-full")
-        defer { rmdir(point) }
-        let mounted = try run(["/bin/mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", point])
-        try #require(mounted.status == 0, "mount tmpfs: \(mounted)")
-        defer { _ = try? run(["/bin/umount", point]) }
+        try withTmpfs("notesfs-full", options: "size=4m") { point in try savesThatFindTheDiskFullKeepTheirBytes(on: point) }
+    }
+
+    private func savesThatFindTheDiskFullKeepTheirBytes(on point: String) throws {
         let db = point + "/db"
         let newText = String(repeating: "a new line written on a full disk\n", count: 3_000)  // ~100 KB
         let appended = String(repeating: "edited on a full disk\n", count: 1_000)  // 22 KB: more than the pages left

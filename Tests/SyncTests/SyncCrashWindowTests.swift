@@ -118,10 +118,7 @@ import Testing
         #expect(report.conflictCopies.isEmpty)
         try syncAll([a, b])
         let expected = "top by A\n\nmiddle\n\nend by B\nafter the crash\n"
-        for machine in [a, b] {
-            let texts = try machine.notes().map(\.text)
-            #expect(texts == [expected])
-        }
+        try expectNoteTexts([expected], on: [a, b])
         #expect(try a.contents() == b.contents())
     }
 
@@ -171,10 +168,7 @@ import Testing
         #expect(report.conflictCopies.isEmpty)
         try syncAll([a, b])
         let expected = "top\none\ntwo\n" + (editedOnB ? "end\n" : "")
-        for machine in [a, b] {
-            let texts = try machine.notes().map(\.text).sorted()
-            #expect(texts == [expected, "other\n"].sorted())
-        }
+        try expectNoteTexts([expected, "other\n"], on: [a, b])
         #expect(try SyncStatus.read(database: b.database)?.conflicts.isEmpty == true)
         #expect(try a.contents() == b.contents())
     }
@@ -210,10 +204,7 @@ import Testing
         #expect(report.conflictCopies.isEmpty)
         try syncAll([a, b])
         let expected = "top by A\n\nmiddle by A\n\nend by B\n"
-        for machine in [a, b] {
-            let texts = try machine.notes().map(\.text)
-            #expect(texts == [expected])
-        }
+        try expectNoteTexts([expected], on: [a, b])
         #expect(try a.contents() == b.contents())
     }
 
@@ -238,10 +229,7 @@ import Testing
         try syncAll(machines)
         let expected = "top\none\ntwo\nb1\n" + (editedAgainOnB ? "b2\n" : "")
         #expect(report.conflictCopies.isEmpty)
-        for machine in [a, b] {
-            let texts = try machine.notes().map(\.text)
-            #expect(texts == [expected])
-        }
+        try expectNoteTexts([expected], on: [a, b])
         #expect(!FileManager.default.fileExists(atPath: PushIntent.path(forDatabase: b.path)))
         #expect(try a.contents() == b.contents())
     }

@@ -36,9 +36,7 @@ import Testing
         let report = try b.sync()
         #expect(report.conflictCopies.isEmpty)
         try syncAll([a, b])
-        for machine in [a, b] {
-            #expect(try machine.notes().map(\.text).sorted() == expected)
-        }
+        try expectNoteTexts(expected, on: [a, b])
     }
 
     /// B's push is held inside its transaction (at its key's row) and B is killed there; the backend
@@ -122,9 +120,7 @@ import Testing
         #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == String(ServerSchema.version))
         #expect(try serverRows(server).mapValues(\.seq) == rows.mapValues(\.seq))
         try syncAll(machines)
-        for machine in machines {
-            #expect(try machine.notes().map(\.text).sorted() == ["one\ntwo\n", "x\n"])
-        }
+        try expectNoteTexts(["one\ntwo\n", "x\n"], on: machines)
         #expect(try count("notesfs_pushes", server) == 1)  // B's push of Plan, under its key (older rows went with the dropped table)
         #expect(try a.contents() == b.contents())
     }

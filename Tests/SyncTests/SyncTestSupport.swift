@@ -76,6 +76,13 @@ func syncAll(_ machines: [Machine]) throws {
     for _ in 0..<2 { for machine in machines { try machine.sync() } }
 }
 
+/// Every machine holds notes with exactly these texts (in any order).
+func expectNoteTexts(_ texts: [String], on machines: [Machine], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    for machine in machines {
+        #expect(try machine.notes().map(\.text).sorted() == texts.sorted(), sourceLocation: sourceLocation)
+    }
+}
+
 /// Rows of the server's records table, by name: (seq, deleted).
 func serverRows(_ server: String) throws -> [String: (seq: Int64, deleted: Bool)] {
     let result = try Connection(server).execute("SELECT record_name, seq, deleted FROM notesfs_records")
