@@ -81,7 +81,7 @@ import Testing
             for descriptor in query.sortDescriptors {
                 let x = RecordDatabase.value(of: descriptor.key, in: a)
                 let y = RecordDatabase.value(of: descriptor.key, in: b)
-                if let order = RecordDatabase.order(x, y), order != .orderedSame {
+                if let order = SortColumns.order(x, y), order != .orderedSame {
                     return (order == .orderedAscending) == descriptor.ascending
                 }
             }

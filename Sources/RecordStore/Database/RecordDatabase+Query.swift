@@ -19,43 +19,37 @@ extension RecordDatabase {
     /// Metadata of every record matching `query`, sorted (large fields are read only when the
     /// predicate or sort needs them).
     public func queryMetadata(_ query: Query) -> [RecordMetadata] {
+        // Copied out under the lock, tested outside it (a predicate may take long over a million records).
         let candidates: [RecordMetadata] = state.withLock { state in
             if let (key, name) = query.predicate.referenceConstraint {
-                return (state.index.referrers[name]?[key] ?? []).compactMap { state.index.entries[$0] }
+                let names = state.index.referrers[name]?[key] ?? []
+                var found: [RecordMetadata] = []
+                found.reserveCapacity(names.count)
+                for name in names { if let metadata = state.index.entries[name] { found.append(metadata) } }
+                return found
             }
             return state.index.entries.values.filter { $0.recordType == query.recordType }
         }
-        let neededKeys = query.predicate.keys.union(query.sortDescriptors.map(\.key))
+        let neededKeys = Array(query.predicate.keys.union(query.sortDescriptors.map(\.key)))
         let sortKeys = query.sortDescriptors.map(\.key)
         // Records whose needed fields are all in memory are tested there; the others' files are
-        // scanned (see ``matchesInFiles(_:query:)``).
+        // scanned (see ``matchesInFiles(_:at:query:)``).
         let predicate = query.predicate
         var matches: [QueryMatch] = []
+        matches.reserveCapacity(candidates.count)
         // Positions in `candidates` (not copies of their metadata: a scan may hold 100,000s).
         var fromFiles: [Int] = []
         for i in candidates.indices where candidates[i].recordType == query.recordType {
             if neededKeys.contains(where: candidates[i].isLarge) {
                 fromFiles.append(i)
             } else if predicate.evaluate({ Self.value(of: $0, in: candidates[i]) }) {
-                matches.append(QueryMatch(metadata: candidates[i], sortValues: sortKeys.map { Self.value(of: $0, in: candidates[i]) }))
+                matches.append(QueryMatch(position: i, sortValues: sortKeys.map { Self.value(of: $0, in: candidates[i]) }))
             }
         }
         if !fromFiles.isEmpty { matches += matchesInFiles(candidates, at: fromFiles, query: query) }
-        guard !query.sortDescriptors.isEmpty else { return matches.map(\.metadata) }
-        // Sorted by index, on the values taken above laid out flat (a sort moves integers and
-        // reads values in place, never copying a record).
-        let descriptors = query.sortDescriptors
-        let values = matches.flatMap(\.sortValues)
-        let names = matches.map(\.metadata.recordID.recordName)
-        let order = matches.indices.sorted { i, j in
-            for k in descriptors.indices {
-                if let order = Self.order(values[i * descriptors.count + k], values[j * descriptors.count + k]), order != .orderedSame {
-                    return (order == .orderedAscending) == descriptors[k].ascending
-                }
-            }
-            return names[i] < names[j]
-        }
-        return order.map { matches[$0].metadata }
+        guard !query.sortDescriptors.isEmpty else { return matches.map { candidates[$0.position] } }
+        let columns = SortColumns(matches, of: candidates, descriptors: query.sortDescriptors)
+        return columns.sortedPositions(matches).map { candidates[$0] }
     }
 
     private func page(of query: Query, from offset: Int, resultsLimit: Int?) throws(RecordStoreError) -> QueryResult {
@@ -66,12 +60,12 @@ extension RecordDatabase {
             let page = all[offset..<end]
             // The files of the partial records, read in one batch; `fileSlots[k]` is where the
             // page's `k`th record's result is (the records the index holds whole need none).
-            var fromFiles: [RecordID] = []
+            var fromFiles: [RecordMetadata] = []
             var fileSlots: [Int] = []
             fileSlots.reserveCapacity(page.count)
             for metadata in page {
                 fileSlots.append(metadata.isPartial ? fromFiles.count : -1)
-                if metadata.isPartial { fromFiles.append(metadata.recordID) }
+                if metadata.isPartial { fromFiles.append(metadata) }
             }
             let files = readRecordFiles(fromFiles)
             records.reserveCapacity(page.count)
@@ -90,19 +84,19 @@ extension RecordDatabase {
         return QueryResult(records: records, cursor: cursor)
     }
 
-    /// Reads many record files, in parallel (one file read and parse is the cost of every full
-    /// record a query returns); results in the order of `ids`.
-    func readRecordFiles(_ ids: [RecordID]) -> [Result<Record, RecordStoreError>] {
+    /// Reads the record files of the records `metadata` describes, in parallel (one file read and
+    /// parse is the cost of every full record a query returns); results in the order of `metadata`.
+    func readRecordFiles(_ metadata: [RecordMetadata]) -> [Result<Record, RecordStoreError>] {
         let read = Mutex<[(Int, Record)]>([])
-        RecordFileBatch.forEach(ids, layout: layout) { i, bytes in
-            guard let bytes, let record = try? record(ids[i], fromFile: bytes) else { return }
+        RecordFileBatch.forEach(metadata.map(\.recordID), layout: layout) { i, bytes in
+            guard let bytes, let record = try? record(metadata[i], fromFile: bytes) else { return }
             read.withLock { $0.append((i, record)) }
         }
-        var results = [Result<Record, RecordStoreError>?](repeating: nil, count: ids.count)
+        var results = [Result<Record, RecordStoreError>?](repeating: nil, count: metadata.count)
         for (i, record) in read.withLock({ $0 }) { results[i] = .success(record) }
         // What the batch could not read or decode is read again the careful way, which reports it.
         return results.enumerated().map { i, result in
-            result ?? Result { () throws(RecordStoreError) in try readRecordFile(ids[i]) }
+            result ?? Result { () throws(RecordStoreError) in try readRecordFile(metadata[i].recordID) }
         }
     }
 
@@ -117,31 +111,6 @@ extension RecordDatabase {
         case "modificationDate": source.modificationDate.map(FieldValue.date)
         case "recordChangeTag": source.recordChangeTag.map(FieldValue.string)
         default: source.field(key)
-        }
-    }
-
-    /// Orders two values of the same kind; missing values sort first.
-    static func order(_ a: FieldValue?, _ b: FieldValue?) -> ComparisonResult? {
-        switch (a, b) {
-        case (nil, nil): return .orderedSame
-        case (nil, _): return .orderedAscending
-        case (_, nil): return .orderedDescending
-        case (.string(let x)?, .string(let y)?): return x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        case (.date(let x)?, .date(let y)?): return x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        case (.bool(let x)?, .bool(let y)?): return x == y ? .orderedSame : (!x ? .orderedAscending : .orderedDescending)
-        default:
-            guard let x = a?.numeric, let y = b?.numeric else { return nil }
-            return x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        }
-    }
-}
-
-extension FieldValue {
-    fileprivate var numeric: Double? {
-        switch self {
-        case .int64(let i): Double(i)
-        case .double(let d): d
-        default: nil
         }
     }
 }

@@ -7,7 +7,9 @@ import Synchronization
 
 /// A record a query matched, with the values it sorts on.
 struct QueryMatch {
-    var metadata: RecordMetadata
+    /// Its position in the query's candidates (not a copy of its metadata: each copy retains
+    /// every string and array the metadata holds).
+    var position: Int
     /// One value for each sort descriptor, in order.
     var sortValues: [FieldValue?]
 }
@@ -16,13 +18,15 @@ extension RecordDatabase {
     /// The full record a record file's bytes hold, read by a batch (``RecordFileBatch``) rather
     /// than by ``readRecordFile(_:)``: every full record a query reads comes through here or there.
     ///
+    /// Merged with `metadata`, the index's metadata of the record that the query read (no lookup
+    /// under the lock for each file), as ``readRecordFile(_:)`` merges (the file lags behind saves
+    /// of small fields only: see ``merge(_:path:file:)``).
+    ///
     /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)``; the caller then reads the
     ///   record through ``readRecordFile(_:)``, which re-reads a half-written file under the lock.
-    /// Merged with the index as ``readRecordFile(_:)`` merges (the file lags behind saves of
-    /// small fields only: see ``merge(_:path:file:)``).
-    func record(_ id: RecordID, fromFile bytes: UnsafeRawBufferPointer) throws(RecordStoreError) -> Record {
+    func record(_ metadata: RecordMetadata, fromFile bytes: UnsafeRawBufferPointer) throws(RecordStoreError) -> Record {
+        let id = metadata.recordID
         let file = try RecordFiles.record(id, fromFile: bytes, path: layout.recordPath(id.recordName))
-        guard let metadata = state.withLock({ $0.index.entries[id.recordName] }) else { return file }
         return try Self.merge(metadata, path: layout.recordPath(id.recordName)) { file }
     }
 
@@ -72,12 +76,13 @@ extension RecordDatabase {
     private func scanFiles(_ scan: FileScan, query: Query) -> [QueryMatch] {
         let predicate = query.predicate
         let sortKeys = query.sortDescriptors.map(\.key)
-        @Sendable func match(_ metadata: RecordMetadata, _ full: Record) -> QueryMatch? {
+        @Sendable func match(_ position: Int, _ full: Record) -> QueryMatch? {
+            let metadata = scan.candidates[position]
             func value(_ key: String) -> FieldValue? {
                 metadata.isLarge(key) ? full.fields[key] : Self.value(of: key, in: metadata)
             }
             guard predicate.evaluate(value) else { return nil }
-            return QueryMatch(metadata: metadata, sortValues: sortKeys.map(value))
+            return QueryMatch(position: position, sortValues: sortKeys.map(value))
         }
         // Each guarded by its own lock: appended to from the batch's workers.
         let matches = Mutex<[QueryMatch]>([])
@@ -86,16 +91,16 @@ extension RecordDatabase {
         RecordFileBatch.forEach(ids, layout: layout) { k, bytes in
             guard let bytes else { return unread.withLock { $0.append(k) } }
             guard scan.prefilter.admits(bytes, scan.conditions[k]) else { return }
-            let metadata = scan.candidates[scan.positions[k]]
-            guard let full = try? record(metadata.recordID, fromFile: bytes) else { return unread.withLock { $0.append(k) } }
-            if let found = match(metadata, full) { matches.withLock { $0.append(found) } }
+            let position = scan.positions[k]
+            guard let full = try? record(scan.candidates[position], fromFile: bytes) else { return unread.withLock { $0.append(k) } }
+            if let found = match(position, full) { matches.withLock { $0.append(found) } }
         }
         var result = matches.withLock { $0 }
         // Files the batch could not read or decode: read the careful way, which logs the damage.
         for k in unread.withLock({ $0 }).sorted() {
-            let metadata = scan.candidates[scan.positions[k]]
+            let position = scan.positions[k]
             do {
-                if let found = match(metadata, try readRecordFile(metadata.recordID)) { result.append(found) }
+                if let found = match(position, try readRecordFile(scan.candidates[position].recordID)) { result.append(found) }
             } catch {
                 log(error.description)
             }

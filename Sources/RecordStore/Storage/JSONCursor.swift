@@ -202,23 +202,30 @@ struct JSONCursor: ~Copyable {
     /// below `\u0080`); returns the byte count, or nil for anything else (non-ASCII, a control
     /// character, a bad escape), which ``readString()`` then decodes the careful way.
     ///
-    /// Copies eight bytes at a time while none of them is a backslash or a control character.
+    /// Eight bytes at a time: each word is stored whole, and when it holds a backslash, a control
+    /// character or a byte above ASCII (found exactly, see ``Self/zeroBytes(_:)``), only the bytes
+    /// before the first of them count; that byte is handled next (a note's text has an escaped
+    /// newline every few dozen bytes, so the bytes before one are not copied one by one).
     private func decodeASCIIEscapes(_ range: Range<Int>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int? {
-        guard let source = bytes.baseAddress, let target = out.baseAddress else { return nil }
+        guard let source = bytes.baseAddress, let target = out.baseAddress, out.count >= range.count else { return nil }
         let raw = UnsafeRawPointer(source)
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        var highBits: UInt64 = 0
         var r = range.lowerBound
         var w = 0
         while r < range.upperBound {
+            // The store of a whole word stays inside `out`: `w` never passes `r - range.lowerBound`.
             while r + 8 <= range.upperBound {
-                let word = raw.loadUnaligned(fromByteOffset: r, as: UInt64.self)
-                let backslash = word ^ (ones &* 0x5C)
-                // As in plainRunEnd: a flagged byte is a backslash or below 0x20 (or above one).
-                if ((backslash &- ones) & ~backslash | (word &- ones &* 0x20) & ~word) & highs != 0 { break }
-                UnsafeMutableRawPointer(target + w).storeBytes(of: word, as: UInt64.self)
-                highBits |= word
+                // Little-endian, so that the lowest set bit is the first byte in memory.
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: r, as: UInt64.self))
+                let special = Self.zeroBytes(word ^ (ones &* 0x5C)) | Self.zeroBytes(word & (ones &* 0xE0)) | (word & highs)
+                UnsafeMutableRawPointer(target + w).storeBytes(of: word.littleEndian, as: UInt64.self)
+                if special != 0 {
+                    let plain = special.trailingZeroBitCount >> 3
+                    r += plain
+                    w += plain
+                    break
+                }
                 r += 8
                 w += 8
             }
@@ -241,14 +248,22 @@ struct JSONCursor: ~Copyable {
                 }
                 r += 2
             } else {
-                guard byte >= 0x20 else { return nil }
+                // A control character or a byte above ASCII: not for this path.
+                guard byte >= 0x20, byte < 0x80 else { return nil }
                 target[w] = byte
-                highBits |= UInt64(byte)
                 r += 1
             }
             w += 1
         }
-        return highBits & highs == 0 ? w : nil
+        return w
+    }
+
+    /// The high bit of every byte of `x` that is zero, and of no other byte (exact, unlike the
+    /// subtract-and-mask test, whose borrow can flag bytes above a zero one).
+    @inline(__always)
+    private static func zeroBytes(_ x: UInt64) -> UInt64 {
+        let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        return ~(((x & lows) &+ lows) | x | lows)
     }
 
     /// The first index at or after `start` holding a quote, a backslash or a control character
