@@ -161,4 +161,33 @@ import Testing
         #expect(MemoryLayout<FieldValue>.size <= MemoryLayout<Reference>.size + 1)
         #expect(MemoryLayout<FieldValue>.stride <= 24)
     }
+
+    /// The index holds one metadata per record: its system fields stored apart, not a whole
+    /// `Record` (176 bytes with its save-time fields), take 128 bytes.
+    @Test func aRecordsMetadataTakes128Bytes() {
+        #expect(MemoryLayout<RecordMetadata>.stride <= 128)
+    }
+
+    /// Every system field reads back from the metadata as saved, the optional ones absent too.
+    @Test func systemFieldsReadBackAsSaved() throws {
+        var record = Record(recordType: "Note", recordID: RecordID(recordName: "n"))
+        record["text"] = .string(String(repeating: "x", count: 1000))
+        record["title"] = .string("t")
+        let bare = RecordMetadata(savedRecord: record, seq: 3)
+        #expect(bare.creationDate == nil && bare.modificationDate == nil && bare.storedIdentity == nil && bare.identity == 0)
+        #expect(bare.recordChangeTag == nil && bare.seq == 3 && bare.isPartial && bare.sizes == ["text": 1000])
+        #expect(bare.record.fields == ["title": .string("t")] && bare.record.omittedSizes == ["text": 1000])
+
+        let db = try makeDatabase()
+        defer { try? db.close() }
+        let saved = try #require(try db.modify(saving: [record]).savedRecords.first)
+        let metadata = try #require(db.metadata(for: saved.recordID))
+        #expect(metadata.creationDate == saved.creationDate && metadata.creationDate != nil)
+        #expect(metadata.modificationDate == saved.modificationDate && metadata.modificationDate != nil)
+        #expect(metadata.storedIdentity == saved.identity && metadata.identity == saved.identity)
+        #expect(metadata.recordChangeTag == saved.recordChangeTag && metadata.recordType == "Note")
+        var full = metadata.record
+        full["text"] = record["text"]
+        #expect(full.fields == saved.fields)
+    }
 }

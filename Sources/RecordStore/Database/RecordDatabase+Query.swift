@@ -87,16 +87,14 @@ extension RecordDatabase {
     /// Reads the record files of the records `metadata` describes, in parallel (one file read and
     /// parse is the cost of every full record a query returns); results in the order of `metadata`.
     func readRecordFiles(_ metadata: [RecordMetadata]) -> [Result<Record, RecordStoreError>] {
-        let read = Mutex<[(Int, Record)]>([])
+        let read = BatchSlots<Record>(count: metadata.count)
         RecordFileBatch.forEach(metadata.map(\.recordID), layout: layout) { i, bytes in
             guard let bytes, let record = try? record(metadata[i], fromFile: bytes) else { return }
-            read.withLock { $0.append((i, record)) }
+            read.set(i, record)
         }
-        var results = [Result<Record, RecordStoreError>?](repeating: nil, count: metadata.count)
-        for (i, record) in read.withLock({ $0 }) { results[i] = .success(record) }
         // What the batch could not read or decode is read again the careful way, which reports it.
-        return results.enumerated().map { i, result in
-            result ?? Result { () throws(RecordStoreError) in try readRecordFile(metadata[i].recordID) }
+        return read.take().enumerated().map { i, record in
+            record.map { .success($0) } ?? Result { () throws(RecordStoreError) in try readRecordFile(metadata[i].recordID) }
         }
     }
 

@@ -18,13 +18,32 @@ public struct RecordMetadata: Sendable, Hashable {
         var value: FieldValue
     }
 
-    /// The record's system fields and omitted sizes, with an empty `fields` dictionary (which
-    /// allocates nothing): the fields are in ``smallFields``.
-    private var base: Record
+    // The record's system fields, each stored apart (not as a `Record`, whose fields dictionary,
+    // changed keys and save-time flags the index never needs): 128 bytes a record, not 176, and
+    // fewer references for a copy to retain (a query copies the metadata it returns).
+    public let recordID: RecordID
+    public let recordType: String
+    public let recordChangeTag: String?
+    /// Seconds since the reference date; meaningful only when `present` holds the date.
+    private let creationSeconds: Double
+    private let modificationSeconds: Double
+    /// Meaningful only when `present` holds it (0 when it does not).
+    private let identityValue: UInt64
+    private let present: Present
+    /// The large fields left out, with their sizes.
+    let omitted: OmittedFields
     /// The small fields, sorted by key.
     private var smallFields: ContiguousArray<SmallField>
     /// The commit sequence number that last saved the record.
     public internal(set) var seq: UInt64
+
+    /// Which of the optional system fields the record has.
+    private struct Present: OptionSet, Sendable, Hashable {
+        let rawValue: UInt8
+        static let creation = Present(rawValue: 1)
+        static let modification = Present(rawValue: 2)
+        static let identity = Present(rawValue: 4)
+    }
 
     /// The record with only its small fields (a partial record: ``Record/omittedSizes`` names the
     /// others). Rebuilt on every access: read the accessors of this type where they suffice.
@@ -32,27 +51,34 @@ public struct RecordMetadata: Sendable, Hashable {
 
     /// ``record``, its fields' dictionary with room for `extra` more (the large fields a merge adds).
     func record(reservingCapacity extra: Int) -> Record {
-        var record = base
         var fields = [String: FieldValue](minimumCapacity: smallFields.count + extra)
         for field in smallFields { fields[field.key] = field.value }
-        record.fields = fields
+        return systemFields(fields: fields)
+    }
+
+    /// A record of the system fields and omitted sizes, with `fields`.
+    private func systemFields(fields: [String: FieldValue]) -> Record {
+        var record = Record(
+            recordID: recordID, recordType: recordType, changeTag: recordChangeTag, creationDate: creationDate,
+            modificationDate: modificationDate, identity: storedIdentity, fields: fields)
+        record.omitted = omitted
         return record
     }
-    /// Byte size (UTF-8 for strings) of each field left out of ``record``.
-    public var sizes: [String: Int] { base.omittedSizes }
 
-    public var recordID: RecordID { base.recordID }
-    public var recordType: String { base.recordType }
-    public var identity: UInt64 { base.identity ?? 0 }
+    /// Byte size (UTF-8 for strings) of each field left out of ``record``.
+    public var sizes: [String: Int] { omitted.dictionary }
+
+    public var identity: UInt64 { identityValue }
     /// The record's identity as ``Record/identity`` reads it (`nil` for none).
-    var storedIdentity: UInt64? { base.identity }
-    public var recordChangeTag: String? { base.recordChangeTag }
-    public var creationDate: Date? { base.creationDate }
-    public var modificationDate: Date? { base.modificationDate }
+    var storedIdentity: UInt64? { present.contains(.identity) ? identityValue : nil }
+    public var creationDate: Date? {
+        present.contains(.creation) ? Date(timeIntervalSinceReferenceDate: creationSeconds) : nil
+    }
+    public var modificationDate: Date? {
+        present.contains(.modification) ? Date(timeIntervalSinceReferenceDate: modificationSeconds) : nil
+    }
     /// Whether large fields are left out of ``record`` (see ``Record/isPartial``).
-    public var isPartial: Bool { base.isPartial }
-    /// The large fields left out, with their sizes.
-    var omitted: OmittedFields { base.omitted }
+    public var isPartial: Bool { !omitted.isEmpty }
 
     /// A small field's value, as `record[key]` reads it (`nil` for a large or missing field).
     public func field(_ key: String) -> FieldValue? {
@@ -90,17 +116,18 @@ public struct RecordMetadata: Sendable, Hashable {
     /// Writes the index line of this metadata (``RecordCoding/write(_:seq:into:)`` of ``record``
     /// and ``seq``), without rebuilding the record's fields.
     func write(into w: inout JSONWriter) {
-        RecordCoding.write(base, sortedFields: smallFields.lazy.map { (key: $0.key, value: $0.value) }, seq: seq, into: &w)
+        RecordCoding.write(
+            systemFields(fields: [:]), sortedFields: smallFields.lazy.map { (key: $0.key, value: $0.value) }, seq: seq, into: &w)
     }
 
     /// Byte size of a field's value, whether or not it is held in memory.
     public func byteCount(of key: String) -> Int? {
-        if let size = base.omitted[key] { return size }
+        if let size = omitted[key] { return size }
         return field(key).map(Self.byteCount)
     }
 
     /// Whether `key` is left out of ``record`` (read the full record for it).
-    public func isLarge(_ key: String) -> Bool { base.omitted[key] != nil }
+    public func isLarge(_ key: String) -> Bool { omitted[key] != nil }
 
     static let smallStringLimit = 256
     static let smallBytesLimit = 64
@@ -108,53 +135,60 @@ public struct RecordMetadata: Sendable, Hashable {
 
     /// The metadata of a saved record: a full one, or a partial one whose omitted fields keep their sizes.
     init(savedRecord: Record, seq: UInt64) {
-        var base = savedRecord
+        var omitted = savedRecord.omitted
         var small = ContiguousArray<SmallField>()
         small.reserveCapacity(savedRecord.fields.count)
         for (key, value) in savedRecord.fields {
             if Self.isSmall(value) {
                 small.append(SmallField(key: key, value: value))
             } else {
-                base.omitted[key] = Self.byteCount(value)
+                omitted[key] = Self.byteCount(value)
             }
         }
-        base.changedKeys = []
-        self.init(base: base, smallFields: small, seq: seq)
+        self.init(systemFields: savedRecord, omitted: omitted, smallFields: small, seq: seq)
     }
 
     init(record: Record, sizes: OmittedFields, seq: UInt64) {
-        var base = record
-        base.omitted = sizes
         var small = ContiguousArray<SmallField>()
         small.reserveCapacity(record.fields.count)
         for (key, value) in record.fields { small.append(SmallField(key: key, value: value)) }
-        self.init(base: base, smallFields: small, seq: seq)
+        self.init(systemFields: record, omitted: sizes, smallFields: small, seq: seq)
     }
 
     /// The metadata of an index snapshot line: `record` without fields, its small fields as they
     /// came (a key given twice keeps its last value, as a dictionary would), sizes of the others.
     init(record: Record, sizes: OmittedFields, smallFields fields: [SmallField], seq: UInt64) {
-        var base = record
-        base.omitted = sizes
         if zip(fields, fields.dropFirst()).allSatisfy({ $0.key < $1.key }) {
             // As written (by key): stored at their exact size, not sorted again.
-            self.init(base: base, smallFields: ContiguousArray(fields), seq: seq, sorted: true)
+            self.init(systemFields: record, omitted: sizes, smallFields: ContiguousArray(fields), seq: seq, sorted: true)
         } else {
             var unique: [String: FieldValue] = [:]
             for field in fields { unique[field.key] = field.value }
             var small = ContiguousArray<SmallField>()
             small.reserveCapacity(unique.count)
             for (key, value) in unique { small.append(SmallField(key: key, value: value)) }
-            self.init(base: base, smallFields: small, seq: seq)
+            self.init(systemFields: record, omitted: sizes, smallFields: small, seq: seq)
         }
     }
 
-    private init(base: Record, smallFields: ContiguousArray<SmallField>, seq: UInt64, sorted: Bool = false) {
-        var base = base
-        base.fields = [:]
+    /// The system fields of `record` (its fields are ignored), with these omitted sizes and small fields.
+    private init(
+        systemFields record: Record, omitted: OmittedFields, smallFields: ContiguousArray<SmallField>, seq: UInt64, sorted: Bool = false
+    ) {
+        recordID = record.recordID
+        recordType = record.recordType
+        recordChangeTag = record.recordChangeTag
+        var present: Present = []
+        if record.creationDate != nil { present.insert(.creation) }
+        if record.storedModificationDate != nil { present.insert(.modification) }
+        if record.identity != nil { present.insert(.identity) }
+        creationSeconds = record.creationDate?.timeIntervalSinceReferenceDate ?? 0
+        modificationSeconds = record.storedModificationDate?.timeIntervalSinceReferenceDate ?? 0
+        self.present = present
+        identityValue = record.identity ?? 0
+        self.omitted = omitted
         var smallFields = smallFields
         if !sorted { smallFields.sort { $0.key < $1.key } }
-        self.base = base
         self.smallFields = smallFields
         self.seq = seq
     }
