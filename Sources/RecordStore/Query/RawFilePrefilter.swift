@@ -24,7 +24,8 @@ struct RawFilePrefilter: Sendable {
 
     private indirect enum Plan: Sendable {
         case constant(Bool)
-        case comparison(Predicate.Comparison, needle: Int?)
+        /// `keys` are the comparison's (worked out once, not for each record a scan tests).
+        case comparison(Predicate.Comparison, keys: [String], needle: Int?)
         case not(Plan)
         case and([Plan])
         case or([Plan])
@@ -39,9 +40,9 @@ struct RawFilePrefilter: Sendable {
             switch node {
             case .constant(let b): return .constant(b)
             case .comparison(let c):
-                guard let needle = RawNeedle(c) else { return .comparison(c, needle: nil) }
+                guard let needle = RawNeedle(c) else { return .comparison(c, keys: c.keys, needle: nil) }
                 needles.append(needle)
-                return .comparison(c, needle: needles.count - 1)
+                return .comparison(c, keys: c.keys, needle: needles.count - 1)
             case .not(let inner): return .not(build(inner))
             case .and(let terms): return .and(terms.map(build))
             case .or(let terms): return .or(terms.map(build))
@@ -60,8 +61,8 @@ struct RawFilePrefilter: Sendable {
         switch plan {
         case .constant(let b):
             return .known(b)
-        case .comparison(let c, let needle):
-            if !c.keys.contains(where: metadata.isLarge) {
+        case .comparison(let c, let keys, let needle):
+            if !keys.contains(where: metadata.isLarge) {
                 return .known(c.evaluate { RecordDatabase.value(of: $0, in: metadata) })
             }
             return needle.map(Condition.needle) ?? .unknown
