@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension RecordDatabase {
     /// Runs a query and returns one page of full records.
@@ -36,7 +35,6 @@ extension RecordDatabase {
         // scanned (see ``matchesInFiles(_:at:query:)``).
         let predicate = query.predicate
         var matches: [QueryMatch] = []
-        matches.reserveCapacity(candidates.count)
         // Positions in `candidates` (not copies of their metadata: a scan may hold 100,000s).
         var fromFiles: [Int] = []
         for i in candidates.indices where candidates[i].recordType == query.recordType {
