@@ -45,4 +45,24 @@ import Testing
         #expect(changes.deleted == ["a", "b", "f"].map { RecordID(recordName: $0) })
         #expect(changes.changed.isEmpty)
     }
+
+    /// Tombstones that take several of the snapshot writer's blocks (``Snapshot/writeBlock``) are
+    /// written a block at a time and all read back: a mass delete's header line is megabytes.
+    @Test func aHeaderOfTombstonesLongerThanAWriteBlockReadsBack() throws {
+        let path = makeTemporaryDirectory("many-tombstones")
+        let db = try makeDatabase(path)
+        let names = (0..<12_000).map { String(format: "%05d-", $0) + String(repeating: "n", count: 120) }
+        try db.modify(saving: names.map { note($0, folder: nil) })
+        let token = db.currentToken
+        try db.modify(deleting: names.map { RecordID(recordName: $0) })
+        try db.checkpoint()
+        let header = try String(contentsOfFile: db.layout.snapshot, encoding: .utf8).prefix { $0 != "\n" }
+        #expect(header.utf8.count > 2 * Snapshot.writeBlock)
+        try db.close()
+        let reopened = try makeDatabase(path)
+        defer { try? reopened.close() }
+        let changes = try reopened.changes(since: token)
+        #expect(changes.deleted.map(\.recordName).sorted() == names)
+        #expect(reopened.recordCount == 0)
+    }
 }

@@ -24,25 +24,30 @@ enum Snapshot {
         var total = 0
         try Sys.writeFileAtomically(path, temp: temp, durable: true) { (fd) throws(RecordStoreError) in
             var w = JSONWriter(capacity: writeBlock + (1 << 16))
-            func flush() throws(RecordStoreError) {
+            // The writer is passed in, not captured: `writeHeader` holds it inout while it flushes.
+            func flush(_ w: inout JSONWriter) throws(RecordStoreError) {
                 try Sys.writeAll(fd, w.bytes, path: temp)
                 total += w.bytes.count
                 w.bytes.removeAll(keepingCapacity: true)
             }
-            writeHeader(index, generation: generation, into: &w)
+            try writeHeader(index, generation: generation, into: &w, flush: flush)
             for metadata in index.entries.values {
                 metadata.write(into: &w)
                 w.raw("\n")
-                if w.bytes.count >= writeBlock { try flush() }
+                if w.bytes.count >= writeBlock { try flush(&w) }
             }
-            try flush()
+            try flush(&w)
         }
         return total
     }
 
     static let writeBlock = 1 << 20
 
-    private static func writeHeader(_ index: RecordIndex, generation: UInt64, into w: inout JSONWriter) {
+    /// The header line: counters and the tombstones (up to ``RecordIndex/tombstoneLimit`` of them,
+    /// megabytes after a mass delete), handed to `flush` a block at a time like the records.
+    private static func writeHeader(
+        _ index: RecordIndex, generation: UInt64, into w: inout JSONWriter, flush: (inout JSONWriter) throws(RecordStoreError) -> Void
+    ) throws(RecordStoreError) {
         var first = true
         w.raw("{")
         w.key("snapshot", first: &first)
@@ -62,6 +67,7 @@ enum Snapshot {
             // As a record with no fields (older snapshots hold the whole metadata; both load).
             RecordCoding.write(
                 Record(recordType: tombstone.recordType, recordID: tombstone.recordID), seq: tombstone.seq, into: &w)
+            if w.bytes.count >= writeBlock { try flush(&w) }
         }
         w.raw("]}\n")
     }
