@@ -114,7 +114,7 @@ extension NotesFileSystem {
             return Attributes(
                 inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,
                 size: UInt64(clamping: file.content.count),
-                accessTime: state.accessTimes[inode] ?? file.modificationTime, modificationTime: file.modificationTime,
+                accessTime: state.inodeCaches[accessTime: inode] ?? file.modificationTime, modificationTime: file.modificationTime,
                 changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool
@@ -184,7 +184,7 @@ extension NotesFileSystem {
                     file.modificationTime = time
                     file.modificationTimeWasSet = true
                 }
-                if let accessTime { state.accessTimes[inode] = accessTime }  // a new file's: saved with it
+                if let accessTime { state.inodeCaches[accessTime: inode] = accessTime }  // a new file's: saved with it
             } else if let metadata = node.metadata {
                 var recordTime = time
                 if let time, let open = state.openFiles[inode], open.dirty {
@@ -203,7 +203,7 @@ extension NotesFileSystem {
                     }
                     Self.stampChange(&record, inode: inode, &state)
                     if let accessTime {
-                        state.accessTimes[inode] = nil
+                        state.inodeCaches[accessTime: inode] = nil
                         record[MountFields.accessNanoseconds] = Self.nanoseconds(accessTime).map { .int64($0) }
                     }
                     let saved = try saveOne(record)

@@ -36,7 +36,7 @@ extension NotesFileSystem {
             return false
         }
         state.openFiles[inode] = nil
-        state.cachedTags[inode] = nil
+        state.inodeCaches[cachedTag: inode] = nil
         state.readCache[inode] = nil
         // The kernel holds the refused bytes' size and maybe pages.
         outbox.withLock { $0.append(.inode(inode)) }

@@ -184,7 +184,7 @@ extension NotesFileSystem {
         open.baseTag = saved.recordChangeTag
         if open.generation == generation { open.dirty = false }
         open.pendingModificationTime = nil
-        state.cachedTags[inode] = saved.recordChangeTag
+        state.inodeCaches[cachedTag: inode] = saved.recordChangeTag
         if options.synchronous { try database.sync() }
     }
 
@@ -193,14 +193,14 @@ extension NotesFileSystem {
     func savePending(_ file: ScratchFile, _ state: inout FileSystemState, bytes: StoredBytes? = nil, generation: UInt64? = nil) throws {
         let saved = try createRecord(
             named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes,
-            accessTime: state.accessTimes.removeValue(forKey: file.inode), touching: try touchedFolders([file.parent], &state))
+            accessTime: state.inodeCaches.removeAccessTime(file.inode), touching: try touchedFolders([file.parent], &state))
         state.scratch[file.inode] = nil
         if let open = state.openFiles[file.inode] {
             open.baseTag = saved.recordChangeTag
             if generation == nil || open.generation == generation { open.dirty = false }
             open.pendingModificationTime = nil
         }
-        state.cachedTags[file.inode] = saved.recordChangeTag
+        state.inodeCaches[cachedTag: file.inode] = saved.recordChangeTag
         if options.synchronous { try database.sync() }
     }
 
@@ -338,7 +338,7 @@ extension NotesFileSystem {
             open.handles += 1
             let handle = state.newHandle()
             state.handles[handle] = inode
-            state.cachedTags[inode] = open.baseTag
+            state.inodeCaches[cachedTag: inode] = open.baseTag
             return (try entry(inode, state), Opened(handle: handle))
         }
     }
@@ -381,8 +381,8 @@ extension NotesFileSystem {
             }
             // Keep the kernel's pages while the record is unchanged since they were cached.
             let tag = node.metadata?.recordChangeTag
-            let keep = tag != nil && state.cachedTags[inode] == tag && state.openFiles[inode]?.dirty != true
-            state.cachedTags[inode] = tag
+            let keep = tag != nil && state.inodeCaches[cachedTag: inode] == tag && state.openFiles[inode]?.dirty != true
+            state.inodeCaches[cachedTag: inode] = tag
             // A read-only open has nothing to save at close: no flush round trip.
             var opened = Opened(handle: handle, keepCache: keep)
             opened.noFlush = !writable
@@ -594,6 +594,6 @@ extension NotesFileSystem {
         state.scratch[file.inode] = nil
         state.listings[file.parent]?.remove(file.inode)
         state.openFiles[file.inode]?.orphaned = true
-        state.accessTimes[file.inode] = nil
+        state.inodeCaches[accessTime: file.inode] = nil
     }
 }

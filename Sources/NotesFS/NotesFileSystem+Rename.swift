@@ -170,10 +170,10 @@ extension NotesFileSystem {
         for parent in parents { _ = state.listings[parent]?.remove(replacedInode) }
         state.parentOf[replacedInode] = nil
         state.openFiles[replacedInode]?.orphaned = true
-        state.cachedTags[replacedInode] = nil
-        state.accessTimes[replacedInode] = nil
+        state.inodeCaches[cachedTag: replacedInode] = nil
+        state.inodeCaches[accessTime: replacedInode] = nil
         state.openFiles[inode]?.baseTag = saved.recordChangeTag
-        state.cachedTags[inode] = saved.recordChangeTag
+        state.inodeCaches[cachedTag: inode] = saved.recordChangeTag
     }
 
     /// `target` keeps its identity and takes `content` (and mtime and mode): a scratch file renamed

@@ -10,7 +10,7 @@ import RecordStore
 /// - ctime is ``MountFields/changeNanoseconds``, set to now by every save this mount makes
 ///   (content, chmod, chown, utimensat, rename); records saved elsewhere without it show their mtime;
 /// - atime is ``MountFields/accessNanoseconds`` (set by `utimensat`), or the relatime-style update
-///   a read makes: kept in memory (``FileSystemState/accessTimes``) and written into the record at
+///   a read makes: kept in memory (``FileSystemState/inodeCaches``) and written into the record at
 ///   its next save by this mount (so it is lost at unmount when nothing else changed: reads never
 ///   cost a save); absent, it is the mtime.
 /// - A directory's mtime and ctime move when an entry is added, removed or renamed in it: its
@@ -27,7 +27,7 @@ extension NotesFileSystem {
         let modification = Self.fileTime(metadata)
         let change = metadata.field(MountFields.changeNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
         let access =
-            state.accessTimes[inode] ?? metadata.field(MountFields.accessNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:))
+            state.inodeCaches[accessTime: inode] ?? metadata.field(MountFields.accessNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:))
             ?? modification
         return FileTimes(access: access, modification: modification, change: change)
     }
@@ -49,7 +49,7 @@ extension NotesFileSystem {
     /// Stamps a save of `inode`'s record: ctime now, and the atime a read left in memory.
     static func stampChange(_ record: inout Record, inode: Inode, _ state: inout FileSystemState) {
         record[MountFields.changeNanoseconds] = nanoseconds(.now).map { .int64($0) }
-        if let access = state.accessTimes.removeValue(forKey: inode) {
+        if let access = state.inodeCaches.removeAccessTime(inode) {
             record[MountFields.accessNanoseconds] = nanoseconds(access).map { .int64($0) }
         }
     }
@@ -60,7 +60,7 @@ extension NotesFileSystem {
         let times = times(inode, metadata, state)
         let now = FileTime.now
         if !(times.modification < times.access) || !(times.change < times.access) || times.access.seconds + 86_400 < now.seconds {
-            state.accessTimes[inode] = now
+            state.inodeCaches[accessTime: inode] = now
         }
     }
 

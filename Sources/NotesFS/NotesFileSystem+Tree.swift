@@ -64,7 +64,7 @@ extension NotesFileSystem {
                 state.listings = [:]
                 state.folderTree = nil
                 state.parentOf = state.parentOf.filter { state.scratch[$0.key] != nil }
-                state.cachedTags = [:]
+                state.inodeCaches.removeAllTags()
                 continue
             }
             let recovered = touchesRecovered(change, &state)
@@ -87,8 +87,8 @@ extension NotesFileSystem {
                 }
                 state.listings[inode] = nil
                 state.openFiles[inode]?.orphaned = true
-                state.cachedTags[inode] = nil
-                state.accessTimes[inode] = nil
+                state.inodeCaches[cachedTag: inode] = nil
+                state.inodeCaches[accessTime: inode] = nil
             }
             for metadata in change.saved {
                 let inode = metadata.identity
@@ -158,7 +158,7 @@ extension NotesFileSystem {
         _ = state.listings[parent]?.remove(old)
         state.parentOf[old] = nil
         state.openFiles[old]?.orphaned = true
-        state.cachedTags[old] = nil
+        state.inodeCaches[cachedTag: old] = nil
         if external, let oldName { out.append(.delete(parent: parent, child: old, name: oldName)) }
     }
 

@@ -183,8 +183,9 @@ struct FileSystemState: ~Copyable {
     /// Directory handle → the listing snapshot taken at opendir.
     var directorySnapshots: [UInt64: [DirectorySnapshotEntry]] = [:]
     var nextHandle: UInt64 = 1
-    /// The change tag whose pages the kernel may hold for an inode (`keep_cache` when unchanged).
-    var cachedTags: [Inode: String] = [:]
+    /// For each inode: the change tag whose pages the kernel may hold (`keep_cache` when unchanged),
+    /// and the atime a read moved (relatime) that no save has written yet (``FileTimes``).
+    var inodeCaches = InodeCaches()
     /// Read-only handles open per inode, and the stored text of those inodes that are text notes
     /// (by change tag; at most `NotesFileSystem.readCacheLimit` bytes in all). Attachments and
     /// notes kept as bytes are read with `pread` from their asset file, never cached here.
@@ -195,9 +196,6 @@ struct FileSystemState: ~Copyable {
     /// The source inode of a rename onto an existing record → the target's inode: the kernel maps
     /// the target name to the source inode until it hears the invalidation (sent after the reply).
     var aliases: [Inode: Inode] = [:]
-    /// atimes moved by reads (relatime), not saved yet: written into the record at its next save
-    /// by this mount (``FileTimes``).
-    var accessTimes: [Inode: FileTime] = [:]
     /// The inode whose page-cache store the notification thread is sending now: writable opens
     /// and truncates of it wait (``NotesFileSystem/waitForStore(_:)``).
     var storing: Inode?
