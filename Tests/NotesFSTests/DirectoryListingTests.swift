@@ -49,4 +49,24 @@ import Testing
     @Test func aMemberTakesAtMost64Bytes() {
         #expect(MemoryLayout<DirectoryListing.Member>.stride <= 64)
     }
+
+    /// A record name is kept as a UUID exactly when Foundation's `UUID(uuidString:)` reads it and
+    /// `uuidString` spells it back, and it reads back as the same string either way.
+    @Test func compactNamesAgreeWithFoundation() {
+        var names = (0..<200).map { _ in UUID().uuidString }
+        let sample = UUID().uuidString
+        names += [
+            sample.lowercased(), sample.replacingOccurrences(of: "-", with: "_"), String(sample.dropLast()), sample + "0",
+            "00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "G0000000-0000-0000-0000-000000000000",
+            "0000000-00000-0000-0000-000000000000", "note-1", "", "É0000000-0000-0000-0000-00000000000",
+            "00000000-0000-0000-0000-00000000000g", "00000000+0000-0000-0000-000000000000",
+        ]
+        for name in names {
+            let foundation = UUID(uuidString: name).flatMap { $0.uuidString == name ? $0 : nil }
+            let compact = DirectoryListing.CompactName(name)
+            #expect(compact == (foundation.map { .uuid($0) } ?? .string(name)), "\(name)")
+            #expect(compact.string == name)
+            if let foundation { #expect(DirectoryListing.CompactName.spelling(of: foundation) == foundation.uuidString) }
+        }
+    }
 }
