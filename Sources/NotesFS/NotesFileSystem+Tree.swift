@@ -196,16 +196,27 @@ extension NotesFileSystem {
     /// - Throws: `ENOENT` when there is no such directory, `ENOTDIR` for a file.
     func listing(_ inode: Inode, _ state: inout FileSystemState) throws(Errno) -> DirectoryListing {
         if let listing = state.listings[inode] { return listing }
-        var records: [RecordMetadata]
+        let hidden = Set(state.detached[inode]?.values.map { $0 } ?? [])
+        // Each record's member, built from the metadata as it comes (no copies into lists first).
+        var entries: [(Inode, DirectoryListing.Member)] = []
+        func add(_ metadata: RecordMetadata, _ state: inout FileSystemState) {
+            guard !hidden.contains(metadata.identity), let member = member(for: metadata) else { return }
+            entries.append((metadata.identity, member))
+            state.parentOf[metadata.identity] = inode
+        }
         if inode == Self.rootInode {
-            records = []
+            // Records with no parent (`key == nil`, answered by the index: a field it leaves out
+            // as large is there, so not nil).
             for (type, key) in [(Folder.recordType, "parent")] + FolderTree.itemTypes.map({ ($0, "folder") }) {
-                let predicate = (try? RecordStore.Predicate(format: "%K == nil", .string(key))) ?? .truePredicate
-                records += database.queryMetadata(Query(recordType: type, predicate: predicate))
+                for metadata in database.metadata(ofType: type, where: { $0.field(key) == nil && !$0.isLarge(key) }) {
+                    add(metadata, &state)
+                }
             }
         } else if inode == Self.recoveredInode {
             let tree = folderTree(&state)
-            records = tree.recovered.compactMap { database.metadata(for: $0) } + tree.strandedItems(in: database)
+            for metadata in tree.recovered.compactMap({ database.metadata(for: $0) }) + tree.strandedItems(in: database) {
+                add(metadata, &state)
+            }
         } else {
             guard let folder = database.metadata(identity: inode) else {
                 if state.scratch[inode] != nil { throw .notDirectory }
@@ -214,30 +225,25 @@ extension NotesFileSystem {
             guard folder.recordType == Folder.recordType else { throw .notDirectory }
             // Folders shown here: a cycle member that names this one as parent is under Recovered.
             let tree = folderTree(&state)
-            records = database.referrers(to: folder.recordID, key: "parent").filter {
-                $0.recordType == Folder.recordType && tree.placement(ofFolder: $0.recordID) == .folder(folder.recordID)
+            for metadata in database.referrers(to: folder.recordID, key: "parent")
+            where metadata.recordType == Folder.recordType && tree.placement(ofFolder: metadata.recordID) == .folder(folder.recordID) {
+                add(metadata, &state)
             }
-            records += database.referrers(to: folder.recordID, key: "folder").filter {
-                FolderTree.itemTypes.contains($0.recordType)
+            for metadata in database.referrers(to: folder.recordID, key: "folder") where FolderTree.itemTypes.contains(metadata.recordType) {
+                add(metadata, &state)
             }
-        }
-        let hidden = Set(state.detached[inode]?.values.map { $0 } ?? [])
-        var listing = DirectoryListing()
-        for metadata in records where !hidden.contains(metadata.identity) {
-            guard let member = member(for: metadata) else { continue }
-            listing.upsert(metadata.identity, member)
-            state.parentOf[metadata.identity] = inode
         }
         if inode == Self.rootInode {
             let tree = folderTree(&state)
             if !tree.recovered.isEmpty || !tree.strandedItems(in: database).isEmpty {
-                listing.upsert(Self.recoveredInode, Self.recoveredMember)
+                entries.append((Self.recoveredInode, Self.recoveredMember))
                 state.parentOf[Self.recoveredInode] = Self.rootInode
             }
         }
         for file in state.scratch.values where file.parent == inode {
-            listing.upsert(file.inode, scratchMember(file))
+            entries.append((file.inode, scratchMember(file)))
         }
+        let listing = DirectoryListing(entries)
         state.listings[inode] = listing
         return listing
     }

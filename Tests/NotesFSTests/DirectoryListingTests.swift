@@ -1,6 +1,7 @@
 /// The listing model without a mount: name groups of one and of several records (collision
 /// suffixes), scratch files, and what a listing entry costs in memory.
 
+import FUSE
 import Foundation
 import Notes
 import Testing
@@ -68,5 +69,30 @@ import Testing
             #expect(compact.string == name)
             if let foundation { #expect(DirectoryListing.CompactName.spelling(of: foundation) == foundation.uuidString) }
         }
+    }
+
+    /// A listing built at once names its entries as upserting them one at a time does: groups of
+    /// one and of several records, scratch files, directories, an inode given twice.
+    @Test(arguments: 0..<20) func aListingBuiltAtOnceNamesAsUpserts(seed: Int) {
+        var rng = SystemRandomNumberGenerator()
+        let titles = ["a", "b", "Note", "note", "x.md"]
+        var entries: [(Inode, DirectoryListing.Member)] = []
+        for i in 0..<(10 + seed * 3) {
+            let inode = Inode(100 + Int.random(in: 0..<(12 + seed * 2), using: &rng))
+            let title = titles.randomElement(using: &rng)!
+            let member =
+                i % 7 == 3
+                ? DirectoryListing.Member(recordName: "", recordType: DirectoryListing.scratchType, title: "\(title)~\(i)", created: .distantPast)
+                : Self.note(UUID().uuidString, title, created: Double(Int.random(in: 0..<4, using: &rng)))
+            entries.append((inode, member))
+        }
+        var upserted = DirectoryListing()
+        for (inode, member) in entries { upserted.upsert(inode, member) }
+        let built = DirectoryListing(entries)
+        #expect(built.names == upserted.names)
+        #expect(built.nameOf == upserted.nameOf)
+        #expect(built.members == upserted.members)
+        #expect(built.directoryCount == upserted.directoryCount)
+        #expect(Set(built.names.values) == Set(built.members.keys))
     }
 }

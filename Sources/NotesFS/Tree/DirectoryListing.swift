@@ -198,6 +198,28 @@ struct DirectoryListing {
         return EntryNames.baseName(member.title, kind: kind)
     }
 
+    /// An empty listing.
+    init() {}
+
+    /// A listing of `entries`, built at once (a directory's first listing): the members of each
+    /// name are grouped first and named once, where an ``upsert(_:_:)`` for each would name a
+    /// growing group again at every member and report renames nobody reads. A later entry for
+    /// the same inode replaces an earlier one, as with upserts.
+    init(_ entries: [(Inode, Member)]) {
+        members.reserveCapacity(entries.count)
+        for (inode, member) in entries {
+            if let old = members[inode] {
+                if old.isDirectory { directoryCount -= 1 }
+                groups[Self.base(old)] = groups[Self.base(old)]?.removing(inode)
+            }
+            members[inode] = member
+            if member.isDirectory { directoryCount += 1 }
+            let base = Self.base(member)
+            groups[base] = groups[base]?.inserting(inode) ?? .one(inode)
+        }
+        resolve(Set(groups.keys))
+    }
+
     /// Inserts or updates a member; returns every entry whose name changed.
     @discardableResult
     mutating func upsert(_ inode: Inode, _ member: Member) -> [Rename] {
@@ -231,6 +253,7 @@ struct DirectoryListing {
         return renames + resolve([base])
     }
 
+    @discardableResult
     private mutating func resolve(_ bases: Set<String>) -> [Rename] {
         var renames: [Rename] = []
         var assigned: [(Inode, String)] = []

@@ -117,7 +117,13 @@ extension RecordDatabase {
 
     /// Metadata of every record of type `recordType` (a scan of the in-memory index).
     public func metadata(ofType recordType: String) -> [RecordMetadata] {
-        state.withLock { state in state.index.entries.values.filter { $0.recordType == recordType } }
+        metadata(ofType: recordType, where: { _ in true })
+    }
+
+    /// Metadata of the records of type `recordType` for which `isIncluded` holds: tested in the
+    /// index under its lock (only those copied out), so `isIncluded` must be quick.
+    public func metadata(ofType recordType: String, where isIncluded: (RecordMetadata) -> Bool) -> [RecordMetadata] {
+        state.withLock { state in state.index.entries.values.filter { $0.recordType == recordType && isIncluded($0) } }
     }
 
     /// Number of records in the database.
