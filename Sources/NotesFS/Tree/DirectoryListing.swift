@@ -76,7 +76,7 @@ struct DirectoryListing {
         // Parsed and spelt here rather than by `UUID(uuidString:)` and `uuidString`, which use
         // `sscanf` and `snprintf` on Linux: 9% of the daemon's CPU in a first `ls -lR` of
         // 100,000 notes (a listing is built and read once per entry). Same results, as
-        // CompactNameTests checks against Foundation.
+        // DirectoryListingTests.compactNamesAgreeWithFoundation checks.
         private static let digits = Array("0123456789ABCDEF".utf8)
 
         /// The UUID `name` spells as `uuidString` does; nil for any other string.
@@ -207,16 +207,7 @@ struct DirectoryListing {
     /// the same inode replaces an earlier one, as with upserts.
     init(_ entries: [(Inode, Member)]) {
         members.reserveCapacity(entries.count)
-        for (inode, member) in entries {
-            if let old = members[inode] {
-                if old.isDirectory { directoryCount -= 1 }
-                groups[Self.base(old)] = groups[Self.base(old)]?.removing(inode)
-            }
-            members[inode] = member
-            if member.isDirectory { directoryCount += 1 }
-            let base = Self.base(member)
-            groups[base] = groups[base]?.inserting(inode) ?? .one(inode)
-        }
+        for (inode, member) in entries { place(inode, member) }
         resolve(Set(groups.keys))
     }
 
@@ -224,18 +215,27 @@ struct DirectoryListing {
     @discardableResult
     mutating func upsert(_ inode: Inode, _ member: Member) -> [Rename] {
         if members[inode] == member { return [] }
-        var touched: Set<String> = [Self.base(member)]
+        let (oldBase, base) = place(inode, member)
+        return resolve(Set([base] + (oldBase.map { [$0] } ?? [])))
+    }
+
+    /// Puts `member` at `inode` (replacing what was there) in the members, the directory count
+    /// and the name groups, without naming anyone; returns the base names of the old member (if
+    /// any) and the new one, the groups to name again.
+    @discardableResult
+    private mutating func place(_ inode: Inode, _ member: Member) -> (old: String?, new: String) {
+        var oldBase: String?
         if let old = members[inode] {
             if old.isDirectory { directoryCount -= 1 }
-            let oldBase = Self.base(old)
-            touched.insert(oldBase)
-            groups[oldBase] = groups[oldBase]?.removing(inode)
+            let base = Self.base(old)
+            groups[base] = groups[base]?.removing(inode)
+            oldBase = base
         }
         members[inode] = member
         if member.isDirectory { directoryCount += 1 }
         let base = Self.base(member)
         groups[base] = groups[base]?.inserting(inode) ?? .one(inode)
-        return resolve(touched)
+        return (oldBase, base)
     }
 
     /// Removes a member; returns every entry whose name changed (the removed one with `new` nil).

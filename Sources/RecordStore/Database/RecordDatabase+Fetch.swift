@@ -98,9 +98,7 @@ extension RecordDatabase {
 
     /// Metadata of the records that reference `target` through field `key` (the reference index: no scan).
     public func referrers(to target: RecordID, key: String) -> [RecordMetadata] {
-        state.withLock { state in
-            (state.index.referrers[target.recordName]?[key] ?? []).compactMap { state.index.entries[$0] }
-        }
+        state.withLock { $0.index.metadata(referringTo: target.recordName, key: key) }
     }
 
     /// Metadata of the records referencing, through field `key`, a record name for which

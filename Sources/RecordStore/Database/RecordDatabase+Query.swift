@@ -20,13 +20,7 @@ extension RecordDatabase {
     public func queryMetadata(_ query: Query) -> [RecordMetadata] {
         // Copied out under the lock, tested outside it (a predicate may take long over a million records).
         let candidates: [RecordMetadata] = state.withLock { state in
-            if let (key, name) = query.predicate.referenceConstraint {
-                let names = state.index.referrers[name]?[key] ?? []
-                var found: [RecordMetadata] = []
-                found.reserveCapacity(names.count)
-                for name in names { if let metadata = state.index.entries[name] { found.append(metadata) } }
-                return found
-            }
+            if let (key, name) = query.predicate.referenceConstraint { return state.index.metadata(referringTo: name, key: key) }
             return state.index.entries.values.filter { $0.recordType == query.recordType }
         }
         let neededKeys = Array(query.predicate.keys.union(query.sortDescriptors.map(\.key)))

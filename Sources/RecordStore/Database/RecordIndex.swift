@@ -79,6 +79,16 @@ struct RecordIndex {
         }
     }
 
+    /// Metadata of the records that reference the record named `target` through field `key`
+    /// (the reference index: no scan).
+    func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
+        let names = referrers[target]?[key] ?? []
+        var found: [RecordMetadata] = []
+        found.reserveCapacity(names.count)
+        for name in names { if let metadata = entries[name] { found.append(metadata) } }
+        return found
+    }
+
     /// Applies one journal entry (idempotent: replaying an applied entry changes nothing).
     /// Returns the deleted records' last metadata.
     @discardableResult
