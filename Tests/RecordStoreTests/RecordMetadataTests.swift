@@ -108,6 +108,16 @@ import Testing
             #expect(metadata == db.metadata(for: record.recordID))
             #expect(metadata.hashValue == db.metadata(for: record.recordID)?.hashValue)
         }
+        // The reference index, after saves and after a load: a reference in a list counts too.
+        for reopened in [db, fromSnapshot] {
+            func referrers(_ target: String, _ key: String) -> [String] {
+                reopened.referrers(to: RecordID(recordName: target), key: key).map(\.recordID.recordName)
+            }
+            #expect(referrers("one", "folder") == ["many"])
+            #expect(referrers("one", "links") == ["many"])
+            #expect(referrers("empty", "links") == ["many"])
+            #expect(referrers("empty", "folder").isEmpty)
+        }
         #expect(try db.check().problems.isEmpty)
     }
 

@@ -266,4 +266,14 @@ extension FieldValue {
         default: []
         }
     }
+
+    /// Calls `body` for every asset in this value, lists included, with no array made (the
+    /// index does it for each record it loads, and nearly none holds an asset).
+    func forEachAsset(_ body: (Asset) -> Void) {
+        switch self {
+        case .asset(let a): body(a)
+        case .list(let items): for item in items { item.forEachAsset(body) }
+        default: break
+        }
+    }
 }

@@ -66,7 +66,7 @@ struct RecordIndex {
     }
 
     private mutating func removeReferences(of metadata: RecordMetadata) {
-        for asset in metadata.assets {
+        metadata.forEachAsset { asset in
             let count = (assetReferences[asset.sha256] ?? 1) - 1
             assetReferences[asset.sha256] = count > 0 ? count : nil
         }

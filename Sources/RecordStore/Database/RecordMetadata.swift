@@ -99,19 +99,41 @@ public struct RecordMetadata: Sendable, Hashable {
         for field in smallFields { field.value.forEachReference { body(field.key, $0) } }
     }
 
-    /// Replaces the record name each reference of the small fields holds with the equal string
-    /// `shared` returns for it: the index passes one instance per target, so that the 5,000 notes
-    /// of a folder hold its name once (a UUID's 36 bytes take an 80-byte heap block each).
-    mutating func shareReferenceNames(_ shared: (String) -> String) {
+    /// Hands every reference of the small fields (in lists too) to `shared` with its field's key,
+    /// and replaces the record name it holds with the equal string `shared` returns: the index
+    /// passes one instance per target, so that the 5,000 notes of a folder hold its name once (a
+    /// UUID's 36 bytes take an 80-byte heap block each), and records the reference as it goes.
+    mutating func shareReferenceNames(_ shared: (_ key: String, _ target: String) -> String) {
+        func share(_ value: inout FieldValue, key: String) {
+            switch value {
+            case .reference(var reference):
+                reference.recordID.recordName = shared(key, reference.recordID.recordName)
+                value = .reference(reference)
+            case .list(var items):
+                // Most lists hold no reference: they are left as they are.
+                guard items.contains(where: { if case .reference = $0 { true } else if case .list = $0 { true } else { false } }) else { return }
+                value = .list([])
+                for i in items.indices { share(&items[i], key: key) }
+                value = .list(items)
+            default:
+                break
+            }
+        }
         for i in smallFields.indices {
-            guard case .reference(var reference) = smallFields[i].value else { continue }
-            reference.recordID.recordName = shared(reference.recordID.recordName)
-            smallFields[i].value = .reference(reference)
+            switch smallFields[i].value {
+            case .reference, .list: share(&smallFields[i].value, key: smallFields[i].key)
+            default: continue
+            }
         }
     }
 
     /// Every asset in the small fields (an asset used twice is listed twice).
     var assets: [Asset] { smallFields.flatMap(\.value.assets) }
+
+    /// Calls `body` for every asset in the small fields, as ``assets`` lists them.
+    func forEachAsset(_ body: (Asset) -> Void) {
+        for field in smallFields { field.value.forEachAsset(body) }
+    }
 
     /// Writes the index line of this metadata (``RecordCoding/write(_:seq:into:)`` of ``record``
     /// and ``seq``), without rebuilding the record's fields.

@@ -43,28 +43,33 @@ struct LineBlockReader {
 
     mutating func next() throws(RecordStoreError) -> Next {
         while position < end {
-            let bytes = try Sys.pread(fd, count: min(blockSize, end - position), offset: position, path: path)
-            if bytes.isEmpty { return .end }
-            guard let lastNewline = bytes.lastIndex(of: 0x0A) else {
-                position += bytes.count
-                if var pending = carry, pending.count + bytes.count <= blockSize {
-                    pending.append(contentsOf: bytes)
-                    carry = pending
-                } else {
-                    carry = nil
-                }
+            // The pending bytes, then this read, in the one buffer the block is handed out in: no
+            // copy of the read and no buffer grown while the two are joined (a 1,000,000-record
+            // snapshot is 85 blocks of 4 MiB, and each fresh page costs a fault).
+            let pending = carry?.count ?? 0
+            var buffer = Data(count: pending + min(blockSize, end - position))
+            let (fd, path, offset, carried) = (fd, path, position, carry)
+            let read = try buffer.withUnsafeMutableBytes { (raw) -> Result<Int, RecordStoreError> in
+                if let carried { carried.withUnsafeBytes { raw.copyMemory(from: $0) } }
+                let rest = UnsafeMutableRawBufferPointer(rebasing: raw[pending...])
+                return Result { () throws(RecordStoreError) in try Sys.pread(fd, into: rest, offset: offset, path: path) }
+            }.get()
+            if read == 0 { return .end }
+            let filled = pending + read
+            guard let lastNewline = Self.lastNewline(in: buffer, pending..<filled) else {
+                position += read
+                carry = carry != nil && filled <= blockSize ? Array(buffer[0..<filled]) : nil
                 if position - consumed > lineLimit { return .tooLong(at: consumed) }
                 continue
             }
-            let blockEnd = position + lastNewline + 1
+            let blockEnd = position + (lastNewline - pending) + 1
             let block: Data
-            if let pending = carry {
-                var joined = Data(pending)
-                joined.append(contentsOf: bytes[...lastNewline])
-                block = joined
+            if carry != nil {
+                // A slice of the buffer, from index 0.
+                block = buffer[0...lastNewline]
             } else {
                 // The first line is longer than a block: its length is known now, check it before reading it.
-                if let first = bytes.firstIndex(of: 0x0A), position + first - consumed > lineLimit { return .tooLong(at: consumed) }
+                if let first = buffer.indexOfNewline(in: 0..<filled), position + first - consumed > lineLimit { return .tooLong(at: consumed) }
                 block = Data(try Sys.pread(fd, count: blockEnd - consumed, offset: consumed, path: path))
                 guard block.count == blockEnd - consumed else { return .end }
             }
@@ -72,11 +77,24 @@ struct LineBlockReader {
             if block.count > lineLimit, let first = block.indexOfNewline(in: 0..<block.count), first > lineLimit {
                 return .tooLong(at: consumed)
             }
-            carry = Array(bytes[(lastNewline + 1)...])
-            position += bytes.count
+            carry = Array(buffer[(lastNewline + 1)..<filled])
+            position += read
             consumed = blockEnd
             return .lines(block)
         }
         return .end
+    }
+
+    /// The index of the last newline of `data` within `range`, searched from its end (a block's
+    /// last line is short next to the block).
+    private static func lastNewline(in data: Data, _ range: Range<Int>) -> Int? {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int? in
+            var i = range.upperBound
+            while i > range.lowerBound {
+                i -= 1
+                if raw[i] == 0x0A { return i }
+            }
+            return nil
+        }
     }
 }

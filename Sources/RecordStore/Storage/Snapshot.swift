@@ -93,11 +93,11 @@ enum Snapshot {
         var header: Header?
         // The block being parsed in the background; waited for on every way out.
         var parsing: BackgroundParse?
-        defer { _ = parsing?.wait() }
+        defer { parsing?.wait() }
         while true {
             switch try reader.next() {
             case .end:
-                if let previous = parsing?.wait() { try insert(previous, into: &index) }
+                if let previous = parsing?.take() { try insert(previous, into: &index) }
                 parsing = nil
                 guard let header else { throw damaged("truncated header") }
                 guard reader.consumed == size else { throw damaged("truncated last line") }
@@ -115,7 +115,7 @@ enum Snapshot {
                     bodyStart = newline + 1
                     index.reserveCapacity(Self.estimatedLineCount(block, from: bodyStart, fileSize: size))
                 }
-                let previous = parsing?.wait()
+                let previous = parsing?.take()
                 let (fileOffset, start) = (reader.consumed - block.count, bodyStart)
                 parsing = BackgroundParse { parseLines(block, from: start, fileOffset: fileOffset, path: path) }
                 if let previous { try insert(previous, into: &index) }
@@ -144,11 +144,20 @@ enum Snapshot {
             thread.start()
         }
 
-        /// The parsed chunks, in order (blocks until they are there; any number of times).
-        func wait() -> [Result<[RecordMetadata], RecordStoreError>] {
+        /// Blocks until the work is done (any number of times).
+        func wait() {
             done.wait()
             done.signal()
-            return result.withLock { $0 ?? [] }
+        }
+
+        /// The parsed chunks, in order, once the work is done: moved out (so that the caller holds
+        /// the only copy), then none.
+        func take() -> [Result<[RecordMetadata], RecordStoreError>] {
+            wait()
+            return result.withLock { taken in
+                defer { taken = nil }
+                return taken ?? []
+            }
         }
     }
 
@@ -231,11 +240,17 @@ enum Snapshot {
     }
 
     /// Inserts parsed chunks into the index in order; throws the first chunk's damage.
-    private static func insert(_ chunks: [Result<[RecordMetadata], RecordStoreError>], into index: inout RecordIndex)
+    private static func insert(_ chunks: consuming [Result<[RecordMetadata], RecordStoreError>], into index: inout RecordIndex)
         throws(RecordStoreError)
     {
-        for chunk in chunks {
-            for metadata in try chunk.get() { index.insert(metadata) }
+        var chunks = chunks
+        for i in chunks.indices {
+            // Each record moved out of its chunk into the index, not copied and then released with
+            // the chunk (a retain and a release of each of its strings and arrays, a million times).
+            var records = try chunks[i].get()
+            chunks[i] = .success([])
+            records.reverse()
+            while let metadata = records.popLast() { index.insert(metadata) }
         }
     }
 
@@ -254,20 +269,26 @@ extension RecordIndex {
     }
 
     /// Adds a record's metadata as loaded (from a snapshot or a record file).
-    mutating func insert(_ metadata: RecordMetadata) {
-        var metadata = metadata
-        // A reference names its target with the string that already keys the target's referrers.
-        metadata.shareReferenceNames { target in referrers.index(forKey: target).map { referrers.keys[$0] } ?? target }
+    mutating func insert(_ metadata: consuming RecordMetadata) {
         let name = metadata.recordID.recordName
+        // Each reference is added to its target's referrers, found (or made) with one lookup, and
+        // then names its target with the string that keys those referrers.
+        metadata.shareReferenceNames { key, target in
+            var found = referrers.index(forKey: target)
+            if found == nil {
+                referrers[target] = [:]
+                found = referrers.index(forKey: target)
+            }
+            guard let slot = found else { return target }  // just added: always found
+            referrers.values[slot][key, default: []].insert(name)
+            return referrers.keys[slot]
+        }
         entries[name] = metadata
         if let identity = metadata.storedIdentity {
             names[identity] = name
             // Saturating: an identity from disk may be UInt64.max (the next reservation then fails cleanly).
             if identity >= nextIdentity { nextIdentity = identity == .max ? .max : identity + 1 }
         }
-        metadata.forEachReference { key, ref in
-            referrers[ref.recordID.recordName, default: [:]][key, default: []].insert(name)
-        }
-        for asset in metadata.assets { assetReferences[asset.sha256, default: 0] += 1 }
+        metadata.forEachAsset { asset in assetReferences[asset.sha256, default: 0] += 1 }
     }
 }

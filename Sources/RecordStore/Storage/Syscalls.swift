@@ -115,18 +115,24 @@ enum Sys {
 
     static func pread(_ fd: Int32, count: Int, offset: Int, path: String) throws(RecordStoreError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
+        let done = try buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(RecordStoreError) in try pread(fd, into: raw, offset: offset, path: path) }
+        }.get()
+        buffer.removeSubrange(done...)
+        return buffer
+    }
+
+    /// Fills `buffer` from file offset `offset`, short only at the end of the file; the byte count.
+    static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: Int, path: String) throws(RecordStoreError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
         var done = 0
-        while done < count {
-            let n = buffer.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return retrying { Glibc.pread(fd, base + done, count - done, off_t(offset + done)) }
-            }
+        while done < buffer.count {
+            let n = retrying { Glibc.pread(fd, base + done, buffer.count - done, off_t(offset + done)) }
             if n < 0 { throw fail("read", path) }
             if n == 0 { break }
             done += n
         }
-        buffer.removeSubrange(done...)
-        return buffer
+        return done
     }
 
     /// Reads a whole file of at most `limit` bytes; nil when it does not exist. A larger file is
