@@ -206,12 +206,13 @@ extension NotesFileSystem {
         }
         if inode == Self.rootInode {
             // Records with no parent (`key == nil`, answered by the index: a field it leaves out
-            // as large is there, so not nil).
-            for (type, key) in [(Folder.recordType, "parent")] + FolderTree.itemTypes.map({ ($0, "folder") }) {
-                for metadata in database.metadata(ofType: type, where: { $0.field(key) == nil && !$0.isLarge(key) }) {
-                    add(metadata, &state)
-                }
+            // as large is there, so not nil), found in one scan of the index for all their types.
+            let parentKeys = [(Folder.recordType, "parent")] + FolderTree.itemTypes.map { ($0, "folder") }
+            let atRoot = database.metadata { metadata in
+                guard let key = parentKeys.first(where: { $0.0 == metadata.recordType })?.1 else { return false }
+                return metadata.field(key) == nil && !metadata.isLarge(key)
             }
+            for metadata in atRoot { add(metadata, &state) }
         } else if inode == Self.recoveredInode {
             let tree = folderTree(&state)
             for metadata in tree.recovered.compactMap({ database.metadata(for: $0) }) + tree.strandedItems(in: database) {

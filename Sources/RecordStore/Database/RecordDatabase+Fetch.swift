@@ -121,7 +121,13 @@ extension RecordDatabase {
     /// Metadata of the records of type `recordType` for which `isIncluded` holds: tested in the
     /// index under its lock (only those copied out), so `isIncluded` must be quick.
     public func metadata(ofType recordType: String, where isIncluded: (RecordMetadata) -> Bool) -> [RecordMetadata] {
-        state.withLock { state in state.index.entries.values.filter { $0.recordType == recordType && isIncluded($0) } }
+        metadata { $0.recordType == recordType && isIncluded($0) }
+    }
+
+    /// Metadata of the records for which `isIncluded` holds: one scan of the index under its
+    /// lock (only those copied out), so `isIncluded` must be quick.
+    public func metadata(where isIncluded: (RecordMetadata) -> Bool) -> [RecordMetadata] {
+        state.withLock { state in state.index.entries.values.filter(isIncluded) }
     }
 
     /// Number of records in the database.
