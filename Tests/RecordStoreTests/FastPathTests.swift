@@ -38,6 +38,41 @@ import Testing
         }
     }
 
+    /// Strings with each byte the writer escapes (and bytes it must not: DEL, non-ASCII) at every
+    /// position of the eight-byte steps and in the last few bytes.
+    static let written: [String] = {
+        var strings = ["", "plain", "é€𝄞 mixed", String(repeating: "line of text\n", count: 200)]
+        for special in ["\"", "\\", "\n", "\u{0}", "\u{1f}", "\t", "\u{7f}", "é"] {
+            for offset in 0..<19 {
+                strings.append(String(repeating: "x", count: offset) + special + String(repeating: "y", count: 18 - offset))
+                strings.append(String(repeating: "x", count: offset) + special)
+            }
+        }
+        return strings
+    }()
+
+    @Test(arguments: written) func theWriterEscapesWhatABytewiseWriterEscapes(_ string: String) throws {
+        var writer = JSONWriter()
+        writer.string(string)
+        // The reference: every byte looked at alone.
+        var expected: [UInt8] = [0x22]
+        for byte in string.utf8 {
+            switch byte {
+            case 0x22: expected += Array(#"\""#.utf8)
+            case 0x5C: expected += Array(#"\\"#.utf8)
+            case 0x0A: expected += Array(#"\n"#.utf8)
+            case 0x0D: expected += Array(#"\r"#.utf8)
+            case 0x09: expected += Array(#"\t"#.utf8)
+            case ..<0x20: expected += Array(String(format: "\\u%04x", byte).utf8)
+            default: expected.append(byte)
+            }
+        }
+        expected.append(0x22)
+        #expect(writer.bytes == expected, "\(string.debugDescription)")
+        let readBack = try Data(writer.bytes).withJSONCursor { (cursor) throws(JSONSyntaxError) in try cursor.readString() }
+        #expect(readBack == string)
+    }
+
     @Test func aStringInsideADocumentEndsAtItsOwnQuote() throws {
         let data = Data(#"["one\n", "two \"quoted\"\\", "three"]"#.utf8)
         let strings: [String] = try data.withJSONCursor { (cursor) throws(JSONSyntaxError) in

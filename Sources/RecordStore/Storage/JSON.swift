@@ -209,19 +209,50 @@ struct JSONWriter {
     mutating func raw(_ encoded: [UInt8]) { bytes.append(contentsOf: encoded) }
 
     mutating func string(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
         var text = s
         text.withUTF8 { utf8 in
-            // Copy runs that need no escaping in one append.
+            // Room for the text and its quotes at once (escapes may add a little), grown
+            // geometrically: a note's text would otherwise regrow the buffer several times.
+            let needed = bytes.count + utf8.count + 2
+            if needed > bytes.capacity { bytes.reserveCapacity(Swift.max(needed + needed / 16, bytes.capacity * 2)) }
+            bytes.append(UInt8(ascii: "\""))
+            // Copy runs that need no escaping in one append, each found eight bytes at a time.
             var runStart = 0
-            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                if i > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
-                escape(byte)
-                runStart = i + 1
+            var i = 0
+            while let special = Self.nextSpecial(in: utf8, from: i) {
+                if special > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<special])) }
+                escape(utf8[special])
+                runStart = special + 1
+                i = special + 1
             }
             if utf8.count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The index of the first byte at or after `start` that a JSON string must escape (a quote, a
+    /// backslash or a control character); nil when there is none. Eight bytes at a time, exactly
+    /// (``JSONCursor/zeroBytes(_:)``), then byte by byte for the last few.
+    static func nextSpecial(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = utf8.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(base)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        var i = start
+        while i + 8 <= utf8.count {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let special =
+                JSONCursor.zeroBytes(word ^ (ones &* 0x22)) | JSONCursor.zeroBytes(word ^ (ones &* 0x5C))
+                | JSONCursor.zeroBytes(word & (ones &* 0xE0))
+            // Little-endian: the lowest flagged bit is the first such byte in memory.
+            if special != 0 { return i + special.trailingZeroBitCount >> 3 }
+            i += 8
+        }
+        while i < utf8.count {
+            let byte = utf8[i]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return i }
+            i += 1
+        }
+        return nil
     }
 
     private mutating func escape(_ byte: UInt8) {

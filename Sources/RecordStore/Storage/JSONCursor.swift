@@ -261,7 +261,7 @@ struct JSONCursor: ~Copyable {
     /// The high bit of every byte of `x` that is zero, and of no other byte (exact, unlike the
     /// subtract-and-mask test, whose borrow can flag bytes above a zero one).
     @inline(__always)
-    private static func zeroBytes(_ x: UInt64) -> UInt64 {
+    static func zeroBytes(_ x: UInt64) -> UInt64 {
         let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
         return ~(((x & lows) &+ lows) | x | lows)
     }
