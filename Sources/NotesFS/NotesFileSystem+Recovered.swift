@@ -12,12 +12,14 @@ import RecordStore
 /// change to folders (the items whose folder arrived leave it).
 extension NotesFileSystem {
     /// Whether `change` may change what `Recovered` holds (asked before it is applied to the
-    /// listings): it saves or deletes a folder, saves an item placed there, or saves or deletes
-    /// anything while the root shows `Recovered` (an item may leave it).
-    func touchesRecovered(_ change: RecordStoreChange, _ state: inout FileSystemState) -> (any: Bool, folders: Bool) {
-        let folders =
-            change.saved.contains { $0.recordType == Folder.recordType } || change.deleted.contains { $0.recordType == Folder.recordType }
-        if folders { return (true, true) }
+    /// listings): it adds, deletes or moves a folder (`foldersMoved`, from the folder tree's
+    /// refresh), saves an item placed there, or saves or deletes anything while the root shows
+    /// `Recovered` (an item may leave it). A folder saved in place (its name or times: every
+    /// note's save touches its folder) is not a change to folders here: the hierarchy, and so
+    /// which items are stranded, stays as it was, and finding stranded items walks every
+    /// referenced record (a thousand folders at a million notes) on every save.
+    func touchesRecovered(_ change: RecordStoreChange, foldersMoved: Bool, _ state: inout FileSystemState) -> (any: Bool, folders: Bool) {
+        if foldersMoved { return (true, true) }
         if state.listings[Self.rootInode]?.nameOf[Self.recoveredInode] != nil { return (true, false) }
         return (change.saved.contains { parentInode(of: $0, &state) == Self.recoveredInode }, false)
     }

@@ -19,9 +19,11 @@ extension NotesFileSystem {
         return tree
     }
 
-    /// Recomputes the folder tree after a change to folders; true when what `Recovered` holds
-    /// changed (then every listing is rebuilt, as after a reset).
-    private func refreshFolderTree(after change: RecordStoreChange, _ state: inout FileSystemState) -> Bool {
+    /// Recomputes the folder tree after a change to folders. `rebuild`: what `Recovered` holds
+    /// changed (then every listing is rebuilt, as after a reset); `moved`: a folder was added,
+    /// deleted or moved (a save that keeps its parent, as when a note's save touches its folder's
+    /// times, leaves the hierarchy as it is).
+    private func refreshFolderTree(after change: RecordStoreChange, _ state: inout FileSystemState) -> (rebuild: Bool, moved: Bool) {
         // A folder saved with the same parent (its times moved, or its name) keeps the tree as it is.
         let moved = change.saved.contains { metadata in
             guard metadata.recordType == Folder.recordType else { return false }
@@ -33,15 +35,15 @@ extension NotesFileSystem {
             }
         }
         let deletedFolders = change.deleted.filter { $0.recordType == Folder.recordType }.map(\.recordID)
-        guard moved || !deletedFolders.isEmpty else { return false }
+        guard moved || !deletedFolders.isEmpty else { return (false, false) }
         if var tree = state.folderTree, tree.update(saving: change.saved, deleting: deletedFolders) {
             state.folderTree = tree  // no recovered folder before or after
-            return false
+            return (false, true)
         }
         let old = state.folderTree
         let new = FolderTree(database: database)
         state.folderTree = new
-        return old.map { $0.recovered != new.recovered } ?? false
+        return (old.map { $0.recovered != new.recovered } ?? false, true)
     }
 
     /// Applies queued store changes to the listings and queues the kernel notifications they need.
@@ -54,7 +56,8 @@ extension NotesFileSystem {
         var out: [Invalidation] = []
         for change in changes {
             var movedIdentities = Set<Inode>()
-            if refreshFolderTree(after: change, &state) || change.isReset {
+            let folders = refreshFolderTree(after: change, &state)
+            if folders.rebuild || change.isReset {
                 for (directory, listing) in state.listings {
                     for (inode, name) in listing.nameOf where state.scratch[inode] == nil {
                         out.append(.entry(parent: directory, name: name))
@@ -67,7 +70,7 @@ extension NotesFileSystem {
                 state.inodeCaches.removeAllTags()
                 continue
             }
-            let recovered = touchesRecovered(change, &state)
+            let recovered = touchesRecovered(change, foldersMoved: folders.moved, &state)
             for metadata in change.deleted {
                 let inode = metadata.identity
                 // Taken over by a saved record (rename over an existing file): the save below moves it.

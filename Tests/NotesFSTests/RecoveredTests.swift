@@ -165,4 +165,28 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
             #expect(readFile(m.path("Orphan/in-orphan.md")) == "inside orphan")
         }
     }
+
+    /// A folder saved where it is (renamed elsewhere, or its times touched by a note's save here)
+    /// leaves the hierarchy as it was: `Recovered` keeps what it held, under the new name.
+    @Test func aFolderSavedInPlaceKeepsRecoveredAsItWas() throws {
+        var damaged: DamagedTree?
+        try withNotesMount(seed: { damaged = try seedDamagedTree($0) }) { m in
+            let tree = try #require(damaged)
+            #expect(listing(m.path("Recovered")) == ["Orphan", "X", "Y", "stranded.md"])
+            let other = try openDatabase(m.databasePath)
+            defer { try? other.close() }
+            var x = try Folder(record: other.record(for: tree.x))
+            x.name = "X2"
+            try other.modify(saving: [x.record])
+            #expect(poll(seconds: 10) { listing(m.path("Recovered")) == ["Orphan", "X2", "Y", "stranded.md"] }, "\(listing(m.path("Recovered")) ?? [])")
+            #expect(listing(m.path("Recovered/X2")) == ["Z", "in-x.md"])
+            #expect(readFile(m.path("Recovered/X2/in-x.md")) == "inside x")
+            // A note written here touches its folder's times: a save of the folder in place.
+            #expect(writeFile(m.path("Plain/new.md"), "new") == 0)
+            #expect(listing(m.path("Plain")) == ["new.md", "plain.md"])
+            #expect(listing(m.root) == ["Plain", "Recovered"])
+            #expect(listing(m.path("Recovered")) == ["Orphan", "X2", "Y", "stranded.md"])
+            #expect(readFile(m.path("Recovered/stranded.md")) == "no folder")
+        }
+    }
 }
