@@ -119,9 +119,13 @@ func errnoOf(_ call: () -> Int32) -> Int32 {
 }
 
 /// Writes `bytes` to `path` (created or truncated) with open/pwrite/close; returns the errno or 0.
+///
+/// The helpers here open with `O_CLOEXEC`: a child another test spawns meanwhile (between its
+/// list of descriptors to close and its spawn) must not inherit the descriptor and keep this
+/// test's mount busy (`EBUSY` at unmount) for as long as it lives.
 @discardableResult
 func writeBytes(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) -> Int32 {
-    let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, mode)
+    let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, mode)
     if fd < 0 { return errno }
     let written = bytes.isEmpty ? 0 : pwrite(fd, bytes, bytes.count, 0)
     let writeErrno = written == bytes.count ? 0 : errno
@@ -136,7 +140,7 @@ func writeFile(_ path: String, _ text: String, mode: mode_t = 0o644) -> Int32 {
 
 /// Reads a whole file with open/pread/close; nil on error.
 func readBytes(_ path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY)
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
     if fd < 0 { return nil }
     defer { close(fd) }
     return readAll(fd)
