@@ -73,6 +73,20 @@ import Testing
         #expect(readBack == string)
     }
 
+    @Test func numbersAreWrittenAsSwiftSpellsThem() {
+        let signed: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 12_345, -987_654_321, .max, .min, .max - 1, .min + 1]
+        for value in signed {
+            var writer = JSONWriter()
+            writer.number(value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
+        }
+        for value: UInt64 in [0, 7, 10, 1 << 32, .max, .max - 1, UInt64(Int64.max) + 1] {
+            var writer = JSONWriter()
+            writer.number(value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
+        }
+    }
+
     @Test func aStringInsideADocumentEndsAtItsOwnQuote() throws {
         let data = Data(#"["one\n", "two \"quoted\"\\", "three"]"#.utf8)
         let strings: [String] = try data.withJSONCursor { (cursor) throws(JSONSyntaxError) in

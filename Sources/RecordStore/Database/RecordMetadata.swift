@@ -139,7 +139,10 @@ public struct RecordMetadata: Sendable, Hashable {
     /// and ``seq``), without rebuilding the record's fields.
     func write(into w: inout JSONWriter) {
         RecordCoding.write(
-            systemFields(fields: [:]), sortedFields: smallFields.lazy.map { (key: $0.key, value: $0.value) }, seq: seq, into: &w)
+            RecordCoding.SystemFields(
+                recordName: recordID.recordName, recordType: recordType, changeTag: recordChangeTag, identity: storedIdentity,
+                creationDate: creationDate, modificationDate: modificationDate, sizes: omitted),
+            sortedFields: smallFields.lazy.map { (key: $0.key, value: $0.value) }, seq: seq, into: &w)
     }
 
     /// Byte size of a field's value, whether or not it is held in memory.

@@ -269,8 +269,25 @@ struct JSONWriter {
         }
     }
 
-    mutating func number(_ value: Int64) { raw(String(value)) }
-    mutating func number(_ value: UInt64) { raw(String(value)) }
+    mutating func number(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        number(value.magnitude)
+    }
+
+    /// Decimal digits written straight into the buffer (no String made: a snapshot line has two
+    /// or three numbers, and a checkpoint writes a line for every record).
+    mutating func number(_ value: UInt64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
 
     /// Finite doubles as the shortest text that reads back exactly; others as strings.
     mutating func number(_ value: Double) {
@@ -287,8 +304,18 @@ struct JSONWriter {
 
     mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
 
-    /// Writes `{"k":v,...}` with `body` writing the members through `member`.
-    mutating func key(_ k: String, first: inout Bool) {
+    /// A member's name (`,` before all but the first, then `"k":`): a name of the format, written
+    /// as it is (ASCII, nothing to escape).
+    mutating func key(_ k: StaticString, first: inout Bool) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        bytes.append(UInt8(ascii: "\""))
+        raw(k)
+        raw("\":")
+    }
+
+    /// A member's name that comes from the data (a field's key), escaped as any string.
+    mutating func key(named k: String, first: inout Bool) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
         string(k)

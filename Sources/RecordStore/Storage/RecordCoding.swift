@@ -33,26 +33,50 @@ enum RecordCoding {
     static func write(
         _ record: Record, sortedFields: some Sequence<(key: String, value: FieldValue)>, seq: UInt64?, into w: inout JSONWriter
     ) {
-        let sizes = record.omitted
+        write(
+            SystemFields(
+                recordName: record.recordID.recordName, recordType: record.recordType, changeTag: record.recordChangeTag,
+                identity: record.identity, creationDate: record.creationDate, modificationDate: record.storedModificationDate,
+                sizes: record.omitted),
+            sortedFields: sortedFields, seq: seq, into: &w)
+    }
+
+    /// What a record's JSON holds besides its fields.
+    struct SystemFields {
+        var recordName: String
+        var recordType: String
+        var changeTag: String?
+        var identity: UInt64?
+        var creationDate: Date?
+        var modificationDate: Date?
+        /// The sizes of the large fields a partial record leaves out.
+        var sizes: OmittedFields
+    }
+
+    /// The one writer of a record's JSON: from a record (``write(_:seq:into:)``) and from the
+    /// index's metadata (a snapshot line, ``RecordMetadata/write(into:)``), which has no record.
+    static func write(
+        _ system: SystemFields, sortedFields: some Sequence<(key: String, value: FieldValue)>, seq: UInt64?, into w: inout JSONWriter
+    ) {
         var first = true
         w.raw("{")
         w.key("recordName", first: &first)
-        w.string(record.recordID.recordName)
+        w.string(system.recordName)
         w.key("recordType", first: &first)
-        w.string(record.recordType)
-        if let tag = record.recordChangeTag {
+        w.string(system.recordType)
+        if let tag = system.changeTag {
             w.key("recordChangeTag", first: &first)
             w.string(tag)
         }
-        if let identity = record.identity {
+        if let identity = system.identity {
             w.key("identity", first: &first)
             w.number(identity)
         }
-        if let date = record.creationDate {
+        if let date = system.creationDate {
             w.key("creationDate", first: &first)
             w.number(date.timeIntervalSince1970)
         }
-        if let date = record.storedModificationDate {
+        if let date = system.modificationDate {
             w.key("modificationDate", first: &first)
             w.number(date.timeIntervalSince1970)
         }
@@ -64,16 +88,17 @@ enum RecordCoding {
         w.raw("{")
         var firstField = true
         for (key, value) in sortedFields {
-            w.key(key, first: &firstField)
+            w.key(named: key, first: &firstField)
             write(value, into: &w)
         }
         w.raw("}")
+        let sizes = system.sizes
         if !sizes.isEmpty {
             w.key("sizes", first: &first)
             w.raw("{")
             var firstSize = true
             for key in sizes.keys.sorted() {
-                w.key(key, first: &firstSize)
+                w.key(named: key, first: &firstSize)
                 w.number(Int64(sizes[key] ?? 0))
             }
             w.raw("}")

@@ -31,8 +31,10 @@ enum Snapshot {
                 w.bytes.removeAll(keepingCapacity: true)
             }
             try writeHeader(index, generation: generation, into: &w, flush: flush)
-            for metadata in index.entries.values {
-                metadata.write(into: &w)
+            // By position: each record's metadata written where it is, not copied out first.
+            let values = index.entries.values
+            for i in values.indices {
+                values[i].write(into: &w)
                 w.raw("\n")
                 if w.bytes.count >= writeBlock { try flush(&w) }
             }
