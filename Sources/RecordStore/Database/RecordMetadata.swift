@@ -140,9 +140,10 @@ public struct RecordMetadata: Sendable, Hashable {
     func write(into w: inout JSONWriter) {
         RecordCoding.write(
             RecordCoding.SystemFields(
-                recordName: recordID.recordName, recordType: recordType, changeTag: recordChangeTag, identity: storedIdentity,
-                creationDate: creationDate, modificationDate: modificationDate, sizes: omitted),
-            sortedFields: smallFields.lazy.map { (key: $0.key, value: $0.value) }, seq: seq, into: &w)
+                name: recordID.recordName, type: recordType, tag: recordChangeTag, identity: storedIdentity,
+                created: creationDate?.timeIntervalSince1970, modified: modificationDate?.timeIntervalSince1970, seq: seq,
+                sizes: omitted),
+            sortedFields: smallFields.lazy.map { (key: $0.key, value: $0.value) }, into: &w)
     }
 
     /// Byte size of a field's value, whether or not it is held in memory.

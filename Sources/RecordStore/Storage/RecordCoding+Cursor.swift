@@ -40,7 +40,7 @@ extension RecordCoding {
     static func decode(_ cursor: inout JSONCursor) throws(JSONSyntaxError) -> Decoded {
         var fields: [String: FieldValue] = [:]
         let parts = try decodeParts(&cursor) { key, value in fields[key] = value }
-        return Decoded(record: parts.record(fields: fields), sizes: parts.sizes, seq: parts.seq)
+        return Decoded(record: parts.record(fields: fields), sizes: parts.sizes, seq: parts.seq ?? 0)
     }
 
     /// An index snapshot line straight into the index's compact form (no fields dictionary made
@@ -52,42 +52,23 @@ extension RecordCoding {
                 var fields: [RecordMetadata.SmallField] = []
                 let parts = try decodeParts(&cursor) { key, value in fields.append(RecordMetadata.SmallField(key: key, value: value)) }
                 try cursor.expectEnd()
-                return RecordMetadata(record: parts.record(fields: [:]), sizes: parts.sizes, smallFields: fields, seq: parts.seq)
+                return RecordMetadata(record: parts.record(fields: [:]), sizes: parts.sizes, smallFields: fields, seq: parts.seq ?? 0)
             }
         } catch {
             throw RecordDecodingError(error.description)
         }
     }
 
-    /// A record's members other than its fields, as ``decodeParts(_:field:)`` reads them.
-    struct Parts {
-        var name: String
-        var type: String
-        var tag: String?
-        var identity: UInt64?
-        var created: Double?
-        var modified: Double?
-        var seq: UInt64
-        var sizes: OmittedFields
-
-        func record(fields: [String: FieldValue]) -> Record {
-            Record(
-                recordID: RecordID(recordName: name), recordType: type, changeTag: tag,
-                creationDate: created.map(Date.init(timeIntervalSince1970:)),
-                modificationDate: modified.map(Date.init(timeIntervalSince1970:)), identity: identity, fields: fields)
-        }
-    }
-
     /// Reads one record's JSON: its fields are handed to `field` in the order they come (a key
     /// given twice, twice), the rest is returned. Keys are compared in place (``JSONKey``).
-    static func decodeParts(_ cursor: inout JSONCursor, field: (String, FieldValue) -> Void) throws(JSONSyntaxError) -> Parts {
+    static func decodeParts(_ cursor: inout JSONCursor, field: (String, FieldValue) -> Void) throws(JSONSyntaxError) -> SystemFields {
         var name: String?
         var type: String?
         var tag: String?
         var identity: UInt64?
         var created: Double?
         var modified: Double?
-        var seq: UInt64 = 0
+        var seq: UInt64?
         var sizes = OmittedFields()
         try cursor.readObjectKeys { (c, key) throws(JSONSyntaxError) in
             switch key {
@@ -114,7 +95,7 @@ extension RecordCoding {
         }
         guard let name, !name.isEmpty else { throw cursor.error("missing recordName") }
         guard let type, !type.isEmpty else { throw cursor.error("missing recordType") }
-        return Parts(name: name, type: type, tag: tag, identity: identity, created: created, modified: modified, seq: seq, sizes: sizes)
+        return SystemFields(name: name, type: type, tag: tag, identity: identity, created: created, modified: modified, seq: seq, sizes: sizes)
     }
 
     /// `{"type": T, "value": V}`; `type` is expected first (as written), else the tree decoder is used.

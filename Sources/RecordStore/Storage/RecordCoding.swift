@@ -35,36 +35,43 @@ enum RecordCoding {
     ) {
         write(
             SystemFields(
-                recordName: record.recordID.recordName, recordType: record.recordType, changeTag: record.recordChangeTag,
-                identity: record.identity, creationDate: record.creationDate, modificationDate: record.storedModificationDate,
-                sizes: record.omitted),
-            sortedFields: sortedFields, seq: seq, into: &w)
+                name: record.recordID.recordName, type: record.recordType, tag: record.recordChangeTag, identity: record.identity,
+                created: record.creationDate?.timeIntervalSince1970, modified: record.storedModificationDate?.timeIntervalSince1970,
+                seq: seq, sizes: record.omitted),
+            sortedFields: sortedFields, into: &w)
     }
 
-    /// What a record's JSON holds besides its fields.
+    /// What a record's JSON holds besides its fields, as written and read (dates in seconds since
+    /// 1970; `seq` only in snapshot lines).
     struct SystemFields {
-        var recordName: String
-        var recordType: String
-        var changeTag: String?
+        var name: String
+        var type: String
+        var tag: String?
         var identity: UInt64?
-        var creationDate: Date?
-        var modificationDate: Date?
+        var created: Double?
+        var modified: Double?
+        var seq: UInt64?
         /// The sizes of the large fields a partial record leaves out.
         var sizes: OmittedFields
+
+        func record(fields: [String: FieldValue]) -> Record {
+            Record(
+                recordID: RecordID(recordName: name), recordType: type, changeTag: tag,
+                creationDate: created.map(Date.init(timeIntervalSince1970:)),
+                modificationDate: modified.map(Date.init(timeIntervalSince1970:)), identity: identity, fields: fields)
+        }
     }
 
     /// The one writer of a record's JSON: from a record (``write(_:seq:into:)``) and from the
     /// index's metadata (a snapshot line, ``RecordMetadata/write(into:)``), which has no record.
-    static func write(
-        _ system: SystemFields, sortedFields: some Sequence<(key: String, value: FieldValue)>, seq: UInt64?, into w: inout JSONWriter
-    ) {
+    static func write(_ system: SystemFields, sortedFields: some Sequence<(key: String, value: FieldValue)>, into w: inout JSONWriter) {
         var first = true
         w.raw("{")
         w.key("recordName", first: &first)
-        w.string(system.recordName)
+        w.string(system.name)
         w.key("recordType", first: &first)
-        w.string(system.recordType)
-        if let tag = system.changeTag {
+        w.string(system.type)
+        if let tag = system.tag {
             w.key("recordChangeTag", first: &first)
             w.string(tag)
         }
@@ -72,15 +79,15 @@ enum RecordCoding {
             w.key("identity", first: &first)
             w.number(identity)
         }
-        if let date = system.creationDate {
+        if let seconds = system.created {
             w.key("creationDate", first: &first)
-            w.number(date.timeIntervalSince1970)
+            w.number(seconds)
         }
-        if let date = system.modificationDate {
+        if let seconds = system.modified {
             w.key("modificationDate", first: &first)
-            w.number(date.timeIntervalSince1970)
+            w.number(seconds)
         }
-        if let seq {
+        if let seq = system.seq {
             w.key("seq", first: &first)
             w.number(seq)
         }
