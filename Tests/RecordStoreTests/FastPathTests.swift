@@ -87,6 +87,78 @@ import Testing
         }
     }
 
+    /// JSON values (and near misses) of every kind, followed by `,1` so that where a skip ends shows.
+    static let values: [String] = [
+        #""plain""#, #""esc \n \" \\ \/ \t""#, #""é non-ASCII""#, #""\u0041 and \ud83e\uddea""#, #""\ud83e alone""#,
+        #""bad \q""#, "\"raw \u{1} control\"", #""unterminated"#,
+        "0", "-0", "12", "-3.25", "1e5", "1E+5", "2.5e-3", "01", "1.", ".5", "+1", "-", "1.2.3", "1e", "--1", "1x",
+        "true", "false", "null", "tru", "nul", "{}", "[]", #"{"a":1,"b":[1,{"c":"d"}]}"#, #"{"a" 1}"#, #"{"a":1,}"#,
+        "[1,2", #"{"a":}"#, "[,]", String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
+        String(repeating: "[", count: 20) + String(repeating: "]", count: 20), "",
+    ]
+
+    @Test(arguments: values.map { Array($0.utf8) } + [[0x22, 0xFF, 0xFE, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xC3, 0xA9, 0x22]])
+    func skippingAValueAcceptsAndEndsAsParsingIt(_ value: [UInt8]) {
+        // The last three: bytes that are not UTF-8, a sequence cut short, and "é".
+        let bytes = value + Array(",1".utf8)
+        func end(_ step: (inout JSONCursor) throws(JSONSyntaxError) -> Void) -> Int? {
+            bytes.withUnsafeBufferPointer { buffer in
+                var cursor = JSONCursor(buffer)
+                do throws(JSONSyntaxError) {
+                    try step(&cursor)
+                    return cursor.index
+                } catch {
+                    return nil
+                }
+            }
+        }
+        let parsed = end { (c) throws(JSONSyntaxError) in _ = try c.parseTreeValue() }
+        let skipped = end { (c) throws(JSONSyntaxError) in try c.skipValue() }
+        #expect(skipped == parsed, "\(String(decoding: value, as: UTF8.self))")
+    }
+
+    /// A note file as the store writes it, or altered: only its large fields are decoded, and only
+    /// when the file is the version the index holds; anything else is left to the whole decoder.
+    @Test func aFileOfTheIndexedVersionGivesItsLargeFieldsAlone() throws {
+        let db = try makeDatabase()
+        var record = note("n", folder: nil, text: "line one\nquote \" backslash \\ tab\t é 🧪 " + String(repeating: "text ", count: 100))
+        record["title"] = "a title with \"quotes\" and é"
+        record["rank"] = .int64(-42)
+        record["tags"] = .list(["x", "y"])
+        try db.modify(saving: [record])
+        let metadata = try #require(db.metadata(for: record.recordID))
+        #expect(metadata.isPartial)
+        let path = db.layout.recordPath("n")
+        let file = try Data(contentsOf: URL(fileURLWithPath: path))
+        func merged(_ bytes: Data, _ metadata: RecordMetadata = metadata) -> Record? {
+            bytes.withUnsafeBytes { RecordDatabase.merged(metadata, fromFile: $0) }
+        }
+        let whole = try db.record(for: record.recordID)
+        #expect(merged(file) == whole)
+        #expect(merged(file)?["text"] == record["text"])
+        // Written with other spacing and members in another order: still the same record.
+        let text = String(decoding: file, as: UTF8.self)
+        let json = try #require(try JSONSerialization.jsonObject(with: file) as? [String: Any])
+        let reordered = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted])
+        #expect(merged(reordered) == whole)
+        // Another version (tag), another record, another type, a missing large field, damage anywhere.
+        let others = [
+            text.replacingOccurrences(of: #""recordChangeTag":"\#(metadata.recordChangeTag!)""#, with: #""recordChangeTag":"zz""#),
+            text.replacingOccurrences(of: #""recordName":"n""#, with: #""recordName":"m""#),
+            text.replacingOccurrences(of: #""recordType":"Note""#, with: #""recordType":"Other""#),
+            text.replacingOccurrences(of: #""text":"#, with: #""txet":"#),
+            text.replacingOccurrences(of: #""creationDate":"#, with: #""creationDate":--"#),
+            text.replacingOccurrences(of: "a title with", with: "a title \\q with"),
+            text.replacingOccurrences(of: #""rank":{"type":"int64","value":-42}"#, with: #""rank":{"type":"int64","value":-42"#),
+            String(text.dropLast()),
+            text + "x",
+        ]
+        for other in others {
+            #expect(other != text)
+            #expect(merged(Data(other.utf8)) == nil, "\(other)")
+        }
+    }
+
     @Test func aStringInsideADocumentEndsAtItsOwnQuote() throws {
         let data = Data(#"["one\n", "two \"quoted\"\\", "three"]"#.utf8)
         let strings: [String] = try data.withJSONCursor { (cursor) throws(JSONSyntaxError) in

@@ -61,6 +61,19 @@ extension RecordDatabase {
         return merged
     }
 
+    /// `metadata`'s record with its large fields from a record file of the very version the index
+    /// holds, decoding only those (``RecordCoding/decodeFields(_:of:from:)``): what ``merge(_:path:file:)``
+    /// gives for that file. Nil for any other file (an older one, a damaged one): decode it whole.
+    static func merged(_ metadata: RecordMetadata, fromFile bytes: UnsafeRawBufferPointer) -> Record? {
+        guard metadata.isPartial else { return metadata.record }
+        let keys = metadata.omitted.keys
+        guard let large = RecordCoding.decodeFields(keys, of: metadata, from: bytes) else { return nil }
+        var record = metadata.record(reservingCapacity: keys.count)
+        for (key, value) in large { record.fields[key] = value }
+        record.omitted = OmittedFields()
+        return record
+    }
+
     /// Reads a record file as stored; one that looks damaged is read again under a shared commit
     /// lock, since a commit in another process may have been overwriting it (see ``redo(_:layout:verify:)``).
     func readStoredRecordFile(_ id: RecordID) throws(RecordStoreError) -> Record {

@@ -25,6 +25,7 @@ extension RecordDatabase {
     /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)``; the caller then reads the
     ///   record through ``readRecordFile(_:)``, which re-reads a half-written file under the lock.
     func record(_ metadata: RecordMetadata, fromFile bytes: UnsafeRawBufferPointer) throws(RecordStoreError) -> Record {
+        if let merged = Self.merged(metadata, fromFile: bytes) { return merged }
         let id = metadata.recordID
         let file = try RecordFiles.record(id, fromFile: bytes, path: layout.recordPath(id.recordName))
         return try Self.merge(metadata, path: layout.recordPath(id.recordName)) { file }

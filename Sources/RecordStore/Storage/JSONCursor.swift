@@ -269,7 +269,7 @@ struct JSONCursor: ~Copyable {
     /// The first index at or after `start` holding a quote, a backslash or a control character
     /// (or the end), OR-ing the bytes before it into `highBits`: eight bytes at a time while none
     /// of them is one of those.
-    private func plainRunEnd(from start: Int, highBits: inout UInt64) -> Int {
+    func plainRunEnd(from start: Int, highBits: inout UInt64) -> Int {
         var i = start
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
@@ -376,8 +376,6 @@ struct JSONCursor: ~Copyable {
         return value
     }
 
-    mutating func skipValue() throws(JSONSyntaxError) { _ = try parseTreeValue() }
-
     mutating func expectEnd() throws(JSONSyntaxError) {
         skipWhitespace()
         guard index == bytes.count else { throw error("trailing characters") }
@@ -411,6 +409,16 @@ struct JSONKey {
         guard let bytes = key.bytes else { return key.decoded == name.description }
         guard bytes.count == name.utf8CodeUnitCount else { return false }
         return bytes.count == 0 || memcmp(bytes.baseAddress!, name.utf8Start, bytes.count) == 0
+    }
+
+    /// Whether the key is `name`, byte for byte (a caller that gets false for a key `==` would
+    /// call equal, a compatibility spelling of a Unicode name, reads the record the slow way).
+    func equals(_ name: String) -> Bool {
+        guard let bytes else { return decoded == name }
+        var name = name
+        return name.withUTF8 { utf8 in
+            utf8.count == bytes.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, utf8.baseAddress!, bytes.count) == 0)
+        }
     }
 
     /// For `switch key { case "recordName": … }`.

@@ -59,6 +59,43 @@ extension RecordCoding {
         }
     }
 
+    /// The fields `keys` (a record's large fields, which the index leaves out) of a record file's
+    /// bytes, when the file holds the very version of the record `metadata` describes: the same
+    /// name, type and change tag (a tag names the commit that saved the record, and a commit saves
+    /// it once). Everything else in the file, what the index holds already, is stepped over
+    /// (``JSONCursor/skipValue()``, checked but not decoded). Nil when the file holds another
+    /// version, lacks a key or is damaged: the caller then decodes it whole, which says why.
+    static func decodeFields(_ keys: [String], of metadata: RecordMetadata, from bytes: UnsafeRawBufferPointer) -> [String: FieldValue]? {
+        guard let tag = metadata.recordChangeTag else { return nil }
+        var cursor = JSONCursor(bytes.bindMemory(to: UInt8.self))
+        var fields = [String: FieldValue](minimumCapacity: keys.count)
+        var (sameName, sameType, sameTag) = (false, false, false)
+        do throws(JSONSyntaxError) {
+            try cursor.readObjectKeys { (c, key) throws(JSONSyntaxError) in
+                switch key {
+                case "recordName": sameName = try c.readKey().equals(metadata.recordID.recordName)
+                case "recordType": sameType = try c.readKey().equals(metadata.recordType)
+                case "recordChangeTag": sameTag = try c.readKey().equals(tag)
+                case "fields":
+                    try c.readObjectKeys { (c, fieldKey) throws(JSONSyntaxError) in
+                        if let key = keys.first(where: { fieldKey.equals($0) }) {
+                            fields[key] = try readFieldValue(&c)
+                        } else {
+                            try c.skipValue()
+                        }
+                    }
+                default:
+                    try c.skipValue()
+                }
+            }
+            try cursor.expectEnd()
+        } catch {
+            return nil
+        }
+        guard sameName, sameType, sameTag, fields.count == keys.count else { return nil }
+        return fields
+    }
+
     /// Reads one record's JSON: its fields are handed to `field` in the order they come (a key
     /// given twice, twice), the rest is returned. Keys are compared in place (``JSONKey``).
     static func decodeParts(_ cursor: inout JSONCursor, field: (String, FieldValue) -> Void) throws(JSONSyntaxError) -> SystemFields {
