@@ -11,40 +11,9 @@ extension JSONCursor {
         case UInt8(ascii: "\""):
             try skipString()
         case UInt8(ascii: "{"):
-            index += 1
-            if peek() == UInt8(ascii: "}") {
-                index += 1
-                return
-            }
-            while true {
-                guard peek() == UInt8(ascii: "\"") else { throw error("expected a string") }
-                try skipString()
-                try expect(UInt8(ascii: ":"))
-                try skipValue(depth: depth + 1)
-                switch peek() {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "}"):
-                    index += 1
-                    return
-                default: throw error("expected ',' or '}'")
-                }
-            }
+            try readObjectKeys { (c, _) throws(JSONSyntaxError) in try c.skipValue(depth: depth + 1) }
         case UInt8(ascii: "["):
-            index += 1
-            if peek() == UInt8(ascii: "]") {
-                index += 1
-                return
-            }
-            while true {
-                try skipValue(depth: depth + 1)
-                switch peek() {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"):
-                    index += 1
-                    return
-                default: throw error("expected ',' or ']'")
-                }
-            }
+            try readArray { (c) throws(JSONSyntaxError) in try c.skipValue(depth: depth + 1) }
         case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"), nil:
             // Rare in a record: the tree parser's own checks.
             _ = try parseTreeValue()
