@@ -285,12 +285,12 @@ extension RecordIndex {
             referrers.values[slot][key, default: []].insert(name)
             return referrers.keys[slot]
         }
-        entries[name] = metadata
         if let identity = metadata.storedIdentity {
             names[identity] = name
             // Saturating: an identity from disk may be UInt64.max (the next reservation then fails cleanly).
             if identity >= nextIdentity { nextIdentity = identity == .max ? .max : identity + 1 }
         }
         metadata.forEachAsset { asset in assetReferences[asset.sha256, default: 0] += 1 }
+        entries[name] = metadata  // its last use, so that it can be moved in rather than copied
     }
 }
