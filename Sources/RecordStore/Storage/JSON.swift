@@ -218,41 +218,16 @@ struct JSONWriter {
             bytes.append(UInt8(ascii: "\""))
             // Copy runs that need no escaping in one append, each found eight bytes at a time.
             var runStart = 0
-            var i = 0
-            while let special = Self.nextSpecial(in: utf8, from: i) {
-                if special > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<special])) }
-                escape(utf8[special])
-                runStart = special + 1
-                i = special + 1
+            var highBits: UInt64 = 0  // not needed here
+            while true {
+                let end = JSONCursor.plainRunEnd(in: utf8, from: runStart, highBits: &highBits)
+                if end > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<end])) }
+                guard end < utf8.count else { break }
+                escape(utf8[end])
+                runStart = end + 1
             }
-            if utf8.count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
         bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// The index of the first byte at or after `start` that a JSON string must escape (a quote, a
-    /// backslash or a control character); nil when there is none. Eight bytes at a time, exactly
-    /// (``JSONCursor/zeroBytes(_:)``), then byte by byte for the last few.
-    static func nextSpecial(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        guard let base = utf8.baseAddress else { return nil }
-        let raw = UnsafeRawPointer(base)
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        var i = start
-        while i + 8 <= utf8.count {
-            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            let special =
-                JSONCursor.zeroBytes(word ^ (ones &* 0x22)) | JSONCursor.zeroBytes(word ^ (ones &* 0x5C))
-                | JSONCursor.zeroBytes(word & (ones &* 0xE0))
-            // Little-endian: the lowest flagged bit is the first such byte in memory.
-            if special != 0 { return i + special.trailingZeroBitCount >> 3 }
-            i += 8
-        }
-        while i < utf8.count {
-            let byte = utf8[i]
-            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return i }
-            i += 1
-        }
-        return nil
     }
 
     private mutating func escape(_ byte: UInt8) {

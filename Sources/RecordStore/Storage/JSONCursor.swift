@@ -270,6 +270,11 @@ struct JSONCursor: ~Copyable {
     /// (or the end), OR-ing the bytes before it into `highBits`: eight bytes at a time while none
     /// of them is one of those.
     func plainRunEnd(from start: Int, highBits: inout UInt64) -> Int {
+        Self.plainRunEnd(in: bytes, from: start, highBits: &highBits)
+    }
+
+    /// ``plainRunEnd(from:highBits:)`` in any bytes: the JSON writer finds what it must escape with it.
+    static func plainRunEnd(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, highBits: inout UInt64) -> Int {
         var i = start
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
