@@ -11,17 +11,16 @@ import RecordStore
 /// `Recovered` exactly while something is recovered, and its listing is built again after a
 /// change to folders (the items whose folder arrived leave it).
 extension NotesFileSystem {
-    /// Whether `change` may change what `Recovered` holds (asked before it is applied to the
-    /// listings): it adds, deletes or moves a folder (`foldersMoved`, from the folder tree's
-    /// refresh), saves an item placed there, or saves or deletes anything while the root shows
-    /// `Recovered` (an item may leave it). A folder saved in place (its name or times: every
-    /// note's save touches its folder) is not a change to folders here: the hierarchy, and so
-    /// which items are stranded, stays as it was, and finding stranded items walks every
-    /// referenced record (a thousand folders at a million notes) on every save.
-    func touchesRecovered(_ change: RecordStoreChange, foldersMoved: Bool, _ state: inout FileSystemState) -> (any: Bool, folders: Bool) {
-        if foldersMoved { return (true, true) }
-        if state.listings[Self.rootInode]?.nameOf[Self.recoveredInode] != nil { return (true, false) }
-        return (change.saved.contains { parentInode(of: $0, &state) == Self.recoveredInode }, false)
+    /// Whether `change`, which adds, deletes or moves no folder, may still change what `Recovered`
+    /// holds (asked before it is applied to the listings): it saves an item placed there, or saves
+    /// or deletes anything while the root shows `Recovered` (an item may leave it). A change to
+    /// folders always may; a folder saved in place (its name or times: every note's save touches
+    /// its folder) is not one, since the hierarchy, and so which items are stranded, stays as it
+    /// was, and finding stranded items walks every referenced record (a thousand folders at a
+    /// million notes).
+    func touchesRecovered(_ change: RecordStoreChange, _ state: inout FileSystemState) -> Bool {
+        if state.listings[Self.rootInode]?.nameOf[Self.recoveredInode] != nil { return true }
+        return change.saved.contains { parentInode(of: $0, &state) == Self.recoveredInode }
     }
 
     /// Shows or hides the root's `Recovered` entry as the tree now requires, and drops its

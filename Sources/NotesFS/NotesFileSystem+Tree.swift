@@ -70,7 +70,7 @@ extension NotesFileSystem {
                 state.inodeCaches.removeAllTags()
                 continue
             }
-            let recovered = touchesRecovered(change, foldersMoved: folders.moved, &state)
+            let recovered = folders.moved || touchesRecovered(change, &state)
             for metadata in change.deleted {
                 let inode = metadata.identity
                 // Taken over by a saved record (rename over an existing file): the save below moves it.
@@ -90,8 +90,7 @@ extension NotesFileSystem {
                 }
                 state.listings[inode] = nil
                 state.openFiles[inode]?.orphaned = true
-                state.inodeCaches[cachedTag: inode] = nil
-                state.inodeCaches[accessTime: inode] = nil
+                state.inodeCaches.remove(inode)
             }
             for metadata in change.saved {
                 let inode = metadata.identity
@@ -125,7 +124,7 @@ extension NotesFileSystem {
                     refreshCleanBuffer(inode, tag: metadata.recordChangeTag, &state)
                 }
             }
-            if recovered.any { refreshRecovered(foldersChanged: recovered.folders, &out, &state) }
+            if recovered { refreshRecovered(foldersChanged: folders.moved, &out, &state) }
         }
         if !out.isEmpty {
             outbox.withLock { $0.append(contentsOf: out) }
