@@ -170,8 +170,7 @@ extension NotesFileSystem {
         for parent in parents { _ = state.listings[parent]?.remove(replacedInode) }
         state.parentOf[replacedInode] = nil
         state.openFiles[replacedInode]?.orphaned = true
-        state.inodeCaches[cachedTag: replacedInode] = nil
-        state.inodeCaches[accessTime: replacedInode] = nil
+        state.inodeCaches.remove(replacedInode)
         state.openFiles[inode]?.baseTag = saved.recordChangeTag
         state.inodeCaches[cachedTag: inode] = saved.recordChangeTag
     }

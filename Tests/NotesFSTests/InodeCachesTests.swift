@@ -58,5 +58,10 @@ import Testing
         caches[cachedTag: 9] = "2p"
         #expect(caches.removeAccessTime(9) == FileTime(seconds: 42))
         #expect(caches[cachedTag: 9] == "2p" && caches[accessTime: 10] == FileTime(seconds: 43))
+        // Removing an inode forgets both of its own, an atime kept apart too, and no other's.
+        caches[accessTime: 9] = FileTime(seconds: 20_000_000_000)
+        caches.remove(9)
+        #expect(caches[cachedTag: 9] == nil && caches[accessTime: 9] == nil)
+        #expect(caches[accessTime: 10] == FileTime(seconds: 43))
     }
 }

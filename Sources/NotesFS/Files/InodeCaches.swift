@@ -55,6 +55,12 @@ struct InodeCaches {
         return time
     }
 
+    /// Forgets both of `inode`'s (its record is gone or replaced).
+    mutating func remove(_ inode: Inode) {
+        entries[inode] = nil
+        farAccessTimes[inode] = nil
+    }
+
     /// Forgets every cached tag (the kernel's pages may all be stale); the atimes stay.
     mutating func removeAllTags() {
         for inode in Array(entries.keys) { update(inode) { $0.tag = Self.noTag } }
