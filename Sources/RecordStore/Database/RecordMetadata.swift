@@ -53,11 +53,6 @@ public struct RecordMetadata: Sendable, Hashable {
     func record(reservingCapacity extra: Int) -> Record {
         var fields = [String: FieldValue](minimumCapacity: smallFields.count + extra)
         for field in smallFields { fields[field.key] = field.value }
-        return systemFields(fields: fields)
-    }
-
-    /// A record of the system fields and omitted sizes, with `fields`.
-    private func systemFields(fields: [String: FieldValue]) -> Record {
         var record = Record(
             recordID: recordID, recordType: recordType, changeTag: recordChangeTag, creationDate: creationDate,
             modificationDate: modificationDate, identity: storedIdentity, fields: fields)
