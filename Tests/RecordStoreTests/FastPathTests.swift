@@ -159,6 +159,30 @@ import Testing
         }
     }
 
+    /// Hostile nesting in a member of note files that the index does not hold, read by a query's
+    /// batch (on several threads): up to the parsers' limit of 512 it is stepped over and the notes
+    /// come back; past it every file is damaged, its note left out (and logged), and nothing crashes.
+    @Test(arguments: [500, 600]) func deepNestingInRecordFilesIsSteppedOverOrRefused(_ depth: Int) throws {
+        let db = try makeDatabase()
+        try db.modify(saving: [folder("f")])
+        try db.modify(saving: (0..<64).map { note("n\($0)", folder: "f", text: String(repeating: "text \($0) ", count: 40)) })
+        let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        for i in 0..<64 {
+            let path = db.layout.recordPath("n\(i)")
+            let json = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(json.hasSuffix("}"))
+            try Data((json.dropLast() + #","extra":"# + nested + "}").utf8).write(to: URL(fileURLWithPath: path))
+        }
+        let inF = try RecordStore.Predicate(format: "folder == %@", .reference(Reference(recordID: RecordID(recordName: "f"), action: .deleteSelf)))
+        let records = try db.query(Query(recordType: "Note", predicate: inF)).records
+        if depth < 512 {
+            #expect(records.count == 64)
+            #expect(records.allSatisfy { $0["text"]?.stringValue?.hasPrefix("text ") == true })
+        } else {
+            #expect(records.isEmpty)
+        }
+    }
+
     @Test func aStringInsideADocumentEndsAtItsOwnQuote() throws {
         let data = Data(#"["one\n", "two \"quoted\"\\", "three"]"#.utf8)
         let strings: [String] = try data.withJSONCursor { (cursor) throws(JSONSyntaxError) in
