@@ -4,6 +4,8 @@
 //   store-bench open DB                     time to open, peak RSS of this process
 //   store-bench checkpoint DB               fold the journal into index.jsonl (then `open` reads the snapshot alone)
 //   store-bench save DB [SAVES]             the cost of one save (one note per modify) at this size
+//   store-bench stall DB                    1 MiB notes saved until a checkpoint has started: the slowest
+//                                           save beside the median, then the wait for the checkpoint
 //   store-bench ops DB                      saves+sync/s, folder fetch, CONTAINS[c] query, cascade delete
 //   store-bench reads DB [ROUNDS] [fetch|contains]
 //                                           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS
@@ -90,7 +92,7 @@ func editAndSave(_ db: RecordDatabase, _ id: RecordID, _ suffix: String) throws 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
     print(
-        "usage: store-bench generate DB NOTES FOLDERS | open DB | checkpoint DB | save DB [SAVES] | ops DB | reads DB [ROUNDS] [fetch|contains]"
+        "usage: store-bench generate DB NOTES FOLDERS | open DB | checkpoint DB | save DB [SAVES] | stall DB | ops DB | reads DB [ROUNDS] [fetch|contains]"
     )
     exit(64)
 }
@@ -151,6 +153,34 @@ do {
         let checkpointStart = now()
         try db.checkpoint()
         report("one checkpoint (\(db.recordCount) records)", String(format: "%.3f s", now() - checkpointStart))
+        try db.close()
+    case "stall":
+        // The save that takes the journal past max(4 MiB, half the snapshot) starts a checkpoint:
+        // every save is timed, until the journal holds that much of 1 MiB notes (then they are deleted).
+        let db = try RecordDatabase(path: path, backgroundThread: false)
+        let snapshot = (try? FileManager.default.attributesOfItem(atPath: path + "/index.jsonl")[.size] as? Int) ?? 0
+        let saves = max(4 << 20, snapshot / 2) / (1 << 20) + 2
+        let folder = RecordID(recordName: "folder-0")
+        let text = String(repeating: "stall ", count: (1 << 20) / 6)
+        var times: [Double] = []
+        var ids: [RecordID] = []
+        for i in 0..<saves {
+            let note = Note(title: "Stall \(i)", text: text, folder: folder, recordID: RecordID(recordName: "stall-\(i)"))
+            let start = now()
+            try db.modify(saving: [note.record])
+            times.append(now() - start)
+            ids.append(note.recordID)
+        }
+        let waitStart = now()
+        db.waitForCheckpoint()
+        let waited = now() - waitStart
+        report(
+            "\(saves) saves of a 1 MiB note (\(db.recordCount) records)",
+            String(format: "median %.1f ms, slowest %.1f ms (save %d)", median(times) * 1000, times.max()! * 1000,
+                times.firstIndex(of: times.max()!)!),
+            target: "the same at 1,000,000 as at 1,000")
+        report("then waiting for the checkpoint", String(format: "%.2f s", waited))
+        try db.modify(deleting: ids)
         try db.close()
     case "ops":
         let db = try RecordDatabase(path: path, backgroundThread: false)

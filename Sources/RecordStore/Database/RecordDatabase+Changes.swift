@@ -115,11 +115,15 @@ extension RecordDatabase {
         var changes = try applyNewEntries(&state)
         if replaced {
             let next = try JournalFile(path: layout.journal, writable: !isReadOnly)
-            if next.baseSeq == state.index.seq {
+            // Read to its end, the old journal holds every commit up to the new one's base (a
+            // background checkpoint's journal carries the lines after its base: they are skipped).
+            if next.baseSeq <= state.index.seq {
                 state.journal.close()
                 state.journal = next
-                // The checkpoint that started it rewrote every record file behind the old journal.
-                state.index.staleRecordFiles = []
+                state.endCheckpoint()  // another process checkpointed first
+                // The checkpoint that started it rewrote every record file lagging at its base.
+                let base = next.baseSeq
+                state.index.staleRecordFiles = state.index.staleRecordFiles.filter { (state.index.entries[$0]?.seq ?? 0) > base }
                 changes += try applyNewEntries(&state)
             } else {
                 next.close()
@@ -180,6 +184,7 @@ extension RecordDatabase {
                 index.apply(entry)
                 last = entry
             }
+            state.endCheckpoint()  // its earlier metadata went with the old index
             state.index = index
             if let damage { log(damage) }
             state.unverifiedForeignEntry = last

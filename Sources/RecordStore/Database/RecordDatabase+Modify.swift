@@ -105,8 +105,8 @@ extension RecordDatabase {
                     RecordStoreChange(
                         saved: saved, deleted: deleted, isExternal: asExternalChange, isReset: false,
                         token: ChangeToken(databaseID: databaseID, seq: seq)))
-                if state.journal.size > max(Self.checkpointMinimum, state.snapshotBytes / 2) {
-                    do { try checkpoint(&state) } catch { log("checkpoint: \(error)") }
+                if state.checkpoint == nil, state.journal.size > max(Self.checkpointMinimum, state.snapshotBytes / 2) {
+                    do { try startCheckpoint(&state) } catch { log("checkpoint: \(error)") }
                 }
                 return (entry, changes)
             }
@@ -118,7 +118,6 @@ extension RecordDatabase {
         return entry
     }
 
-    static let checkpointMinimum = 4 << 20
     static let identityBlock: UInt64 = 256
 
     /// An identity for a record not saved yet (see ``Record/useReservedIdentity(_:)``).
@@ -334,27 +333,6 @@ extension RecordDatabase {
         notify(changes)
     }
 
-    /// Makes everything durable, writes the index snapshot and starts a new journal generation.
-    /// Called with the commit lock held.
-    func checkpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
-        refreshWholeRecordFiles(&state)
-        try refreshPartialRecordFiles(&state)
-        try Sys.syncfs(state.lockFD, path: layout.root)
-        let generation = state.journal.generation &+ 1  // from disk; a wrap only renames the generation
-        state.snapshotBytes = try Snapshot.write(
-            state.index, generation: generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
-        try JournalFile.create(
-            path: layout.journal, temp: RecordFiles.tempPath(layout), generation: generation, baseSeq: state.index.seq)
-        let next = try JournalFile(path: layout.journal)
-        state.journal.close()
-        state.journal = next
-        state.dirty = false
-        state.unsyncedAssets = []
-        // Everything is durable (syncfs): what this process left unused and what crashes left can go.
-        collectAssets(&state)
-        _ = sweepOrphans(&state, olderThan: Self.assetGracePeriod)
-    }
-
     /// Makes every commit so far survive power loss: fsyncs new assets, then the journal; then
     /// deletes the assets this process's commits left unused (see ``RecordDatabase/makeAsset(_:)``).
     ///
@@ -381,18 +359,5 @@ extension RecordDatabase {
 
     func syncIfDirty() throws(RecordStoreError) {
         if state.withLock({ $0.dirty || !$0.unsyncedAssets.isEmpty || !$0.collectable.isEmpty }) { try sync() }
-    }
-
-    /// Forces a checkpoint now (tests and `fsck` use it).
-    public func checkpoint() throws(RecordStoreError) {
-        guard !isReadOnly else { throw .readOnly(path: path) }
-        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
-            try Sys.lock(state.lockFD, path: layout.lockFile)
-            defer { Sys.unlock(state.lockFD) }
-            let changes = try catchUp(&state)
-            try checkpoint(&state)
-            return changes
-        }
-        notify(changes)
     }
 }

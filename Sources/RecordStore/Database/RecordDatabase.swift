@@ -23,6 +23,11 @@ public final class RecordDatabase: Sendable {
     let observers = Mutex<[UInt64: @Sendable (RecordStoreChange) -> Void]>([:])
     let nextObserverID = Atomic<UInt64>(1)
     let background = Atomic<Bool>(true)
+    /// Entered while a background checkpoint runs (``startCheckpoint(_:)``): `close()` waits for it.
+    let checkpoints = DispatchGroup()
+    /// Tests only: called by a background checkpoint after its first slice of metadata, with no
+    /// lock held (so that a test can commit, or checkpoint from another instance, meanwhile).
+    let checkpointPause = Mutex<(@Sendable () -> Void)?>(nil)
     /// Problems met while reading (damaged files), for logs and fsck.
     let problemLog = Mutex<[String]>([])
 
@@ -80,6 +85,7 @@ public final class RecordDatabase: Sendable {
     /// Stops the background thread and makes everything durable.
     public func close() throws(RecordStoreError) {
         background.store(false, ordering: .relaxed)
+        waitForCheckpoint()
         try sync()
     }
 
@@ -335,4 +341,6 @@ struct DatabaseState: ~Copyable {
     var reservedIdentities: Range<UInt64> = 0..<0
     /// The last journal entry read from another process, whose record files are not yet checked.
     var unverifiedForeignEntry: JournalEntry?
+    /// The background checkpoint this process is writing, if any (``RecordDatabase/startCheckpoint(_:)``).
+    var checkpoint: CheckpointInProgress?
 }

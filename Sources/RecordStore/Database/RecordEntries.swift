@@ -9,6 +9,16 @@ struct RecordEntries: Sequence {
     /// Position in ``values`` of each record, by name (the name is its `recordID.recordName`).
     private var positions: [String: Int] = [:]
     private(set) var values: [RecordMetadata] = []
+    /// While a background checkpoint writes the snapshot of an earlier moment (see
+    /// ``RecordDatabase/startCheckpoint(_:)``): each record's metadata at that moment, kept at its
+    /// first change since. Nil when no checkpoint runs; memory is one entry per record changed
+    /// while it runs.
+    private var earlier: [String: Earlier]?
+
+    /// A record's metadata at the moment ``keepEarlierValues()`` was called (nil: it did not exist).
+    private struct Earlier {
+        var metadata: RecordMetadata?
+    }
 
     var count: Int { values.count }
     var isEmpty: Bool { values.isEmpty }
@@ -20,6 +30,7 @@ struct RecordEntries: Sequence {
                 removeValue(forKey: name)
                 return
             }
+            if earlier != nil { keepEarlier(name, positions[name].map { values[$0] }) }
             // One hash lookup: the position of the record, or the next one, stored if new.
             let next = values.count
             let position = Self.value(&positions[name, default: next])
@@ -39,12 +50,34 @@ struct RecordEntries: Sequence {
     mutating func removeValue(forKey name: String) -> RecordMetadata? {
         guard let position = positions.removeValue(forKey: name) else { return nil }
         let removed = values[position]
+        if earlier != nil { keepEarlier(name, removed) }
         let last = values.removeLast()
         if position < values.count {
             values[position] = last
             positions[last.recordID.recordName] = position
         }
         return removed
+    }
+
+    /// Names of every record, in iteration order.
+    var names: [String] { values.map(\.recordID.recordName) }
+
+    /// From now on, keeps each record's metadata as it is now at its first change (see
+    /// ``valueWhenKept(_:)``), until ``forgetEarlierValues()``.
+    mutating func keepEarlierValues() { earlier = [:] }
+
+    mutating func forgetEarlierValues() { earlier = nil }
+
+    /// The record's metadata when ``keepEarlierValues()`` was last called, if it was kept since
+    /// (nil: the record did not exist then); its current metadata otherwise.
+    func valueWhenKept(_ name: String) -> RecordMetadata? {
+        if let kept = earlier?[name] { return kept.metadata }
+        return self[name]
+    }
+
+    private mutating func keepEarlier(_ name: String, _ value: RecordMetadata?) {
+        guard earlier?[name] == nil else { return }  // changed before: its earlier value is kept
+        earlier?[name] = Earlier(metadata: value)
     }
 
     mutating func reserveCapacity(_ count: Int) {

@@ -105,8 +105,36 @@ struct JournalFile {
 
     /// Creates a fresh journal durably (temp + fsync + rename + directory fsync).
     static func create(path: String, temp: String, generation: UInt64, baseSeq: UInt64) throws(RecordStoreError) {
-        let header = "{\"journal\":1,\"generation\":\(generation),\"baseSeq\":\(baseSeq)}\n"
-        try Sys.writeFileAtomically(path, Array(header.utf8), temp: temp, durable: true)
+        try Sys.writeFileAtomically(path, header(generation: generation, baseSeq: baseSeq), temp: temp, durable: true)
+    }
+
+    private static func header(generation: UInt64, baseSeq: UInt64) -> [UInt8] {
+        Array("{\"journal\":1,\"generation\":\(generation),\"baseSeq\":\(baseSeq)}\n".utf8)
+    }
+
+    /// Replaces the journal at `path` durably (as ``create(path:temp:generation:baseSeq:)``) by a
+    /// new generation that carries over `old`'s complete lines from byte `carriedFrom` on (the
+    /// commits after `baseSeq`, made while a background checkpoint wrote its snapshot), copied a
+    /// block at a time. Call with the commit lock held, `old` read to its end. Returns the new
+    /// journal, its lines read (the caller has applied them).
+    static func replace(
+        _ old: JournalFile, carryingFrom carriedFrom: Int, temp: String, generation: UInt64, baseSeq: UInt64
+    ) throws(RecordStoreError) -> JournalFile {
+        guard carriedFrom <= old.offset else { throw .invalidArguments("journal lines to carry start past its end") }
+        let header = header(generation: generation, baseSeq: baseSeq)
+        try Sys.writeFileAtomically(old.path, temp: temp, durable: true) { (out) throws(RecordStoreError) in
+            try Sys.writeAll(out, header, path: temp)
+            var copied = carriedFrom
+            while copied < old.offset {
+                let bytes = try Sys.pread(old.fd, count: min(1 << 20, old.offset - copied), offset: copied, path: old.path)
+                if bytes.isEmpty { throw RecordStoreError.io(path: old.path, operation: "read (file shrank)", errno: EIO) }
+                try Sys.writeAll(out, bytes, path: temp)
+                copied += bytes.count
+            }
+        }
+        var next = try JournalFile(path: old.path)
+        next.offset = header.count + old.offset - carriedFrom
+        return next
     }
 
     /// Opens the journal (read-only unless `writable`) and reads its header.

@@ -47,7 +47,7 @@ enum Snapshot {
 
     /// The header line: counters and the tombstones (up to ``RecordIndex/tombstoneLimit`` of them,
     /// megabytes after a mass delete), handed to `flush` a block at a time like the records.
-    private static func writeHeader(
+    static func writeHeader(
         _ index: RecordIndex, generation: UInt64, into w: inout JSONWriter, flush: (inout JSONWriter) throws(RecordStoreError) -> Void
     ) throws(RecordStoreError) {
         var first = true

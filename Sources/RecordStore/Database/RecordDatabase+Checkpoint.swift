@@ -1,0 +1,220 @@
+import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Checkpoints: the index snapshot (`index.jsonl`) is rewritten and the journal started afresh.
+///
+/// A commit that finds the journal over half the snapshot's size (and at least
+/// ``checkpointMinimum``) starts one in the background (``startCheckpoint(_:)``), so that no save
+/// waits for the snapshot: at 1,000,000 notes it is 340 MB, seconds of work. The snapshot holds
+/// the index as it was at that commit (seq `S`):
+///
+/// 1. At the commit, with both locks held: every lagging record file is rewritten, the snapshot's
+///    header is written to a temp file, the record names are listed, and the index starts keeping
+///    the metadata each record had at `S` when it first changes (``RecordEntries/keepEarlierValues()``).
+/// 2. On a thread of its own, without the commit lock: `syncfs` makes every record file written
+///    up to `S` durable; then the metadata of `S` is written a slice at a time, each slice read
+///    under the state lock (about a millisecond); the temp file is fsynced. Commits go on meanwhile.
+/// 3. With both locks held again: `syncfs` (the assets of the commits since `S`), the snapshot is
+///    renamed into place, and the journal is replaced by a new generation whose base is `S` and
+///    which carries the lines of the commits made since (``JournalFile/replace(_:carryingFrom:temp:generation:baseSeq:)``).
+///
+/// A crash at any point leaves a snapshot and a journal that together hold every commit: before
+/// the rename, the old pair; between the renames, the new snapshot and the old journal (whose
+/// lines up to `S` are skipped at open); after, the new pair. When another process checkpoints
+/// first, or this one reloads its index, the background checkpoint is dropped (its temp file
+/// removed) and the next commit over the threshold starts another.
+extension RecordDatabase {
+    static let checkpointMinimum = 4 << 20
+    /// Records whose metadata the background checkpoint writes per hold of the state lock.
+    static let checkpointSlice = 1_000
+
+    /// Forces a checkpoint now, in the caller's thread (tests and `fsck` use it).
+    public func checkpoint() throws(RecordStoreError) {
+        guard !isReadOnly else { throw .readOnly(path: path) }
+        let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
+            try Sys.lock(state.lockFD, path: layout.lockFile)
+            defer { Sys.unlock(state.lockFD) }
+            let changes = try catchUp(&state)
+            try checkpoint(&state)
+            return changes
+        }
+        notify(changes)
+    }
+
+    /// Waits for a background checkpoint this process started, if one is running.
+    public func waitForCheckpoint() { checkpoints.wait() }
+
+    /// Makes everything durable, writes the index snapshot and starts a new journal generation,
+    /// all before it returns (a background checkpoint in progress is dropped). Called with the
+    /// commit lock held.
+    func checkpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
+        state.endCheckpoint()
+        refreshWholeRecordFiles(&state)
+        try refreshPartialRecordFiles(&state)
+        try Sys.syncfs(state.lockFD, path: layout.root)
+        let generation = state.journal.generation &+ 1  // from disk; a wrap only renames the generation
+        let bytes = try Snapshot.write(state.index, generation: generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
+        try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: generation, baseSeq: state.index.seq)
+        switchJournal(&state, to: try JournalFile(path: layout.journal), snapshotBytes: bytes)
+    }
+
+    /// What both kinds of checkpoint do once the new snapshot and journal are in place.
+    private func switchJournal(_ state: inout DatabaseState, to next: JournalFile, snapshotBytes: Int) {
+        state.journal.close()
+        state.journal = next
+        state.snapshotBytes = snapshotBytes
+        state.dirty = false
+        state.unsyncedAssets = []
+        // Everything is durable (syncfs): what this process left unused and what crashes left can go.
+        collectAssets(&state)
+        _ = sweepOrphans(&state, olderThan: Self.assetGracePeriod)
+    }
+
+    /// Starts a background checkpoint of the index as it is now (step 1 in this type's
+    /// description). Called by a commit with the commit lock held and the index caught up.
+    func startCheckpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
+        refreshWholeRecordFiles(&state)
+        try refreshPartialRecordFiles(&state)
+        let temp = RecordFiles.tempPath(layout)
+        let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        var written = 0
+        do throws(RecordStoreError) {
+            var w = JSONWriter(capacity: Snapshot.writeBlock + (1 << 16))
+            func flush(_ w: inout JSONWriter) throws(RecordStoreError) {
+                try Sys.writeAll(fd, w.bytes, path: temp)
+                written += w.bytes.count
+                w.bytes.removeAll(keepingCapacity: true)
+            }
+            try Snapshot.writeHeader(state.index, generation: state.journal.generation &+ 1, into: &w, flush: flush)
+            try flush(&w)
+        } catch {
+            Sys.close(fd)
+            try? Sys.unlink(temp)
+            throw error
+        }
+        let started = CheckpointInProgress(
+            temp: temp, seq: state.index.seq, generation: state.journal.generation, journalOffset: state.journal.size)
+        let names = state.index.entries.names
+        let headerBytes = written
+        state.index.entries.keepEarlierValues()
+        state.checkpoint = started
+        checkpoints.enter()
+        // The thread holds the database until it is done: `close()` and `deinit` wait for it.
+        let thread = Thread { [self] in
+            defer { checkpoints.leave() }
+            finishCheckpoint(started, fd: fd, headerBytes: headerBytes, names: names)
+        }
+        thread.name = "notesfs.checkpoint"
+        thread.start()
+    }
+
+    /// Steps 2 and 3 of this type's description, on the checkpoint's thread; closes `fd`.
+    private func finishCheckpoint(_ started: CheckpointInProgress, fd: Int32, headerBytes: Int, names: [String]) {
+        var total = headerBytes
+        let written: Bool
+        do throws(RecordStoreError) {
+            defer { Sys.close(fd) }
+            written = try writeSnapshotLines(started, fd: fd, names: names, total: &total)
+            if written { try Sys.fsync(fd, path: started.temp) }
+        } catch {
+            log("checkpoint: \(error)")
+            dropCheckpoint(started)
+            return
+        }
+        guard written else {
+            dropCheckpoint(started)
+            return
+        }
+        do {
+            let (done, changes) = try state.withLock { (state) throws(RecordStoreError) -> (Bool, [RecordStoreChange]) in
+                try Sys.lock(state.lockFD, path: layout.lockFile)
+                defer { Sys.unlock(state.lockFD) }
+                let changes = try catchUp(&state)
+                // Still this checkpoint's journal: no other process replaced it, this one did not reload.
+                guard state.checkpoint?.temp == started.temp, state.journal.generation == started.generation,
+                    try !state.journal.isReplaced()
+                else { return (false, changes) }
+                // The commits since `S` are carried over: their assets must be durable first.
+                try Sys.syncfs(state.lockFD, path: layout.root)
+                try Sys.rename(started.temp, layout.snapshot)
+                try Sys.fsyncPath(layout.root, directory: true)
+                let next = try JournalFile.replace(
+                    state.journal, carryingFrom: started.journalOffset, temp: RecordFiles.tempPath(layout),
+                    generation: started.generation &+ 1, baseSeq: started.seq)
+                state.endCheckpoint()
+                switchJournal(&state, to: next, snapshotBytes: total)
+                return (true, changes)
+            }
+            notify(changes)
+            if done { return }
+        } catch {
+            log("checkpoint: \(error)")
+        }
+        dropCheckpoint(started)
+    }
+
+    /// Writes the metadata of every record as it was at the checkpoint's start, a slice at a time
+    /// under the state lock, into `fd`. False when the checkpoint was dropped meanwhile.
+    private func writeSnapshotLines(
+        _ started: CheckpointInProgress, fd: Int32, names: [String], total: inout Int
+    ) throws(RecordStoreError) -> Bool {
+        // Record files written up to the checkpoint's commit, made durable without holding a lock.
+        try Sys.syncfs(fd, path: layout.root)
+        var w = JSONWriter(capacity: Snapshot.writeBlock + (1 << 16))
+        var next = 0
+        while next < names.count {
+            let end = min(next + Self.checkpointSlice, names.count)
+            let current = state.withLock { state in
+                guard state.checkpoint?.temp == started.temp else { return false }
+                for name in names[next..<end] {
+                    guard let metadata = state.index.entries.valueWhenKept(name) else { continue }
+                    metadata.write(into: &w)
+                    w.raw("\n")
+                }
+                return true
+            }
+            guard current else { return false }
+            if next == 0, let pause = checkpointPause.withLock({ $0 }) { pause() }
+            next = end
+            if w.bytes.count >= Snapshot.writeBlock || next == names.count {
+                try Sys.writeAll(fd, w.bytes, path: started.temp)
+                total += w.bytes.count
+                w.bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        return true
+    }
+
+    /// Forgets a background checkpoint that did not complete (its temp file is removed); the
+    /// journal and snapshot it would have replaced are untouched.
+    private func dropCheckpoint(_ started: CheckpointInProgress) {
+        try? Sys.unlink(started.temp)
+        state.withLock { state in
+            if state.checkpoint?.temp == started.temp { state.endCheckpoint() }
+        }
+    }
+}
+
+/// What a background checkpoint captured when it started (see ``RecordDatabase/startCheckpoint(_:)``).
+struct CheckpointInProgress: Sendable {
+    /// The snapshot's temp file, which also names this checkpoint.
+    let temp: String
+    /// The commit whose index the snapshot holds: the new journal's base.
+    let seq: UInt64
+    /// The journal generation it replaces.
+    let generation: UInt64
+    /// Where the journal's lines after `seq` start.
+    let journalOffset: Int
+}
+
+extension DatabaseState {
+    /// Drops the background checkpoint in progress, if any: the index stops keeping earlier metadata.
+    mutating func endCheckpoint() {
+        guard checkpoint != nil else { return }
+        checkpoint = nil
+        index.entries.forgetEarlierValues()
+    }
+}
