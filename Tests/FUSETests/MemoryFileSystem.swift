@@ -27,6 +27,8 @@ final class MemoryFileSystem: FileSystem {
         var initialized = false
         var readdirplusPacked = 0
         var lookupRequests = 0
+        /// Lookups of names starting with "hang" that have started waiting.
+        var hangsStarted = 0
     }
 
     let state = Mutex(State())
@@ -49,6 +51,7 @@ final class MemoryFileSystem: FileSystem {
     var destroyed: Bool { state.withLock { $0.destroyed } }
     var initialized: Bool { state.withLock { $0.initialized } }
     var lookupRequests: Int { state.withLock { $0.lookupRequests } }
+    var hangsStarted: Int { state.withLock { $0.hangsStarted } }
     var readdirplusPacked: Int { state.withLock { $0.readdirplusPacked } }
 
     func inode(named name: FileName, in parent: Inode = Attributes.rootInode) -> Inode? {
@@ -76,7 +79,10 @@ final class MemoryFileSystem: FileSystem {
         if let text = name.string, text.hasPrefix("errno-"), let code = Int32(text.dropFirst(6)) {
             throw Errno(rawValue: code)
         }
-        if name == "hang" { _ = hang.wait(timeout: .now() + 30) }
+        if name.string?.hasPrefix("hang") == true {
+            state.withLock { $0.hangsStarted += 1 }
+            _ = hang.wait(timeout: .now() + 30)
+        }
         return try state.withLock { (state) throws(Errno) -> Entry in
             state.lookupRequests += 1
             guard let directory = state.nodes[parent] else { throw .stale }

@@ -59,6 +59,34 @@ import Testing
         }
     }
 
+    /// Requests that take long do not hold up the others: the loop's leader hands the reading to
+    /// another worker (a new one for each, here) while it is held up. Three lookups wait until
+    /// released; a file is read and written meanwhile.
+    @Test func slowRequestsDoNotHoldUpTheOthers() throws {
+        let fileSystem = MemoryFileSystem()
+        try withMount(fileSystem) { _, root in
+            // In a directory of its own: the kernel holds the root locked while a lookup in it runs.
+            // (and each slow lookup in a directory of its own, for the same reason).
+            for name in ["d", "h0", "h1", "h2"] { #expect(mkdir(root + "/" + name, 0o755) == 0) }
+            #expect(writeFile(root + "/d/other", "x") == 0)
+            let finished = DispatchSemaphore(value: 0)
+            for i in 0..<3 {
+                Thread {
+                    _ = statOf(root + "/h\(i)/hang")
+                    finished.signal()
+                }.start()
+            }
+            for _ in 0..<10_000 where fileSystem.hangsStarted < 3 { usleep(1_000) }
+            #expect(fileSystem.hangsStarted == 3)
+            #expect(readFile(root + "/d/other") == "x")
+            #expect(writeFile(root + "/d/more", "y") == 0)
+            #expect(readFile(root + "/d/more") == "y")
+            #expect(finished.wait(timeout: .now()) == .timedOut, "the slow lookups were still waiting")
+            for _ in 0..<3 { fileSystem.releaseHang() }
+            for _ in 0..<3 { #expect(finished.wait(timeout: .now() + 20) == .success) }
+        }
+    }
+
     @Test func watchdogAbortsAHungHandler() throws {
         let fileSystem = MemoryFileSystem()
         let directory = makeTemporaryDirectory()
