@@ -9,8 +9,8 @@ import Testing
 /// journal, and every way it can end leaves a database that opens to every commit.
 @Suite struct BackgroundCheckpointTests {
     /// A database of a folder and 1,500 small notes (more than one slice of the checkpoint).
-    static func database() throws -> RecordDatabase {
-        let db = try makeDatabase()
+    static func database(at path: String = makeTemporaryDirectory()) throws -> RecordDatabase {
+        let db = try makeDatabase(path)
         try db.modify(saving: [folder("f")] + (0..<1500).map { note("n\($0)", folder: "f", text: "small \($0)") })
         return db
     }
@@ -151,6 +151,57 @@ import Testing
         let start = try Self.commitOverTheThreshold(db, named: "again")
         db.waitForCheckpoint()
         #expect(try Self.journalHeader(db) == (before.generation + 2, start))
+    }
+
+    /// Runs a program by path; its exit status.
+    static func run(_ path: String, _ arguments: String...) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test func aCheckpointThatFindsTheDiskFullChangesNothingAndWaitsBeforeTheNext() throws {
+        let point = makeTemporaryDirectory("full")
+        defer { rmdir(point) }
+        try #require(try Self.run("/bin/mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", point) == 0)
+        defer { _ = try? Self.run("/bin/umount", point) }
+        let db = try Self.database(at: point + "/db")
+        let gate = Self.pauseCheckpoint(db)
+        let before = try Self.journalHeader(db)
+        _ = try Self.commitOverTheThreshold(db)
+        #expect(gate.paused.wait(timeout: .now() + 60) == .success)
+        // Fill the disk: the rest of the snapshot cannot be written.
+        let fill = point + "/fill"
+        let fd = open(fill, O_WRONLY | O_CREAT, 0o600)
+        try #require(fd >= 0)
+        let zeros = [UInt8](repeating: 0, count: 1 << 16)
+        while write(fd, zeros, zeros.count) > 0 {}
+        #expect(errno == ENOSPC)
+        close(fd)
+        gate.resume.signal()
+        db.waitForCheckpoint()
+
+        #expect(try Self.journalHeader(db) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: db.layout.temp).isEmpty)
+        #expect(db.state.withLock { $0.checkpoint == nil })
+        #expect(db.recentProblems.contains { $0.hasPrefix("checkpoint:") }, "\(db.recentProblems)")
+        let live = Self.everything(db)
+        #expect(live.count == 1 + 1500 + 5)
+        #expect(Self.everything(try makeDatabase(db.path)) == live)
+
+        // Room again. A small commit starts no other checkpoint: after a failure it waits for 4 MiB more.
+        try #require(unlink(fill) == 0)
+        db.checkpointPause.withLock { $0 = nil }
+        try db.modify(saving: [note("small", folder: "f")])
+        db.waitForCheckpoint()
+        #expect(try Self.journalHeader(db) == before)
+        let start = try Self.commitOverTheThreshold(db, named: "again")
+        db.waitForCheckpoint()
+        #expect(try Self.journalHeader(db) == (before.generation + 1, start))
+        #expect(Self.everything(try makeDatabase(db.path)) == Self.everything(db))
     }
 
     @Test func closeWaitsForTheBackgroundCheckpoint() throws {

@@ -120,8 +120,7 @@ extension RecordDatabase {
             written = try writeSnapshotLines(started, fd: fd, names: names, total: &total)
             if written { try Sys.fsync(fd, path: started.temp) }
         } catch {
-            log("checkpoint: \(error)")
-            dropCheckpoint(started)
+            dropCheckpoint(started, failure: error)
             return
         }
         guard written else {
@@ -151,7 +150,8 @@ extension RecordDatabase {
             notify(changes)
             if done { return }
         } catch {
-            log("checkpoint: \(error)")
+            dropCheckpoint(started, failure: error)
+            return
         }
         dropCheckpoint(started)
     }
@@ -190,11 +190,20 @@ extension RecordDatabase {
 
     /// Forgets a background checkpoint that did not complete (its temp file is removed); the
     /// journal and snapshot it would have replaced are untouched.
-    private func dropCheckpoint(_ started: CheckpointInProgress) {
+    private func dropCheckpoint(_ started: CheckpointInProgress, failure: RecordStoreError? = nil) {
         try? Sys.unlink(started.temp)
         state.withLock { state in
-            if state.checkpoint?.temp == started.temp { state.endCheckpoint() }
+            guard state.checkpoint?.temp == started.temp else { return }
+            state.endCheckpoint()
+            if let failure { checkpointFailed(failure, state: &state) }
         }
+    }
+
+    /// Logs a checkpoint's failure; the next is tried once the journal has grown by another
+    /// ``checkpointMinimum`` (or been replaced).
+    func checkpointFailed(_ error: RecordStoreError, state: inout DatabaseState) {
+        log("checkpoint: \(error)")
+        state.checkpointRetry = (state.journal.generation, state.journal.size + Self.checkpointMinimum)
     }
 }
 
@@ -211,6 +220,14 @@ struct CheckpointInProgress: Sendable {
 }
 
 extension DatabaseState {
+    /// Whether a commit should start a checkpoint: none runs, the journal is over half the
+    /// snapshot (and ``RecordDatabase/checkpointMinimum``), and no failure asks to wait.
+    var wantsCheckpoint: Bool {
+        guard checkpoint == nil, journal.size > max(RecordDatabase.checkpointMinimum, snapshotBytes / 2) else { return false }
+        guard let retry = checkpointRetry, retry.generation == journal.generation else { return true }
+        return journal.size >= retry.size
+    }
+
     /// Drops the background checkpoint in progress, if any: the index stops keeping earlier metadata.
     mutating func endCheckpoint() {
         guard checkpoint != nil else { return }

@@ -105,8 +105,8 @@ extension RecordDatabase {
                     RecordStoreChange(
                         saved: saved, deleted: deleted, isExternal: asExternalChange, isReset: false,
                         token: ChangeToken(databaseID: databaseID, seq: seq)))
-                if state.checkpoint == nil, state.journal.size > max(Self.checkpointMinimum, state.snapshotBytes / 2) {
-                    do { try startCheckpoint(&state) } catch { log("checkpoint: \(error)") }
+                if state.wantsCheckpoint {
+                    do throws(RecordStoreError) { try startCheckpoint(&state) } catch { checkpointFailed(error, state: &state) }
                 }
                 return (entry, changes)
             }

@@ -343,4 +343,8 @@ struct DatabaseState: ~Copyable {
     var unverifiedForeignEntry: JournalEntry?
     /// The background checkpoint this process is writing, if any (``RecordDatabase/startCheckpoint(_:)``).
     var checkpoint: CheckpointInProgress?
+    /// After a checkpoint failed (a full disk, say): the journal generation and size before which
+    /// no other is tried, so that a lasting failure costs one attempt per ``RecordDatabase/checkpointMinimum``
+    /// of commits, not one per commit.
+    var checkpointRetry: (generation: UInt64, size: Int)?
 }
