@@ -153,6 +153,51 @@ import Testing
         #expect(try Self.journalHeader(db) == (before.generation + 2, start))
     }
 
+    @Test func laggingFilesOfPartialRecordsAreRewrittenByTheBackgroundCheckpoint() throws {
+        let db = try Self.database()
+        let long = String(repeating: "a line of the note's text\n", count: 200)
+        let names = ["p0", "p1", "p2"]
+        try db.modify(saving: names.map { note($0, folder: "f", text: long) })
+        func rename(_ name: String, to title: String) throws {
+            var partial = try #require(db.metadata(for: RecordID(recordName: name))).record
+            partial["title"] = .string(title)
+            try db.modify(saving: [partial])
+        }
+        func file(_ name: String) throws -> String {
+            try String(contentsOfFile: db.layout.recordPath(name), encoding: .utf8)
+        }
+        // Renamed through their partial records: their files lag.
+        for name in names { try rename(name, to: "renamed \(name)") }
+        #expect(db.state.withLock { $0.index.staleRecordFiles } == Set(names))
+        let gate = Self.pauseCheckpoint(db)
+        _ = try Self.commitOverTheThreshold(db)
+        #expect(gate.paused.wait(timeout: .now() + 60) == .success)
+        #expect(try !file("p0").contains("renamed p0"))  // not before step 3
+        // Meanwhile p1 is renamed again (its file lags behind a commit the new journal holds) and
+        // p2 is saved whole (its file is written with the commit).
+        try rename("p1", to: "again p1")
+        var whole = try db.record(for: RecordID(recordName: "p2"))
+        whole["text"] = .string("new text\n" + long)
+        try db.modify(saving: [whole])
+        gate.resume.signal()
+        db.waitForCheckpoint()
+
+        #expect(try file("p0").contains("renamed p0") && file("p0").contains("a line of the note"))
+        #expect(try !file("p1").contains("renamed p1"))  // its new file was dropped
+        #expect(try file("p2").contains("new text"))  // its new file (without it) was dropped
+        #expect(db.state.withLock { $0.index.staleRecordFiles } == ["p1"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: db.layout.temp).isEmpty)
+        for reader in [db, try makeDatabase(db.path)] {
+            let p0 = try reader.record(for: RecordID(recordName: "p0"))
+            let p1 = try reader.record(for: RecordID(recordName: "p1"))
+            let p2 = try reader.record(for: RecordID(recordName: "p2"))
+            #expect(p0["title"] == "renamed p0" && p0["text"] == .string(long))
+            #expect(p1["title"] == "again p1" && p1["text"] == .string(long))
+            #expect(p2["title"] == "renamed p2" && p2["text"] == .string("new text\n" + long))
+        }
+        #expect(try db.check().problems.isEmpty)
+    }
+
     /// Runs a program by path; its exit status.
     static func run(_ path: String, _ arguments: String...) throws -> Int32 {
         let process = Process()

@@ -11,15 +11,20 @@ import Foundation
 /// waits for the snapshot: at 1,000,000 notes it is 340 MB, seconds of work. The snapshot holds
 /// the index as it was at that commit (seq `S`):
 ///
-/// 1. At the commit, with both locks held: every lagging record file is rewritten, the snapshot's
-///    header is written to a temp file, the record names are listed, and the index starts keeping
-///    the metadata each record had at `S` when it first changes (``RecordEntries/keepEarlierValues()``).
-/// 2. On a thread of its own, without the commit lock: `syncfs` makes every record file written
-///    up to `S` durable; then the metadata of `S` is written a slice at a time, each slice read
-///    under the state lock (about a millisecond); the temp file is fsynced. Commits go on meanwhile.
-/// 3. With both locks held again: `syncfs` (the assets of the commits since `S`), the snapshot is
-///    renamed into place, and the journal is replaced by a new generation whose base is `S` and
-///    which carries the lines of the commits made since (``JournalFile/replace(_:carryingFrom:temp:generation:baseSeq:)``).
+/// 1. At the commit, with both locks held: the lagging files of records the index holds whole are
+///    rewritten, the partial records with lagging files are listed, the snapshot's header is
+///    written to a temp file, the record names are listed, and the index starts keeping the
+///    metadata each record had at `S` when it first changes (``RecordEntries/keepEarlierValues()``).
+/// 2. On a thread of its own, without the commit lock: each listed partial record's new file is
+///    written to a temp file (its large fields read from its old file); `syncfs` makes them and
+///    every record file written up to `S` durable; then the metadata of `S` is written a slice at a
+///    time, each slice read under the state lock (about a millisecond); the temp file is fsynced.
+///    Commits go on meanwhile.
+/// 3. With both locks held again: the partial records' temp files are renamed over their files,
+///    those of records a commit changed since `S` dropped (the new journal holds those commits);
+///    `syncfs` (these renames, the assets of the commits since `S`); the snapshot is renamed into
+///    place, and the journal is replaced by a new generation whose base is `S` and which carries
+///    the lines of the commits made since (``JournalFile/replace(_:carryingFrom:temp:generation:baseSeq:)``).
 ///
 /// A crash at any point leaves a snapshot and a journal that together hold every commit: before
 /// the rename, the old pair; between the renames, the new snapshot and the old journal (whose
@@ -77,7 +82,9 @@ extension RecordDatabase {
     /// description). Called by a commit with the commit lock held and the index caught up.
     func startCheckpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
         refreshWholeRecordFiles(&state)
-        try refreshPartialRecordFiles(&state)
+        let partials = state.index.staleRecordFiles.compactMap { name in
+            state.index.entries[name].flatMap { $0.isPartial ? LaggingFile(name: name, seq: $0.seq) : nil }
+        }
         let temp = RecordFiles.tempPath(layout)
         let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
         var written = 0
@@ -105,18 +112,24 @@ extension RecordDatabase {
         // The thread holds the database until it is done: `close()` and `deinit` wait for it.
         let thread = Thread { [self] in
             defer { checkpoints.leave() }
-            finishCheckpoint(started, fd: fd, headerBytes: headerBytes, names: names)
+            finishCheckpoint(started, fd: fd, headerBytes: headerBytes, names: names, partials: partials)
         }
         thread.name = "notesfs.checkpoint"
         thread.start()
     }
 
     /// Steps 2 and 3 of this type's description, on the checkpoint's thread; closes `fd`.
-    private func finishCheckpoint(_ started: CheckpointInProgress, fd: Int32, headerBytes: Int, names: [String]) {
+    private func finishCheckpoint(
+        _ started: CheckpointInProgress, fd: Int32, headerBytes: Int, names: [String], partials: [LaggingFile]
+    ) {
         var total = headerBytes
         let written: Bool
+        // The partial records' new files, each in a temp file until step 3 renames it (or drops it).
+        var rewritten: [(file: LaggingFile, temp: String)] = []
+        defer { for item in rewritten { try? Sys.unlink(item.temp) } }  // those not renamed
         do throws(RecordStoreError) {
             defer { Sys.close(fd) }
+            rewritten = try writePartialRecordFiles(partials)
             written = try writeSnapshotLines(started, fd: fd, names: names, total: &total)
             if written { try Sys.fsync(fd, path: started.temp) }
         } catch {
@@ -136,7 +149,17 @@ extension RecordDatabase {
                 guard state.checkpoint?.temp == started.temp, state.journal.generation == started.generation,
                     try !state.journal.isReplaced()
                 else { return (false, changes) }
-                // The commits since `S` are carried over: their assets must be durable first.
+                // A partial record a commit changed since `S` keeps its file: the new journal holds that commit.
+                while let item = rewritten.last {
+                    if state.index.entries[item.file.name]?.seq == item.file.seq {
+                        try Sys.rename(item.temp, layout.recordPath(item.file.name))
+                        state.index.staleRecordFiles.remove(item.file.name)
+                    } else {
+                        try? Sys.unlink(item.temp)
+                    }
+                    rewritten.removeLast()
+                }
+                // Those renames, and the assets of the commits carried over, must be durable first.
                 try Sys.syncfs(state.lockFD, path: layout.root)
                 try Sys.rename(started.temp, layout.snapshot)
                 try Sys.fsyncPath(layout.root, directory: true)
@@ -154,6 +177,33 @@ extension RecordDatabase {
             return
         }
         dropCheckpoint(started)
+    }
+
+    /// Writes the new file of each partial record whose file lags (step 2) to a temp file: its
+    /// small fields from the index, its large ones from its old file. A record changed since the
+    /// list was made, or whose old file cannot be read, is left out (its file still lags; reads
+    /// merge it with the index, and the next checkpoint tries again).
+    private func writePartialRecordFiles(_ files: [LaggingFile]) throws(RecordStoreError) -> [(file: LaggingFile, temp: String)] {
+        var rewritten: [(file: LaggingFile, temp: String)] = []
+        do throws(RecordStoreError) {
+            for file in files {
+                guard let metadata = state.withLock({ $0.index.entries[file.name] }), metadata.seq == file.seq else { continue }
+                let record: Record
+                do { record = try fullRecord(metadata) } catch {
+                    log("rewriting the record file of \(file.name): \(error)")
+                    continue
+                }
+                let temp = RecordFiles.tempPath(layout)
+                let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+                rewritten.append((file, temp))
+                defer { Sys.close(fd) }
+                try Sys.writeAll(fd, RecordCoding.encode(record), path: temp)
+            }
+        } catch {
+            for item in rewritten { try? Sys.unlink(item.temp) }
+            throw error
+        }
+        return rewritten
     }
 
     /// Writes the metadata of every record as it was at the checkpoint's start, a slice at a time
@@ -205,6 +255,12 @@ extension RecordDatabase {
         log("checkpoint: \(error)")
         state.checkpointRetry = (state.journal.generation, state.journal.size + Self.checkpointMinimum)
     }
+}
+
+/// A record whose file lags behind its save of commit `seq` (see ``RecordIndex/staleRecordFiles``).
+struct LaggingFile: Sendable {
+    let name: String
+    let seq: UInt64
 }
 
 /// What a background checkpoint captured when it started (see ``RecordDatabase/startCheckpoint(_:)``).

@@ -250,7 +250,7 @@ extension RecordDatabase {
 
     /// The whole stored record of `metadata`, from inside a commit (the state lock is held, so
     /// not through ``readRecordFile(_:)``; the commit lock too, so its file is read as it is).
-    private func fullRecord(_ metadata: RecordMetadata) throws(RecordStoreError) -> Record {
+    func fullRecord(_ metadata: RecordMetadata) throws(RecordStoreError) -> Record {
         try Self.merge(metadata, path: layout.recordPath(metadata.recordID.recordName)) { () throws(RecordStoreError) in
             try RecordFiles.read(metadata.recordID, layout: layout)
         }
