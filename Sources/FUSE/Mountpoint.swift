@@ -41,7 +41,10 @@ public enum Mountpoint {
 
     /// The mountpoints in /proc/self/mountinfo (field 5, with `\040`-style escapes decoded).
     static func mountedPaths() -> Set<String> {
-        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return [] }
+        // Read to its end: `String(contentsOfFile:)` stops at the first 4 KiB of a /proc file
+        // (its size is 0), which holds about 30 mounts.
+        guard let data = FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readDataToEndOfFile() else { return [] }
+        let text = String(decoding: data, as: UTF8.self)
         var paths = Set<String>()
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: false)

@@ -15,7 +15,7 @@ import Testing
             #expect(fileSystem.initialized)
             #expect(!fileSystem.destroyed)
             #expect(Mountpoint.isMountpoint(root))
-            let info = try String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)
+            let info = String(decoding: FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
             #expect(info.contains(" \(root) ") && info.contains("fuse.notesfs"))
             _ = mount
         }
@@ -85,6 +85,47 @@ import Testing
             for _ in 0..<3 { fileSystem.releaseHang() }
             for _ in 0..<3 { #expect(finished.wait(timeout: .now() + 20) == .success) }
         }
+    }
+
+    /// A bind mount is on its parent's device: only /proc/self/mountinfo tells it is a mountpoint,
+    /// and with many mounts its line is past the file's first 4 KiB.
+    @Test func aBindMountPastTheFirstPageOfMountinfoIsAMountpoint() throws {
+        let base = makeTemporaryDirectory("mounts")
+        defer { rmdir(base) }
+        var mounted: [String] = []
+        defer {
+            for point in mounted.reversed() { _ = try? run(["/bin/umount", point]) }
+            for i in 0..<41 { rmdir(base + "/\(i)") }
+            rmdir(base + "/source")
+        }
+        for i in 0..<40 {
+            #expect(mkdir(base + "/\(i)", 0o700) == 0)
+            try #require(try run(["/bin/mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", base + "/\(i)"]) == 0)
+            mounted.append(base + "/\(i)")
+        }
+        #expect(mkdir(base + "/source", 0o700) == 0)
+        #expect(mkdir(base + "/40", 0o700) == 0)
+        let target = try #require(realpath(base + "/40", nil).map { path in
+            defer { free(path) }
+            return String(cString: path)
+        })
+        #expect(!Mountpoint.isMountpoint(target))
+        try #require(try run(["/bin/mount", "--bind", base + "/source", target]) == 0)
+        mounted.append(target)
+        let info = FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readDataToEndOfFile() ?? Data()
+        #expect(info.count > 4096)
+        #expect(Mountpoint.isMountpoint(target))
+        #expect(throws: FUSEError.self) { try Mountpoint.validate(target) }
+    }
+
+    /// Runs a program; its exit status.
+    private func run(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 
     @Test func watchdogAbortsAHungHandler() throws {

@@ -151,10 +151,10 @@ import Testing
             "/sbin/mount.fuse3", [db, mountpoint, "-t", "notesfs", "-o", "defaults,rw,dev,suid,nofail,_netdev"], path: path)
         #expect(mounted == 0)
         #expect(eventually { (try? String(contentsOfFile: mountpoint + "/From fstab.md", encoding: .utf8)) == "mounted by mount.fuse3\n" })
-        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        let mounts = String(decoding: FileHandle(forReadingAtPath: "/proc/self/mounts")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         #expect(mounts.contains("\(mountpoint) fuse.notesfs"))
         #expect(spawnAndWait("/bin/umount", [mountpoint], path: path) == 0)
-        #expect(eventually { !((try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? "").contains(mountpoint + " ") })
+        #expect(eventually { !(String(decoding: FileHandle(forReadingAtPath: "/proc/self/mounts")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)).contains(mountpoint + " ") })
         rmdir(mountpoint)
     }
 
