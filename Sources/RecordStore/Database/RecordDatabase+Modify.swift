@@ -248,8 +248,10 @@ extension RecordDatabase {
         stored.omitted = OmittedFields()
     }
 
-    /// The whole stored record of `metadata`, from inside a commit (the state lock is held, so
-    /// not through ``readRecordFile(_:)``; the commit lock too, so its file is read as it is).
+    /// The whole stored record of `metadata`, its file read as it is: from inside a commit (the
+    /// state lock is held, so not through ``readRecordFile(_:)``; the commit lock too), or by a
+    /// background checkpoint with no lock held, which keeps what it makes of it only if no commit
+    /// changed the record meanwhile (so what it read from a file such a commit was rewriting is dropped).
     func fullRecord(_ metadata: RecordMetadata) throws(RecordStoreError) -> Record {
         try Self.merge(metadata, path: layout.recordPath(metadata.recordID.recordName)) { () throws(RecordStoreError) in
             try RecordFiles.read(metadata.recordID, layout: layout)
