@@ -44,7 +44,8 @@ final class SpinningLoop: Sendable {
     private let stopPipe: (read: Int32, write: Int32)
     /// Written by a leader leaving a long sleep, to wake a monitor that went idle.
     private let monitorPipe: (read: Int32, write: Int32)
-    /// Everything below, guarded by this lock (held briefly: twice per request by the leader).
+    /// Guards every field of ``LoopState`` (held briefly: twice per request by the leader). The
+    /// pipes and `deviceFD` are set once; each worker's `fuse_buf` is its own.
     private let state = Mutex(LoopState())
     /// Entered by every worker thread; ``run()`` waits for all of them before it returns.
     private let workers = DispatchGroup()
