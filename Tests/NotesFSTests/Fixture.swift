@@ -24,8 +24,19 @@ func withTmpfs<T>(
     defer { rmdir(point) }
     let mounted = try run(["/bin/mount", "-t", "tmpfs", "-o", options, "tmpfs", point])
     try #require(mounted.status == 0, "mount tmpfs: \(mounted)", sourceLocation: sourceLocation)
-    defer { _ = try? run(["/bin/umount", point]) }
+    defer { unmountTmpfs(point) }
     return try body(point)
+}
+
+/// Unmounts a test's tmpfs. A database closed just before may still hold its files for a moment
+/// (its last reference dropped on another thread): retried for up to 5 s, then detached lazily, so
+/// that no mount is left behind (a plain `umount` that found it busy left one per run).
+func unmountTmpfs(_ point: String) {
+    for _ in 0..<50 {
+        if (try? run(["/bin/umount", point]))?.status == 0 { return }
+        usleep(100_000)
+    }
+    _ = try? run(["/bin/umount", "-l", point])
 }
 
 func makeTemporaryDirectory(_ prefix: String = "notesfstest") -> String {

@@ -212,7 +212,15 @@ import Testing
         let point = makeTemporaryDirectory("full")
         defer { rmdir(point) }
         try #require(try Self.run("/bin/mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", point) == 0)
-        defer { _ = try? Self.run("/bin/umount", point) }
+        defer {
+            // Retried, then detached lazily: an instance released on another thread may still hold a file.
+            var unmounted = false
+            for _ in 0..<50 where !unmounted {
+                unmounted = (try? Self.run("/bin/umount", point)) == 0
+                if !unmounted { usleep(100_000) }
+            }
+            if !unmounted { _ = try? Self.run("/bin/umount", "-l", point) }
+        }
         let db = try Self.database(at: point + "/db")
         let gate = Self.pauseCheckpoint(db)
         let before = try Self.journalHeader(db)
