@@ -187,17 +187,10 @@ extension RecordDatabase {
         var rewritten: [(file: LaggingFile, temp: String)] = []
         do throws(RecordStoreError) {
             for file in files {
-                guard let metadata = state.withLock({ $0.index.entries[file.name] }), metadata.seq == file.seq else { continue }
-                let record: Record
-                do { record = try fullRecord(metadata) } catch {
-                    log("rewriting the record file of \(file.name): \(error)")
-                    continue
-                }
-                let temp = RecordFiles.tempPath(layout)
-                let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+                guard let metadata = state.withLock({ $0.index.entries[file.name] }), metadata.seq == file.seq,
+                    let temp = try writeWholeRecordToTemp(metadata)
+                else { continue }
                 rewritten.append((file, temp))
-                defer { Sys.close(fd) }
-                try Sys.writeAll(fd, RecordCoding.encode(record), path: temp)
             }
         } catch {
             for item in rewritten { try? Sys.unlink(item.temp) }

@@ -297,17 +297,10 @@ extension RecordDatabase {
         var written: [(name: String, temp: String)] = []
         defer { for item in written { try? Sys.unlink(item.temp) } }  // what was not renamed
         for name in state.index.staleRecordFiles {
-            guard let metadata = state.index.entries[name], metadata.isPartial else { continue }
-            let record: Record
-            do { record = try fullRecord(metadata) } catch {
-                log("rewriting the record file of \(name): \(error)")  // left as it is; reads still merge
-                continue
-            }
-            let temp = RecordFiles.tempPath(layout)
-            let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+            guard let metadata = state.index.entries[name], metadata.isPartial,
+                let temp = try writeWholeRecordToTemp(metadata)
+            else { continue }
             written.append((name, temp))
-            defer { Sys.close(fd) }
-            try Sys.writeAll(fd, RecordCoding.encode(record), path: temp)
         }
         guard !written.isEmpty else { return }
         try Sys.syncfs(state.lockFD, path: layout.root)
@@ -316,6 +309,26 @@ extension RecordDatabase {
             written.removeLast()
             state.index.staleRecordFiles.remove(item.name)
         }
+    }
+
+    /// Writes the whole record of `metadata` (its large fields read from its file, see
+    /// ``fullRecord(_:)``) to a new temp file and returns its path; nil, logged, when that file
+    /// cannot be read (it is left as it is: reads still merge it with the index). A failed write
+    /// removes the temp file and throws.
+    func writeWholeRecordToTemp(_ metadata: RecordMetadata) throws(RecordStoreError) -> String? {
+        let record: Record
+        do { record = try fullRecord(metadata) } catch {
+            log("rewriting the record file of \(metadata.recordID.recordName): \(error)")
+            return nil
+        }
+        let temp = RecordFiles.tempPath(layout)
+        let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { Sys.close(fd) }
+        do { try Sys.writeAll(fd, RecordCoding.encode(record), path: temp) } catch {
+            try? Sys.unlink(temp)
+            throw error
+        }
+        return temp
     }
 
     /// Rewrites up to `limit` lagging record files of records the index holds whole, now, under
