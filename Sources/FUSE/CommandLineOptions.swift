@@ -3,7 +3,7 @@
 /// `notesfs [DB] MOUNTPOINT [-f] [-d] [-s] [-o opt,...]`, and the fstab form that `mount.fuse3`
 /// runs: `notesfs DB MOUNTPOINT -o rw,dev,suid,...`. Non-option arguments are collected in order;
 /// fstab-only options that `fuse_session_new` would refuse (`auto`, `nofail`, `user`, `defaults`,
-/// `x-*`, ...) are dropped; `sync`, `ro` and `max_read=` are noted and kept for the mount.
+/// `x-*`, ...) are dropped; `sync`, `ro`, `noatime` and `max_read=` are noted and kept for the mount.
 
 import CFuse
 import Glibc
@@ -28,6 +28,8 @@ public struct CommandLineOptions: Hashable, Sendable {
     public var synchronous = false
     /// `-o ro`.
     public var readOnly = false
+    /// `-o noatime` (the last of `noatime`/`atime` wins): reads never move a file's atime.
+    public var noAccessTime = false
     /// `-o max_read=N`.
     public var maxRead: UInt32?
     /// `-o nosync`: notesfs's own option (no background sync with the database's server);
@@ -76,6 +78,7 @@ public struct CommandLineOptions: Hashable, Sendable {
         options.showVersion = cmdline.show_version != 0
         options.synchronous = collector.synchronous
         options.readOnly = collector.readOnly
+        options.noAccessTime = collector.noAccessTime
         options.maxRead = collector.maxRead
         options.noBackgroundSync = collector.noBackgroundSync
         options.ignoredOptions = collector.ignored
@@ -129,6 +132,7 @@ public struct CommandLineOptions: Hashable, Sendable {
         var positionals: [String] = []
         var synchronous = false
         var readOnly = false
+        var noAccessTime = false
         var maxRead: UInt32?
         var noBackgroundSync = false
         var ignored: [String] = []
@@ -147,6 +151,8 @@ public struct CommandLineOptions: Hashable, Sendable {
             case "async": collector.synchronous = false
             case "ro": collector.readOnly = true
             case "rw": collector.readOnly = false
+            case "noatime": collector.noAccessTime = true
+            case "atime": collector.noAccessTime = false
             case "nosync":
                 collector.noBackgroundSync = true
                 return 0

@@ -56,7 +56,7 @@ enum MountCommand {
             return fail("\(error)", status: ExitStatus.notFound.rawValue)
         }
         MallocSettings.applyForDaemon()
-        let fileSystem = NotesFileSystem(databasePath: databasePath, options: NotesFileSystem.Options(synchronous: options.synchronous))
+        let fileSystem = NotesFileSystem(databasePath: databasePath, options: NotesFileSystem.Options(synchronous: options.synchronous, noAccessTime: options.noAccessTime))
         var sync: BackgroundSync?
         defer { sync?.stop(waitingUpTo: 5) }
         do {

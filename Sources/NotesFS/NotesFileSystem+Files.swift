@@ -361,8 +361,12 @@ extension NotesFileSystem {
         let writable = flags & O_ACCMODE != O_RDONLY
         // Load a stored file's bytes outside the state lock (an asset may be large).
         if writable, flags & O_TRUNC == 0 { _ = try openFileLoading(inode) }
-        // A writer must not write pages a page-cache store is filling (NotesFileSystem+PageCache).
-        return try lockedOutsideStore(inode, when: writable) { (state) throws in
+        // With noatime, a note no one opened since the mount: its bytes go to the kernel's pages
+        // with the open (without noatime the first read must reach the daemon: it moves the atime,
+        // and only a `read` makes the kernel ask for the new one).
+        if !writable, options.noAccessTime, let opened = try openStoringPages(inode) { return opened }
+        // No open may let the kernel touch pages a page-cache store is filling (NotesFileSystem+PageCache).
+        return try lockedOutsideStore(inode) { (state) throws in
             let node = try self.node(inode, state)
             if case .folder = node { throw Errno.isDirectory }
             let handle = state.newHandle()

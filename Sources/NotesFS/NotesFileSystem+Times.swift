@@ -12,7 +12,7 @@ import RecordStore
 /// - atime is ``MountFields/accessNanoseconds`` (set by `utimensat`), or the relatime-style update
 ///   a read makes: kept in memory (``FileSystemState/inodeCaches``) and written into the record at
 ///   its next save by this mount (so it is lost at unmount when nothing else changed: reads never
-///   cost a save); absent, it is the mtime.
+///   cost a save); absent, it is the mtime. With `-o noatime` reads never move it.
 /// - A directory's mtime and ctime move when an entry is added, removed or renamed in it: its
 ///   folder record is saved in the same modify as the entry's change (``touchedFolders(_:_:)``).
 struct FileTimes {
@@ -57,6 +57,7 @@ extension NotesFileSystem {
     /// A read of `inode`: relatime's rule (atime moves when it is not after mtime or ctime, or is
     /// a day old), in memory until the record's next save.
     func noteRead(_ inode: Inode, _ metadata: RecordMetadata, _ state: inout FileSystemState) {
+        guard !options.noAccessTime else { return }
         let times = times(inode, metadata, state)
         let now = FileTime.now
         if !(times.modification < times.access) || !(times.change < times.access) || times.access.seconds + 86_400 < now.seconds {

@@ -51,8 +51,15 @@ public final class NotesFileSystem: FileSystem {
         /// pushed to the kernel as invalidations, so this can be long: at 100,000 notes a single
         /// `ls -lR` or `grep -r` outlasts 10 s, and every expired entry costs a `lookup` round trip.
         public var cacheTimeout: Double = 60
+        /// `-o noatime`: a read never moves a file's atime (else it moves relatime-style, see
+        /// ``FileTimes``), so a read-only open of a note no one opened since the mount can hand
+        /// the kernel its bytes at once (``openStoringPages(_:)``).
+        public var noAccessTime = false
 
-        public init(synchronous: Bool = false) { self.synchronous = synchronous }
+        public init(synchronous: Bool = false, noAccessTime: Bool = false) {
+            self.synchronous = synchronous
+            self.noAccessTime = noAccessTime
+        }
     }
 
     let options: Options
@@ -196,14 +203,22 @@ struct FileSystemState: ~Copyable {
     /// The source inode of a rename onto an existing record → the target's inode: the kernel maps
     /// the target name to the source inode until it hears the invalidation (sent after the reply).
     var aliases: [Inode: Inode] = [:]
-    /// The inode whose page-cache store the notification thread is sending now: writable opens
-    /// and truncates of it wait (``NotesFileSystem/waitForStore(_:)``).
-    var storing: Inode?
+    /// Inodes whose page-cache store is being sent now (by the notification thread, or by a
+    /// read-only open, ``NotesFileSystem/openStoringPages(_:)``), with how many stores of each:
+    /// opens and truncates of them wait (``NotesFileSystem/lockedOutsideStore(_:when:_:)``).
+    var storing: [Inode: Int] = [:]
     /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).
     var queuedStoreBytes = 0
     /// Files whose save failed at their last close (a full disk, an I/O error): their buffers
     /// are saved again by ``NotesFileSystem/retryFailedSaves()``.
     var failedSaves: Set<Inode> = []
+
+    mutating func beginStore(_ inode: Inode) { storing[inode, default: 0] += 1 }
+
+    mutating func endStore(_ inode: Inode) {
+        let remaining = (storing[inode] ?? 1) - 1
+        storing[inode] = remaining > 0 ? remaining : nil
+    }
 
     mutating func newHandle() -> UInt64 {
         defer { nextHandle += 1 }

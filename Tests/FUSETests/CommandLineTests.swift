@@ -35,6 +35,14 @@ import Testing
         #expect(try !CommandLineOptions.parse(["notesfs", "DB", "MNT"]).noBackgroundSync)
     }
 
+    @Test func noatimeIsNotedAndKeptForTheMountTheLastOfAtimeAndNoatimeWins() throws {
+        let options = try CommandLineOptions.parse(["notesfs", "DB", "MNT", "-o", "noatime"])
+        #expect(options.noAccessTime)
+        #expect(options.fuseArguments.joined(separator: " ").contains("noatime"))
+        #expect(try !CommandLineOptions.parse(["notesfs", "DB", "MNT", "-o", "noatime,atime"]).noAccessTime)
+        #expect(try !CommandLineOptions.parse(["notesfs", "DB", "MNT"]).noAccessTime)
+    }
+
     @Test func helpAndVersion() throws {
         #expect(try CommandLineOptions.parse(["notesfs", "-h"]).showHelp)
         #expect(try CommandLineOptions.parse(["notesfs", "--version"]).showVersion)

@@ -79,20 +79,20 @@ struct FUSEUnusable: Error, CustomStringConvertible {
 @discardableResult
 func withNotesMount(
     databasePath: String? = nil, options: NotesFileSystem.Options = NotesFileSystem.Options(), mountOptions: [String] = [],
-    timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation,
+    singleThread: Bool = false, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation,
     seed: (RecordDatabase) throws -> Void = { _ in },
     _ body: (NotesMount) throws -> Void
 ) throws -> Bool {
     if let databasePath {
-        return try mountAndRun(databasePath, options, mountOptions, timeout, sourceLocation, seed, body)
+        return try mountAndRun(databasePath, options, mountOptions, singleThread, timeout, sourceLocation, seed, body)
     }
     return try withDatabaseDirectory { path in
-        try mountAndRun(path, options, mountOptions, timeout, sourceLocation, seed, body)
+        try mountAndRun(path, options, mountOptions, singleThread, timeout, sourceLocation, seed, body)
     }
 }
 
 private func mountAndRun(
-    _ databasePath: String, _ options: NotesFileSystem.Options, _ mountOptions: [String], _ timeout: Double,
+    _ databasePath: String, _ options: NotesFileSystem.Options, _ mountOptions: [String], _ singleThread: Bool, _ timeout: Double,
     _ sourceLocation: SourceLocation, _ seed: (RecordDatabase) throws -> Void, _ body: (NotesMount) throws -> Void
 ) throws -> Bool {
     let database = try RecordDatabase(path: databasePath, create: true)
@@ -103,7 +103,8 @@ private func mountAndRun(
     do {
         guard InProcessMount.isFUSEDeviceUsable else { throw FUSEUnusable() }
         mount = try InProcessMount(
-            fileSystem: NotesFileSystem(database: database, options: options), at: directory, options: mountOptions)
+            fileSystem: NotesFileSystem(database: database, options: options), at: directory, options: mountOptions,
+            singleThread: singleThread)
     } catch {
         try? database.close()
         if fuseRequired {
@@ -175,6 +176,9 @@ func readFile(_ path: String) -> String? {
 }
 
 /// `stat(2)`; nil with the errno on failure.
+/// A `stat` time in nanoseconds since 1970.
+func nanoseconds(_ time: timespec) -> Int { time.tv_sec * 1_000_000_000 + time.tv_nsec }
+
 func statOf(_ path: String) -> (stat?, Int32) {
     var st = stat()
     return stat(path, &st) == 0 ? (st, 0) : (nil, errno)

@@ -64,4 +64,21 @@ import Testing
         #expect(caches[cachedTag: 9] == nil && caches[accessTime: 9] == nil)
         #expect(caches[accessTime: 10] == FileTime(seconds: 43))
     }
+
+    @Test func anInodeOnceGivenATagMayHoldPagesUntilTheMountEnds() {
+        var caches = InodeCaches()
+        #expect(!caches.mayHoldPages(1))
+        caches[accessTime: 1] = FileTime(seconds: 7)  // utimensat: no pages
+        #expect(!caches.mayHoldPages(1))
+        caches[cachedTag: 2] = "2o"
+        caches[cachedTag: 3] = "not a commit number"  // not kept, but pages may exist
+        caches[cachedTag: 4] = nil  // forgotten: the kernel may still hold them
+        caches[cachedTag: 5] = "2p"
+        caches.remove(5)  // replaced: its pages may outlive it
+        caches[cachedTag: 6] = "2q"
+        caches.removeAllTags()
+        for inode: Inode in [2, 3, 4, 5, 6] { #expect(caches.mayHoldPages(inode), "inode \(inode)") }
+        #expect(caches[cachedTag: 3] == nil && caches[cachedTag: 4] == nil && caches[cachedTag: 6] == nil)
+        #expect(!caches.mayHoldPages(1) && !caches.mayHoldPages(7))
+    }
 }

@@ -1,11 +1,15 @@
 /// The page cache after this mount's own saves (`NotesFileSystem+PageCache.swift`): the bytes a
 /// save pushes into the kernel are exactly the file's, and never outlive a later change, whether
-/// it is made through the mount, by another database handle or by the CLI, at the same size.
+/// it is made through the mount, by another database handle or by the CLI, at the same size. And
+/// the bytes a read-only open stores for a note no one opened since the mount.
 
 import Foundation
 import Glibc
 import Notes
 import RecordStore
+import FUSE
+import NotesFS
+import Synchronization
 import Testing
 
 @Suite struct PageCacheTests {
@@ -138,6 +142,81 @@ import Testing
             let seen = poll(seconds: 5) { readFile(path) == "CLI wrote this!!" }
             #expect(seen, "still \(readFile(path) ?? "nil") after the CLI saved")
             #expect(try sh("cat \(quoted(path))").output == "CLI wrote this!!")
+        }
+    }
+
+    /// Whether the first page of the file open as `fd` is in the kernel's page cache (mincore of a
+    /// mapping, which faults nothing in); nil when that cannot be told.
+    static func firstPageIsCached(_ fd: Int32) -> Bool? {
+        guard let page = mmap(nil, 4096, PROT_READ, MAP_SHARED, fd, 0), page != MAP_FAILED else { return nil }
+        defer { munmap(page, 4096) }
+        var vector: UInt8 = 0
+        guard mincore(page, 4096, &vector) == 0 else { return nil }
+        return vector & 1 == 1
+    }
+
+    static let noatime = NotesFileSystem.Options(noAccessTime: true)
+
+    @Test(arguments: [false, true])
+    func withNoatimeANoteFirstOpenedSinceTheMountIsCachedBeforeItIsRead(singleThread: Bool) throws {
+        let small = Self.version(1, count: 3000)
+        let large = Self.version(2, count: 200_000)  // above the 128 KiB stored at open
+        try withDatabaseDirectory { db in
+            try withNotesMount(databasePath: db) { m in
+                #expect(writeBytes(m.path("small.md"), small) == 0)
+                #expect(writeBytes(m.path("large.md"), large) == 0)
+            }
+            try withNotesMount(databasePath: db, options: Self.noatime, mountOptions: ["noatime"], singleThread: singleThread) { m in
+                for (name, bytes, cached) in [("small.md", small, true), ("large.md", large, false)] {
+                    let before = try #require(statOf(m.path(name)).0)
+                    let fd = open(m.path(name), O_RDONLY | O_CLOEXEC)
+                    #expect(fd >= 0)
+                    defer { close(fd) }
+                    #expect(Self.firstPageIsCached(fd) == cached, "\(name): opened, not read yet")
+                    #expect(readBytes(m.path(name)) == bytes, "\(name)")
+                    // noatime: the read moved nothing, in the kernel's view or the daemon's.
+                    let after = try #require(statOf(m.path(name)).0)
+                    #expect(nanoseconds(after.st_atim) == nanoseconds(before.st_atim), "\(name)")
+                    try m.mount.notifier.invalidateInode(Inode(after.st_ino), offset: -1)  // ask the daemon
+                    #expect(nanoseconds(try #require(statOf(m.path(name)).0).st_atim) == nanoseconds(before.st_atim), "\(name)")
+                }
+                // Changed by another handle, then opened again: the new bytes, not the stored ones.
+                let id = try #require(note(m.database, titled: "small")?.recordID)
+                let other = try openDatabase(m.databasePath)
+                defer { try? other.close() }
+                var record = try other.record(for: id)
+                record["text"] = .string(String(decoding: Self.version(3, count: 3000), as: UTF8.self))
+                try other.modify(saving: [record])
+                let seen = poll(seconds: 5) { readBytes(m.path("small.md")) == Self.version(3, count: 3000) }
+                #expect(seen, "the stored bytes outlived a change by another handle")
+            }
+            // Without noatime the first read reaches the daemon (it moves the atime): nothing is stored at open.
+            try withNotesMount(databasePath: db) { m in
+                let fd = open(m.path("small.md"), O_RDONLY | O_CLOEXEC)
+                #expect(fd >= 0)
+                defer { close(fd) }
+                #expect(Self.firstPageIsCached(fd) == false)
+            }
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func coldNotesOpenedByManyReadersAtOnceReadWhole(singleThread: Bool) throws {
+        let count = 40
+        try withDatabaseDirectory { db in
+            try withNotesMount(databasePath: db) { m in
+                for n in 0..<count { #expect(writeBytes(m.path("n\(n).md"), Self.version(n, count: 1000 + 97 * n)) == 0) }
+            }
+            try withNotesMount(databasePath: db, options: Self.noatime, mountOptions: ["noatime"], singleThread: singleThread) { m in
+                let failures = Mutex(0)
+                DispatchQueue.concurrentPerform(iterations: 6) { reader in
+                    for step in 0..<count {
+                        let n = (step * (reader + 1) + reader) % count
+                        if readBytes(m.path("n\(n).md")) != Self.version(n, count: 1000 + 97 * n) { failures.withLock { $0 += 1 } }
+                    }
+                }
+                #expect(failures.withLock { $0 } == 0)
+            }
         }
     }
 }

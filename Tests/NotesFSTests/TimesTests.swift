@@ -16,8 +16,6 @@ private func setTimes(_ path: String, atime: (Int, Int), mtime: (Int, Int)) -> I
     return errnoOf { utimensat(AT_FDCWD, path, &times, 0) }
 }
 
-private func nanoseconds(_ time: timespec) -> Int { time.tv_sec * 1_000_000_000 + time.tv_nsec }
-
 @Suite struct TimesTests {
     @Test func utimensatSetsAccessAndModificationApartAndChmodMovesOnlyCtimeAcrossARemount() throws {
         try withDatabaseDirectory { db in

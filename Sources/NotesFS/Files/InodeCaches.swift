@@ -12,6 +12,10 @@ import FUSE
 /// since 1970. A tag written otherwise is not kept (the next open then drops the kernel's pages,
 /// as for an unknown tag: slower, never stale), and an atime that nanoseconds cannot hold exactly
 /// (before 1677 or after 2262) is kept apart, whole.
+///
+/// An inode the kernel may hold pages of is never forgotten (``mayHoldPages(_:)``): a tag not
+/// kept, or forgotten, is `unknownTag`, not `noTag`. Only an inode no one opened since the mount
+/// has no pages, so that a read-only open may store its bytes (``NotesFileSystem/openStoringPages(_:)``).
 struct InodeCaches {
     private struct Entry {
         /// `noTag` for none.
@@ -21,7 +25,10 @@ struct InodeCaches {
         var isEmpty: Bool { tag == InodeCaches.noTag && access == InodeCaches.noAccessTime }
     }
 
+    /// No open since the mount: the kernel holds no pages of the inode.
     private static let noTag = UInt64.max
+    /// The kernel may hold pages, of a tag not kept.
+    private static let unknownTag = UInt64.max - 1
     private static let noAccessTime = Int64.min
 
     private var entries: [Inode: Entry] = [:]
@@ -31,8 +38,14 @@ struct InodeCaches {
     /// The change tag whose pages the kernel may hold for `inode`; nil for none (or one that is
     /// not a commit number in the store's spelling: such a tag is not kept).
     subscript(cachedTag inode: Inode) -> String? {
-        get { entries[inode].flatMap { $0.tag == Self.noTag ? nil : String($0.tag, radix: 36) } }
-        set { update(inode) { $0.tag = newValue.flatMap(Self.commitNumber) ?? Self.noTag } }
+        get { entries[inode].flatMap { $0.tag >= Self.unknownTag ? nil : String($0.tag, radix: 36) } }
+        set { update(inode) { $0.tag = newValue.flatMap(Self.commitNumber) ?? Self.unknownTag } }
+    }
+
+    /// Whether the kernel may hold pages of `inode`: it was opened (or its tag forgotten) since
+    /// the mount.
+    func mayHoldPages(_ inode: Inode) -> Bool {
+        entries[inode].map { $0.tag != Self.noTag } ?? false
     }
 
     /// The atime a read moved (or a new file was given) and no save has written yet.
@@ -55,15 +68,17 @@ struct InodeCaches {
         return time
     }
 
-    /// Forgets both of `inode`'s (its record is gone or replaced).
+    /// Forgets both of `inode`'s (its record is gone or replaced); the kernel may still hold its pages.
     mutating func remove(_ inode: Inode) {
+        let hadPages = mayHoldPages(inode)
         entries[inode] = nil
         farAccessTimes[inode] = nil
+        if hadPages { update(inode) { $0.tag = Self.unknownTag } }
     }
 
     /// Forgets every cached tag (the kernel's pages may all be stale); the atimes stay.
     mutating func removeAllTags() {
-        for inode in Array(entries.keys) { update(inode) { $0.tag = Self.noTag } }
+        for inode in Array(entries.keys) where mayHoldPages(inode) { update(inode) { $0.tag = Self.unknownTag } }
     }
 
     private mutating func update(_ inode: Inode, _ change: (inout Entry) -> Void) {
@@ -75,7 +90,7 @@ struct InodeCaches {
     /// The commit number `tag` spells, when it spells it as the store does (lowercase base 36, no
     /// leading zeros), so that the number gives the same string back.
     private static func commitNumber(_ tag: String) -> UInt64? {
-        guard let number = UInt64(tag, radix: 36), number != noTag, String(number, radix: 36) == tag else { return nil }
+        guard let number = UInt64(tag, radix: 36), number < unknownTag, String(number, radix: 36) == tag else { return nil }
         return number
     }
 
