@@ -4,7 +4,8 @@
 #
 #   scripts/bench.sh fs [ROUNDS]          3,000 notes: tmpfs vs passthrough_ll -o xattr vs notesfs, ROUNDS (3)
 #                                         alternating rounds, medians and the median notesfs/passthrough_ll ratio
-#   scripts/bench.sh scale [NOTES]        100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase
+#   scripts/bench.sh scale [NOTES]        100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase;
+#                                         passthrough_ll too when the open-file limit lets it hold NOTES files
 #   scripts/bench.sh store [--million]    record store at 1,000 and 100,000 notes (and 1,000,000 with --million)
 #   scripts/bench.sh parallel-grep [NOTES] four grep -r at once vs one after another (ROUNDS=3 rounds)
 #   scripts/bench.sh bigfile [MIB]        one 1 GiB file written and read: MB/s and daemons' peak RSS
@@ -104,7 +105,7 @@ bench_scale() {
     local notes=${1:-100000} folders=20
     build notesfs
     echo "== filesystem at scale (issue 9's second table): $notes notes of 1-4 KB in $folders folders"
-    fs_python scale.py "$scratch/release/notesfs" "$work" "$shm" "$notes" "$folders"
+    fs_python scale.py "$scratch/release/notesfs" "$work" "$shm" "$notes" "$folders" "$(passthrough_ll)"
 }
 
 bench_parallel_grep() {
