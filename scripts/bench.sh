@@ -8,6 +8,8 @@
 #                                         passthrough_ll too when the open-file limit lets it hold NOTES files
 #   scripts/bench.sh store [--million]    record store at 1,000 and 100,000 notes (and 1,000,000 with --million)
 #   scripts/bench.sh parallel-grep [NOTES] four grep -r at once vs one after another (ROUNDS=3 rounds)
+#   scripts/bench.sh cold-reads [NOTES]   every note read twice after a fresh mount, default vs -o noatime
+#                                         (20,000 notes, ROUNDS=3 rounds)
 #   scripts/bench.sh bigfile [MIB]        one 1 GiB file written and read: MB/s and daemons' peak RSS
 #   scripts/bench.sh cli                  notesfs import of 10,000 notes vs cp -r
 #   scripts/bench.sh sync [NOTES] [EDITS] sync through PostgreSQL: 10,000 notes up and down vs psql \copy,
@@ -115,6 +117,13 @@ bench_parallel_grep() {
     fs_python parallel_grep.py "$scratch/release/notesfs" "$work" "$shm" "$notes" "$folders" "$rounds"
 }
 
+bench_cold_reads() {
+    local notes=${1:-20000} folders=4 rounds=${ROUNDS:-3}
+    build notesfs
+    echo "== reads after a fresh mount, default and -o noatime ($notes notes in $folders folders)"
+    fs_python cold_reads.py "$scratch/release/notesfs" "$work" "$shm" "$notes" "$folders" "$rounds"
+}
+
 drop_caches() {
     sync
     echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || echo "(cannot drop caches: reads may come from the page cache)" >&2
@@ -199,9 +208,10 @@ store) bench_store "${2:-}" ;;
 fs) bench_fs "${2:-3}" ;;
 scale) bench_scale "${2:-100000}" ;;
 parallel-grep) bench_parallel_grep "${2:-100000}" ;;
+cold-reads) bench_cold_reads "${2:-20000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli ;;
 sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
-all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_bigfile; bench_cli ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | bigfile [MIB] | cli | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac
