@@ -13,9 +13,10 @@ import FUSE
 /// as for an unknown tag: slower, never stale), and an atime that nanoseconds cannot hold exactly
 /// (before 1677 or after 2262) is kept apart, whole.
 ///
-/// An inode the kernel may hold pages of is never forgotten (``mayHoldPages(_:)``): a tag not
-/// kept, or forgotten, is `unknownTag`, not `noTag`. Only an inode no one opened since the mount
-/// has no pages, so that a read-only open may store its bytes (``NotesFileSystem/openStoringPages(_:)``).
+/// While its record lives, an inode the kernel may hold pages of is never forgotten
+/// (``mayHoldPages(_:)``): a tag not kept, or forgotten, is `unknownTag`, not `noTag`. Only an
+/// inode no one opened since the mount has no pages, so that a read-only open may store its bytes
+/// (``NotesFileSystem/openStoringPages(_:)``).
 struct InodeCaches {
     private struct Entry {
         /// `noTag` for none.
@@ -68,12 +69,12 @@ struct InodeCaches {
         return time
     }
 
-    /// Forgets both of `inode`'s (its record is gone or replaced); the kernel may still hold its pages.
+    /// Forgets both of `inode`'s: its record is gone, or another took its place under a new
+    /// identity. Identities are never handed out again, so no open reaches this inode any more:
+    /// nothing is kept (a mount that deletes a million notes keeps no million entries).
     mutating func remove(_ inode: Inode) {
-        let hadPages = mayHoldPages(inode)
         entries[inode] = nil
         farAccessTimes[inode] = nil
-        if hadPages { update(inode) { $0.tag = Self.unknownTag } }
     }
 
     /// Forgets every cached tag (the kernel's pages may all be stale); the atimes stay.
