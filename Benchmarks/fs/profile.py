@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where one kind of request spends the daemon's time (scripts/profile.sh).
 
-Usage: profile.py OP NOTESFS WORK SHM NOTES FOLDERS   OP: create | rename | read | append | unlink
+Usage: profile.py OP NOTESFS WORK SHM NOTES FOLDERS   OP: create | rename | read | append | unlink | editor
+(editor: every note saved once as an editor saves it: a temp file beside it, fsync, rename over it)
 Mounts notesfs (database on tmpfs), prepares NOTES notes in FOLDERS folders (none for create; for
 read the daemon is mounted afresh so nothing is cached), then runs OP over every note while
 `perf record -e cpu-clock -c 250000 -g -p DAEMON` samples the daemon (a sample per 250 µs of CPU,
@@ -44,6 +45,7 @@ operations = {
     "read": lambda: op.read_all(names),
     "append": lambda: op.append(names, 1),
     "unlink": lambda: op.unlink(names),
+    "editor": lambda: op.editor_saves(names, contents, notes),
 }
 data = os.path.join(work, f"perf-{what}.data")
 perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-c", str(PERIOD_NS), "-g",

@@ -152,16 +152,20 @@ extension NotesFileSystem {
     private func dropReplacedInode(
         of metadata: RecordMetadata, in parent: Inode, external: Bool, _ out: inout [Invalidation], _ state: inout FileSystemState
     ) {
-        let name = metadata.recordID.recordName
+        // This mount's own rename removed it (``replace(_:with:inode:content:parents:_:)``): no scan
+        // of the folder, whose length an editor save would otherwise pay. Another process's: the
+        // name is parsed once, not per member.
+        guard external else { return }
+        let name = DirectoryListing.CompactName(metadata.recordID.recordName)
         guard let listing = state.listings[parent],
-            let (old, _) = listing.members.first(where: { $0.value.isRecord(named: name) && $0.key != metadata.identity })
+            let (old, _) = listing.members.first(where: { $0.key != metadata.identity && $0.value.isRecord(name) })
         else { return }
         let oldName = listing.nameOf[old]
         _ = state.listings[parent]?.remove(old)
         state.parentOf[old] = nil
         state.openFiles[old]?.orphaned = true
-        state.inodeCaches[cachedTag: old] = nil
-        if external, let oldName { out.append(.delete(parent: parent, child: old, name: oldName)) }
+        state.inodeCaches.remove(old)  // its identity is gone for good
+        if let oldName { out.append(.delete(parent: parent, child: old, name: oldName)) }
     }
 
     /// The directory a record shows in (``FolderTree``): its folder's (or parent folder's) inode,

@@ -45,7 +45,10 @@ struct DirectoryListing {
         }
 
         /// Whether this member is the record named `name`.
-        func isRecord(named name: String) -> Bool { storedRecordName == CompactName(name) }
+        func isRecord(named name: String) -> Bool { isRecord(CompactName(name)) }
+
+        /// Whether this member is the record named `name` (parsed once for a scan of many members).
+        func isRecord(_ name: CompactName) -> Bool { storedRecordName == name }
     }
 
     /// A record name as a listing keeps it: the 16 bytes of a `UUID` for the upper-case UUID
