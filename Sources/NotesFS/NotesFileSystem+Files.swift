@@ -364,7 +364,7 @@ extension NotesFileSystem {
         // With noatime, a note no one opened since the mount: its bytes go to the kernel's pages
         // with the open (without noatime the first read must reach the daemon: it moves the atime,
         // and only a `read` makes the kernel ask for the new one).
-        if !writable, options.noAccessTime, let opened = try openStoringPages(inode) { return opened }
+        let stored = !writable && options.noAccessTime ? try storePagesForOpen(inode) : nil
         // No open may let the kernel touch pages a page-cache store is filling (NotesFileSystem+PageCache).
         return try lockedOutsideStore(inode) { (state) throws in
             let node = try self.node(inode, state)
@@ -383,9 +383,11 @@ extension NotesFileSystem {
             } else {
                 state.readers[inode, default: 0] += 1
             }
-            // Keep the kernel's pages while the record is unchanged since they were cached.
+            // Keep the kernel's pages while the record is unchanged since they were cached, or
+            // stored just now.
             let tag = node.metadata?.recordChangeTag
-            let keep = tag != nil && state.inodeCaches[cachedTag: inode] == tag && state.openFiles[inode]?.dirty != true
+            let cached = tag != nil && state.inodeCaches[cachedTag: inode] == tag && state.openFiles[inode]?.dirty != true
+            let keep = cached || stored.map { $0 == tag && isStorable(inode, tag: $0, state) } == true
             state.inodeCaches[cachedTag: inode] = tag
             // A read-only open has nothing to save at close: no flush round trip.
             var opened = Opened(handle: handle, keepCache: keep)

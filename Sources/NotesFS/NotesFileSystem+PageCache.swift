@@ -4,7 +4,7 @@ import RecordStore
 
 /// Priming the kernel's page cache with a file's bytes after this mount saved it, so that the
 /// next read of it is answered by the kernel (`fuse_lowlevel_notify_store`); and, with `-o noatime`,
-/// with a note's bytes at its first open since the mount (``openStoringPages(_:)``).
+/// with a note's bytes at its first open since the mount (``storePagesForOpen(_:)``).
 ///
 /// Without it the first read after a write is a round trip: the kernel keeps the pages a write
 /// filled completely but not a partly written last page (all of a note of 1-4 KB).
@@ -51,7 +51,7 @@ extension NotesFileSystem {
 
     /// Whether the kernel may hold `tag`'s bytes as `inode`'s pages: the record has that tag and
     /// no buffer, scratch file or rename alias stands for the inode.
-    private func isStorable(_ inode: Inode, tag: String, _ state: borrowing FileSystemState) -> Bool {
+    func isStorable(_ inode: Inode, tag: String, _ state: borrowing FileSystemState) -> Bool {
         state.openFiles[inode] == nil && state.scratch[inode] == nil && state.aliases[inode] == nil
             && database.metadata(identity: inode)?.recordChangeTag == tag
     }
@@ -81,29 +81,28 @@ extension NotesFileSystem {
     /// 128 KiB, its `max_readahead`, anyway).
     static let storeAtOpenLimit = 128 << 10
 
-    /// What a read-only open found under the lock: a note to store, or nothing to do.
+    /// What a read-only open found under the lock: the note to store.
     private struct OpenStore: Sendable {
         var recordID: RecordID
         var tag: String
     }
 
-    /// A read-only open, with `-o noatime`, of a text note that no one has open and whose pages
-    /// the kernel cannot hold (``InodeCaches/mayHoldPages(_:)``: no open since the mount): the
-    /// note's bytes are put in the kernel's page cache before the open is answered, with
-    /// `keep_cache`, so that reading it costs no `read` round trip (a cold `cat` is then two round
-    /// trips, open and release, not three). Nil when that does not apply; the caller then opens as
-    /// usual. (Without noatime the first read moves the atime, and the kernel asks for the new
-    /// one only after a `read` reached the daemon: a store would leave `stat` showing the old one.)
+    /// For a read-only open, with `-o noatime`, of a text note that no one has open and whose pages
+    /// the kernel cannot hold (``InodeCaches/mayHoldPages(_:)``: no open since the mount): puts the
+    /// note's bytes in the kernel's page cache before the open is answered, so that reading it
+    /// costs no `read` round trip (a cold `cat` is then two round trips, open and release, not
+    /// three). Returns the change tag of the bytes stored, nil when nothing was; `open` answers
+    /// with `keep_cache` only if the record still has that tag and nothing else holds the inode
+    /// (checked under the lock where it registers the open), else the kernel drops the pages.
+    /// (Without noatime the first read moves the atime, and the kernel asks for the new one only
+    /// after a `read` reached the daemon: a store would leave `stat` showing the old one.)
     ///
     /// Why the store cannot wait on the kernel, even with one request thread (`-s`): it waits only
     /// for page locks of this inode, and only a `read` or `write` of an open file holds them while
     /// it waits for the daemon. No handle of the inode is open (no reader, no buffer), and until
     /// the store is sent the inode is `storing`: other opens and truncates of it wait
     /// (``lockedOutsideStore(_:when:_:)``).
-    /// Why the pages are never stale: the kernel held none before the store, and the record still
-    /// has the stored bytes' change tag when the open is answered with `keep_cache` (checked under
-    /// the lock after the store); otherwise the open is answered without it and the kernel drops them.
-    func openStoringPages(_ inode: Inode) throws(Errno) -> Opened? {
+    func storePagesForOpen(_ inode: Inode) throws(Errno) -> String? {
         guard let notifier = notifierBox.withLock({ $0 }) else { return nil }
         let plan: OpenStore? = try lockedOutsideStore(inode) { (state) throws in
             guard state.readers[inode] == nil, !state.inodeCaches.mayHoldPages(inode), case .note(let m) = try node(inode, state),
@@ -114,34 +113,17 @@ extension NotesFileSystem {
             return OpenStore(recordID: m.recordID, tag: tag)
         }
         guard let plan else { return nil }
-        var stored = false
-        if let record = try? database.record(for: plan.recordID), record.recordChangeTag == plan.tag,
+        defer { state.withLock { $0.endStore(inode) } }
+        guard let record = try? database.record(for: plan.recordID), record.recordChangeTag == plan.tag,
             record["content"] == nil, let text = record["text"]?.stringValue
-        {
-            let bytes = Array(text.utf8)
-            if bytes.count <= Self.storeAtOpenLimit {
-                do {
-                    try notifier.store(inode, offset: 0, bytes: bytes)
-                    stored = true
-                } catch {
-                    Log.debug("inode \(inode): page-cache store at open failed (\(error))")
-                }
-            }
+        else { return nil }
+        let bytes = Array(text.utf8)
+        guard bytes.count <= Self.storeAtOpenLimit else { return nil }
+        do { try notifier.store(inode, offset: 0, bytes: bytes) } catch {
+            Log.debug("inode \(inode): page-cache store at open failed (\(error))")
+            return nil
         }
-        return try locked { (state) throws in
-            state.endStore(inode)
-            // Registered as a read-only open now, whatever happened: the kernel may hold pages.
-            let node = try self.node(inode, state)
-            let handle = state.newHandle()
-            state.handles[handle] = inode
-            state.readers[inode, default: 0] += 1
-            let tag = node.metadata?.recordChangeTag
-            state.inodeCaches[cachedTag: inode] = tag
-            let keep = stored && tag == plan.tag && isStorable(inode, tag: plan.tag, state)
-            var opened = Opened(handle: handle, keepCache: keep)
-            opened.noFlush = true
-            return opened
-        }
+        return plan.tag
     }
 
     /// What a gated body returned: its value, or that a store of the inode is in flight.

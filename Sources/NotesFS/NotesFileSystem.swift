@@ -53,7 +53,7 @@ public final class NotesFileSystem: FileSystem {
         public var cacheTimeout: Double = 60
         /// `-o noatime`: a read never moves a file's atime (else it moves relatime-style, see
         /// ``FileTimes``), so a read-only open of a note no one opened since the mount can hand
-        /// the kernel its bytes at once (``openStoringPages(_:)``).
+        /// the kernel its bytes at once (``storePagesForOpen(_:)``).
         public var noAccessTime = false
 
         public init(synchronous: Bool = false, noAccessTime: Bool = false) {
@@ -204,7 +204,7 @@ struct FileSystemState: ~Copyable {
     /// the target name to the source inode until it hears the invalidation (sent after the reply).
     var aliases: [Inode: Inode] = [:]
     /// Inodes whose page-cache store is being sent now (by the notification thread, or by a
-    /// read-only open, ``NotesFileSystem/openStoringPages(_:)``), with how many stores of each:
+    /// read-only open, ``NotesFileSystem/storePagesForOpen(_:)``), with how many stores of each:
     /// opens and truncates of them wait (``NotesFileSystem/lockedOutsideStore(_:when:_:)``).
     var storing: [Inode: Int] = [:]
     /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).

@@ -175,10 +175,10 @@ func readFile(_ path: String) -> String? {
     readBytes(path).map { String(decoding: $0, as: UTF8.self) }
 }
 
-/// `stat(2)`; nil with the errno on failure.
 /// A `stat` time in nanoseconds since 1970.
 func nanoseconds(_ time: timespec) -> Int { time.tv_sec * 1_000_000_000 + time.tv_nsec }
 
+/// `stat(2)`; nil with the errno on failure.
 func statOf(_ path: String) -> (stat?, Int32) {
     var st = stat()
     return stat(path, &st) == 0 ? (st, 0) : (nil, errno)

@@ -3,12 +3,12 @@
 /// it is made through the mount, by another database handle or by the CLI, at the same size. And
 /// the bytes a read-only open stores for a note no one opened since the mount.
 
+import FUSE
 import Foundation
 import Glibc
 import Notes
-import RecordStore
-import FUSE
 import NotesFS
+import RecordStore
 import Synchronization
 import Testing
 

@@ -16,7 +16,7 @@ import FUSE
 /// While its record lives, an inode the kernel may hold pages of is never forgotten
 /// (``mayHoldPages(_:)``): a tag not kept, or forgotten, is `unknownTag`, not `noTag`. Only an
 /// inode no one opened since the mount has no pages, so that a read-only open may store its bytes
-/// (``NotesFileSystem/openStoringPages(_:)``).
+/// (``NotesFileSystem/storePagesForOpen(_:)``).
 struct InodeCaches {
     private struct Entry {
         /// `noTag` for none.
