@@ -86,6 +86,10 @@ struct CLIError: Error, Sendable {
             CLIError(.io, path, "\(operation): \(String(cString: strerror(code)))")
         case .readOnly(let path):
             CLIError(.io, path, "read-only database: \(String(cString: strerror(EROFS)))")
+        case .recordTooLarge(_, let size, let limit):
+            CLIError(
+                .io, subject,
+                "\(size) bytes as JSON, over the \(limit) a record may hold: \(String(cString: strerror(EFBIG))); nothing was saved")
         }
     }
 

@@ -22,6 +22,7 @@ enum ErrnoMapping {
             case .damagedRecord, .notADatabase, .unsupportedFormat, .changeTokenExpired: return .io
             case .predicateSyntax: return .invalidArgument
             case .readOnly: return Errno(rawValue: EROFS)
+            case .recordTooLarge: return Errno(rawValue: EFBIG)
             case .io(_, _, let code): return code == ENOSPC ? .noSpace : code == EDQUOT ? Errno(rawValue: EDQUOT) : .io
             }
         default:

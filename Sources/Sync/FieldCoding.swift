@@ -9,6 +9,10 @@ import RecordStore
 /// `Int64` or a `Double` into something else on the way back); a string holding NUL, which jsonb
 /// refuses, is sent as base64 under `base64`.
 public struct RecordPayload: Sendable, Equatable {
+    /// What this notesfs can read of a payload: raise it when decoding learns something new (a
+    /// field type), so that rows an older reader set aside are fetched and tried again.
+    public static let readerVersion = 1
+
     public var fields: [String: FieldValue]
     public var modificationDate: Date?
     /// When the record was first saved, on whichever machine made it: every replica keeps it, so
@@ -35,7 +39,9 @@ public struct RecordPayload: Sendable, Equatable {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Decodes the JSON text of a payload.
+    /// Decodes the JSON text of a payload, and checks every value with the store's own rules
+    /// (``RecordStore/FieldValue/validityProblem``, ``RecordStore/Record/validityProblem``): what
+    /// passes here is what the store commits and reads back.
     ///
     /// - Throws: ``SyncError/damagedServerRecord(_:reason:)`` naming `recordName`.
     public init(jsonText: String, recordName: String) throws(SyncError) {
@@ -44,14 +50,24 @@ public struct RecordPayload: Sendable, Equatable {
         else { throw .damagedServerRecord(recordName, reason: "payload is not a JSON object with fields") }
         var decoded: [String: FieldValue] = [:]
         for (key, value) in fields {
-            guard let field = Self.decode(value) else {
+            guard let field = Self.decode(value, depth: 1) else {
                 throw .damagedServerRecord(recordName, reason: "field \(key) cannot be decoded")
             }
+            if let problem = field.validityProblem { throw .damagedServerRecord(recordName, reason: "field \(key): \(problem)") }
             decoded[key] = field
         }
         self.fields = decoded
-        self.modificationDate = (object["modified"] as? String).flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
-        self.creationDate = (object["created"] as? String).flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
+        func date(_ key: String) throws(SyncError) -> Date? {
+            guard let value = object[key] else { return nil }
+            guard let seconds = (value as? String).flatMap(Double.init) else {
+                throw .damagedServerRecord(recordName, reason: "\(key) is not a date")
+            }
+            let date = Date(timeIntervalSince1970: seconds)
+            if let problem = FieldValue.date(date).validityProblem { throw .damagedServerRecord(recordName, reason: "\(key): \(problem)") }
+            return date
+        }
+        self.modificationDate = try date("modified")
+        self.creationDate = try date("created")
     }
 
     static func encode(_ value: FieldValue) -> [String: Any] {
@@ -70,7 +86,9 @@ public struct RecordPayload: Sendable, Equatable {
         }
     }
 
-    static func decode(_ any: Any) -> FieldValue? {
+    /// One value of the transport form; nil when it is not one this notesfs knows. `depth` bounds
+    /// the recursion into lists (``RecordStore/FieldValue/maximumListDepth``).
+    static func decode(_ any: Any, depth: Int) -> FieldValue? {
         guard let object = any as? [String: Any], let type = object["type"] as? String else { return nil }
         let value = object["value"]
         switch type {
@@ -95,8 +113,8 @@ public struct RecordPayload: Sendable, Equatable {
             else { return nil }
             return .reference(Reference(recordID: RecordID(recordName: name), action: action))
         case "list":
-            guard let items = value as? [Any] else { return nil }
-            let decoded = items.compactMap(decode)
+            guard let items = value as? [Any], depth <= FieldValue.maximumListDepth else { return nil }
+            let decoded = items.compactMap { decode($0, depth: depth + 1) }
             return decoded.count == items.count ? .list(decoded) : nil
         default: return nil
         }

@@ -13,9 +13,32 @@ struct LocalApplyPlan {
     var states: [String: SyncedRecord?] = [:]
     /// Conflict copies to create.
     var copies: [(record: Record, entry: ConflictCopy)] = []
+    /// Server rows set aside by this page, by name (``SyncState/setAside`` once committed).
+    var setAside: [String: SetAsideRecord] = [:]
+    /// The server version of every record this page applied or found already applied, by name:
+    /// an earlier version of it set aside is set aside no longer.
+    var appliedSeqs: [String: Int64] = [:]
 
     mutating func save(_ record: Record, server: ServerRecord?, pending: Bool) {
         saves[record.recordID.recordName] = (record, server, pending)
+    }
+
+    mutating func applied(_ server: ServerRecord) {
+        appliedSeqs[server.recordName] = max(appliedSeqs[server.recordName] ?? server.seq, server.seq)
+    }
+
+    /// Sets aside a row that could not be read.
+    mutating func setAside(_ row: UnreadableServerRecord, awaitsRecord: Bool) {
+        setAside[row.recordName] = SetAsideRecord(
+            recordName: row.recordName, recordType: row.recordType, seq: row.seq, reason: row.reason,
+            reader: RecordPayload.readerVersion, since: Date(), awaitsRecord: awaitsRecord)
+    }
+
+    /// Sets aside a row that was read and cannot be applied.
+    mutating func setAside(_ server: ServerRecord, reason: String, awaitsRecord: Bool = false) {
+        setAside(
+            UnreadableServerRecord(recordName: server.recordName, recordType: server.recordType, seq: server.seq, reason: reason),
+            awaitsRecord: awaitsRecord)
     }
 }
 
@@ -38,8 +61,9 @@ extension SyncEngine {
             var moved = false
             for key in ["folder", "parent"] {
                 guard let target = record[key]?.referenceValue?.recordID else { continue }
-                let exists =
-                    (database.metadata(for: target) != nil || plan.saves[target.recordName] != nil) && !doomed.contains(target.recordName)
+                // A folder, not some other record a hostile row names (a note "inside" a note).
+                let targetType = plan.saves[target.recordName]?.record.recordType ?? database.metadata(for: target)?.recordType
+                let exists = targetType == Folder.recordType && !doomed.contains(target.recordName)
                 if !exists {
                     // Recovered itself goes to the root when its parent is gone.
                     record.setReference(key, to: name == recovered ? nil : RecordID(recordName: recovered))

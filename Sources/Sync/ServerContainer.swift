@@ -14,6 +14,23 @@ struct ServerRecord: Sendable {
     var origin: String
 }
 
+/// A server row this notesfs cannot read or apply: set aside (``SyncState/setAside``) while the
+/// rest of its page applies.
+struct UnreadableServerRecord: Sendable {
+    var recordName: String
+    var recordType: String
+    var seq: Int64
+    var reason: String
+}
+
+/// One answer of the server: the rows read, those set aside, and the last seq among them all.
+struct ServerPage: Sendable {
+    var records: [ServerRecord] = []
+    var unreadable: [UnreadableServerRecord] = []
+    /// The highest seq of the page, nil when it is empty.
+    var lastSeq: Int64?
+}
+
 /// A local change to send: a version of a record, or its deletion.
 struct PushChange: Sendable {
     var recordName: String
@@ -40,44 +57,89 @@ enum PushOutcome: Sendable, Equatable {
 struct ServerContainer {
     let connection: Connection
 
-    /// Server records changed after `seq`, in seq order, at most `limit`.
+    /// Server records changed after `seq`, in seq order: at most `limit`, and no more than
+    /// ``pageBytes`` of payloads (always at least one row), so that a page, and the local commit
+    /// that applies it, stays bounded whatever the rows hold.
     ///
-    /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)``.
-    func changes(after seq: Int64, limit: Int) throws(SyncError) -> [ServerRecord] {
-        try records(where: "seq > $1 ORDER BY seq LIMIT $2", [String(seq), String(limit)])
+    /// - Throws: ``SyncError/server(_:)``.
+    func changes(after seq: Int64, limit: Int) throws(SyncError) -> ServerPage {
+        try records(
+            from: """
+                (SELECT *, sum(least(coalesce(octet_length(payload::text), 0), \(Self.payloadLimit))) OVER (ORDER BY seq) AS running
+                 FROM notesfs_records WHERE seq > $1 ORDER BY seq LIMIT $2) AS page
+                WHERE running - least(coalesce(octet_length(payload::text), 0), \(Self.payloadLimit)) < \(Self.pageBytes) ORDER BY seq
+                """, [String(seq), String(limit)])
     }
 
     /// The server's current versions of the records named `names` (those it holds), in seq order.
     ///
-    /// - Throws: ``SyncError/server(_:)``, ``SyncError/damagedServerRecord(_:reason:)``.
-    func records(named names: [String]) throws(SyncError) -> [ServerRecord] {
+    /// - Throws: ``SyncError/server(_:)``.
+    func records(named names: [String]) throws(SyncError) -> ServerPage {
         let list = String(decoding: (try? JSONSerialization.data(withJSONObject: names)) ?? Data("[]".utf8), as: UTF8.self)
-        return try records(where: "record_name IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY seq", [list])
+        return try records(
+            from: "notesfs_records WHERE record_name IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY seq", [list])
     }
 
-    /// The rows `condition` (an SQL `WHERE` clause with its `ORDER BY`) selects.
-    private func records(where condition: String, _ parameters: [String?]) throws(SyncError) -> [ServerRecord] {
+    /// The largest payload (its JSON text) a row may carry; a larger one is set aside unread. Twice
+    /// this, the payload escaped as the merge base in ``AppliedPageMarker``, stays under what a
+    /// local record may hold.
+    static let payloadLimit = 24 << 20
+    /// The payload bytes one page of changes brings at most (but for its first row).
+    static let pageBytes = 8 << 20
+    /// The longest record name, record type and origin read from a row; a longer one is set aside.
+    static let nameLimit = 4096
+
+    /// The rows `source` (an SQL `FROM` source with its `WHERE` and `ORDER BY`) selects. A row
+    /// this notesfs cannot read (an oversized or undecodable payload, a value the store would
+    /// refuse, a name or type out of bounds) is returned as ``ServerPage/unreadable`` with the
+    /// reason, and the rest as records: one row never stops the others.
+    private func records(from source: String, _ parameters: [String?]) throws(SyncError) -> ServerPage {
         let result: ResultSet
+        let limit = Self.nameLimit
         do {
             result = try connection.execute(
-                "SELECT record_name, record_type, seq, deleted, payload::text AS payload, origin FROM notesfs_records WHERE " + condition,
-                parameters)
+                """
+                SELECT left(record_name, \(limit + 1)) AS record_name, left(record_type, \(limit + 1)) AS record_type, seq, deleted,
+                    left(origin, \(limit + 1)) AS origin, octet_length(payload::text) AS size,
+                    CASE WHEN octet_length(payload::text) <= \(Self.payloadLimit) THEN payload::text END AS payload
+                FROM
+                """ + " " + source, parameters)
         } catch { throw .server(error) }
-        var records: [ServerRecord] = []
+        var page = ServerPage()
         for row in result.rows.indices {
+            guard let seq = result.value(row, "seq").flatMap({ Int64($0) }) else { continue }  // seq is NOT NULL bigint
+            page.lastSeq = max(page.lastSeq ?? seq, seq)
             let name = result.value(row, "record_name") ?? ""
-            guard let type = result.value(row, "record_type"), let seq = result.value(row, "seq").flatMap({ Int64($0) }) else {
-                throw .damagedServerRecord(name, reason: "row without a type or seq")
+            let type = result.value(row, "record_type") ?? ""
+            func setAside(_ reason: String) {
+                let shownName = name.utf8.count > limit ? "(a name of over \(limit) bytes)" : name
+                page.unreadable.append(UnreadableServerRecord(recordName: shownName, recordType: type, seq: seq, reason: reason))
+            }
+            guard !name.isEmpty, name.utf8.count <= limit else {
+                setAside(name.isEmpty ? "empty record name" : "record name over \(limit) bytes")
+                continue
+            }
+            guard !type.isEmpty, type.utf8.count <= limit else {
+                setAside(type.isEmpty ? "empty record type" : "record type over \(limit) bytes")
+                continue
             }
             var payload: RecordPayload?
             if result.value(row, "deleted") != "t" {
-                guard let text = result.value(row, "payload") else { throw .damagedServerRecord(name, reason: "no payload") }
-                payload = try RecordPayload(jsonText: text, recordName: name)
+                guard let text = result.value(row, "payload") else {
+                    let size = result.value(row, "size").flatMap { Int64($0) }
+                    setAside(size.map { "payload of \($0) bytes, over the \(Self.payloadLimit) this notesfs reads" } ?? "no payload")
+                    continue
+                }
+                do { payload = try RecordPayload(jsonText: text, recordName: name) } catch {
+                    guard case .damagedServerRecord(_, let reason) = error else { throw error }
+                    setAside(reason)
+                    continue
+                }
             }
-            records.append(
+            page.records.append(
                 ServerRecord(recordName: name, recordType: type, seq: seq, payload: payload, origin: result.value(row, "origin") ?? ""))
         }
-        return records
+        return page
     }
 
     /// Applies `changes` in one transaction, each only if the server still holds the version it

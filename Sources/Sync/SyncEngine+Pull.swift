@@ -5,34 +5,44 @@ extension SyncEngine {
     /// Fetches every server change since ``SyncState/serverSeq`` page by page and applies each
     /// page locally in one `modify`; the state (the new seq, the new bases) is saved after each.
     /// A push or a page applied before a crash that kept its state from being saved is recovered
-    /// first (``recoverUnrecordedPush()``, ``recoverUnrecordedApply()``).
+    /// first (``recoverUnrecordedPush()``, ``recoverUnrecordedApply()``). A row this notesfs
+    /// cannot read or apply is set aside (``SyncState/setAside``) and the rest of its page applies.
     ///
     /// - Throws: ``SyncError``.
     func pull(_ report: inout SyncReport) throws(SyncError) {
         try recoverUnrecordedPush()
         try recoverUnrecordedApply()
+        // A push lost to a version this client had fetched past (its seq is not after the saved
+        // one): no page brings it again, so fetch it by name.
         if !conflicted.isEmpty {
-            // A push lost to a version this client had fetched past (its seq is not after the
-            // saved one), so no page brings it again: fetch those records by name.
-            let names = conflicted.sorted()
+            let names = conflicted
             conflicted = []
-            let missed = try container.records(named: names).filter { $0.seq <= state.serverSeq }
-            if !missed.isEmpty {
-                try applyRetrying(missed, &report)
-                try state.save(databasePath: database.path)
-            }
+            try applyAgain(named: names, &report)
         }
         while true {
             let page = try container.changes(after: state.serverSeq, limit: batchSize)
-            guard let last = page.last else { return }
+            guard let last = page.lastSeq else { break }
             try applyRetrying(page, &report)
-            state.serverSeq = last.seq
+            state.serverSeq = max(state.serverSeq, last)
             try state.save(databasePath: database.path)
         }
+        // Rows set aside by an older reader, or for a record that was missing and may have come
+        // since: fetched by name, as no page brings them again.
+        let retried = state.setAside.values.filter { $0.reader < RecordPayload.readerVersion || $0.awaitsRecord }
+        if !retried.isEmpty { try applyAgain(named: Set(retried.map(\.recordName)), &report) }
+    }
+
+    /// Fetches the server's versions of `names` that this client has fetched past, and applies them.
+    private func applyAgain(named names: Set<String>, _ report: inout SyncReport) throws(SyncError) {
+        var page = try container.records(named: names.sorted())
+        page.records.removeAll { $0.seq > state.serverSeq }
+        page.unreadable.removeAll { $0.seq > state.serverSeq }
+        try applyRetrying(page, &report)
+        try state.save(databasePath: database.path)
     }
 
     /// ``apply(_:_:)``, again when a local edit (the mount, the CLI) raced its modify.
-    private func applyRetrying(_ page: [ServerRecord], _ report: inout SyncReport) throws(SyncError) {
+    private func applyRetrying(_ page: ServerPage, _ report: inout SyncReport) throws(SyncError) {
         var attempts = 0
         while true {
             var pageReport = report
@@ -48,24 +58,42 @@ extension SyncEngine {
     }
 
     /// Applies one page of server changes: takes the server's version where nothing changed
-    /// locally, merges where both changed, keeps a local edit over a server delete.
-    private func apply(_ page: [ServerRecord], _ report: inout SyncReport) throws(SyncError) {
+    /// locally, merges where both changed, keeps a local edit over a server delete. The folders the
+    /// page's records sit in that this database lacks are fetched from the server first (a later
+    /// page would bring them), so that no record waits in `Recovered` for a folder still to come.
+    private func apply(_ page: ServerPage, _ report: inout SyncReport) throws(SyncError) {
         var plan = LocalApplyPlan()
-        for server in page {
+        let rows = try withMissingFolders(page)
+        for unreadable in rows.unreadable { plan.setAside(unreadable, awaitsRecord: false) }
+        for server in rows.records {
             let name = server.recordName
             let synced = state.records[name]
-            if synced?.serverSeq == server.seq { continue }  // already ours (pushed by this client)
+            if synced?.serverSeq == server.seq {  // already ours (pushed by this client)
+                plan.applied(server)
+                continue
+            }
+            if name == AppliedPageMarker.recordName || server.recordType == AppliedPageMarker.recordType {
+                plan.setAside(server, reason: "a record name or type this notesfs keeps for its own bookkeeping")
+                continue
+            }
             let local = try localRecord(name)
-            if let local, local.recordType != server.recordType { continue }  // a name clash: never overwrite another type
+            if let local, local.recordType != server.recordType {
+                // A name clash or a hostile row: never overwrite a record of another type.
+                plan.setAside(
+                    server, reason: "the server's version is a \(server.recordType), the local record a \(local.recordType) (kept)")
+                continue
+            }
             if let payload = server.payload, let tag = pushedTag(server.origin) {
                 // This client pushed this version before a crash kept it from saving the state: the
                 // local record is that version, or a later edit or delete of it still to push.
                 plan.states[name] = SyncedRecord(
                     recordType: server.recordType, serverSeq: server.seq, localTag: tag, base: payload.jsonText)
+                plan.applied(server)
                 continue
             }
             let localEdited = local != nil && local?.recordChangeTag != synced?.localTag
             report.fetched += 1
+            plan.applied(server)
             guard let payload = server.payload else {
                 if let local, localEdited {
                     // An edit beats a delete: keep the record; the push recreates it over the tombstone.
@@ -79,7 +107,7 @@ extension SyncEngine {
             }
             try fetchAssets(of: payload)
             if let local, localEdited {
-                let base = try synced.map { (synced) throws(SyncError) in try RecordPayload(jsonText: synced.base, recordName: name) }
+                let base = synced.flatMap { try? RecordPayload(jsonText: $0.base, recordName: name) }
                 let merge = RecordMerge(base: base, local: RecordPayload(local), server: payload, recordType: server.recordType)
                 plan.save(local.updated(to: merge.payload), server: server, pending: merge.payload != payload)
                 report.merged += 1
@@ -93,8 +121,77 @@ extension SyncEngine {
                 plan.save(record.updated(to: payload), server: server, pending: false)
             }
         }
-        try commit(&plan, through: page.map(\.seq).max() ?? state.serverSeq)
+        setAsideMissingReferences(&plan)
+        try commit(&plan, through: rows.lastSeq ?? state.serverSeq)
+        for (name, entry) in plan.setAside {
+            if state.setAside[name] != entry { report.setAside.append(entry) }
+            state.setAside[name] = entry
+        }
+        for (name, seq) in plan.appliedSeqs where (state.setAside[name]?.seq ?? .max) <= seq && plan.setAside[name] == nil {
+            state.setAside[name] = nil
+        }
         report.conflictCopies += plan.copies.map(\.entry)
+    }
+
+    /// `page` with the live server versions of the folders its records (and those folders) sit in
+    /// that neither this database nor the page holds, up to ``folderFetchRounds`` levels up.
+    private func withMissingFolders(_ page: ServerPage) throws(SyncError) -> ServerPage {
+        var rows = page
+        var known = Set(page.records.map(\.recordName))
+        var newcomers = page.records
+        for _ in 0..<Self.folderFetchRounds {
+            var wanted = Set<String>()
+            for server in newcomers {
+                for key in ["folder", "parent"] {
+                    guard let target = server.payload?.fields[key]?.referenceValue?.recordID.recordName,
+                        !known.contains(target), database.metadata(for: RecordID(recordName: target)) == nil
+                    else { continue }
+                    wanted.insert(target)
+                }
+            }
+            guard !wanted.isEmpty else { break }
+            let fetched = try container.records(named: wanted.sorted())
+            newcomers = fetched.records.filter { $0.payload != nil }
+            rows.records += newcomers
+            rows.unreadable += fetched.unreadable
+            known.formUnion(wanted)
+        }
+        return rows
+    }
+
+    /// How many levels of missing folders ``apply(_:_:)`` fetches ahead of their pages.
+    static let folderFetchRounds = 64
+
+    /// Takes out of `plan` the saves that hold a reference (other than to their folder, which
+    /// `Recovered` stands in for) to a record that neither this database nor the plan holds, and
+    /// sets them aside until it arrives: the store refuses such a save, and one must not stop the page.
+    private func setAsideMissingReferences(_ plan: inout LocalApplyPlan) {
+        var removed = true
+        while removed {  // a save taken out may be what another one references
+            removed = false
+            for name in plan.saves.keys.sorted() { removed = setAsideIfReferencingMissing(name, &plan) || removed }
+        }
+    }
+
+    /// Whether the save of `name` was taken out of `plan` (see ``setAsideMissingReferences(_:)``).
+    private func setAsideIfReferencingMissing(_ name: String, _ plan: inout LocalApplyPlan) -> Bool {
+        guard let save = plan.saves[name] else { return false }
+        for (key, value) in save.record.fields where key != "folder" && key != "parent" {
+            var missing: String?
+            value.forEachReference { reference in
+                let target = reference.recordID
+                if missing == nil, database.metadata(for: target) == nil, plan.saves[target.recordName] == nil {
+                    missing = target.recordName
+                }
+            }
+            guard let missing else { continue }
+            plan.saves[name] = nil
+            if let server = save.server {
+                plan.setAside(server, reason: "field \(key) references record \(missing), which is missing", awaitsRecord: true)
+            }
+            return true
+        }
+        return false
     }
 
     /// The whole local record named `name`, nil when there is none.
@@ -107,7 +204,8 @@ extension SyncEngine {
         }
     }
 
-    /// Downloads the assets of `payload` this database does not hold yet.
+    /// Downloads the assets of `payload` this database does not hold yet (their hashes passed the
+    /// store's checks when the payload was decoded: each names a file under `assets/` and nothing else).
     private func fetchAssets(of payload: RecordPayload) throws(SyncError) {
         for asset in payload.fields.values.flatMap(\.assets) where !FileManager.default.fileExists(atPath: database.assetPath(asset)) {
             try container.download(asset, into: database)

@@ -33,6 +33,10 @@ extension SyncEngine {
             var records: [Record] = []
             for metadata in page {
                 let name = metadata.recordID.recordName
+                if let aside = state.setAside[name] {
+                    fail(name, Self.waitingOnSetAside(aside))
+                    continue
+                }
                 do {
                     guard let record = try localRecord(name) else { continue }  // deleted meanwhile
                     try uploadAssets(of: record)
@@ -66,6 +70,10 @@ extension SyncEngine {
             let page = deletes.prefix(batchSize)
             deletes = deletes.dropFirst(page.count)
             let changes = page.compactMap { name -> PushChange? in
+                if let aside = state.setAside[name] {
+                    fail(name, Self.waitingOnSetAside(aside))
+                    return nil
+                }
                 guard let synced = state.records[name] else { return nil }
                 return PushChange(
                     recordName: name, recordType: synced.recordType, payload: nil, expectedSeq: synced.serverSeq,
@@ -134,6 +142,13 @@ extension SyncEngine {
         let pushed = try container.push(changes, after: state.serverSeq, key: key)
         if let through = pushed.knownThrough { state.serverSeq = max(state.serverSeq, through) }
         return pushed.outcomes
+    }
+
+    /// Why a local change to a record whose server version is set aside is not pushed: it would
+    /// replace a version this machine never merged with. It stays pending until that version applies.
+    static func waitingOnSetAside(_ aside: SetAsideRecord) -> SyncError {
+        .damagedServerRecord(
+            aside.recordName, reason: "not pushed: the server's version \(aside.seq) is set aside (\(aside.reason)), so this change waits")
     }
 
     /// Uploads the assets of `record` the server does not hold (once per SHA-256).

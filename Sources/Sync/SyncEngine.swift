@@ -19,6 +19,8 @@ public struct SyncReport: Sendable, Equatable {
     public var conflictCopies: [ConflictCopy] = []
     /// Local records the push could not send (see ``PushFailures``); tried again by the next sync.
     public var failures: [PushFailure] = []
+    /// Server records this sync set aside (``SyncState/setAside``): it could not read or apply them.
+    public var setAside: [SetAsideRecord] = []
 }
 
 /// Replicates one local database to and from its server container, as `CKSyncEngine` does.

@@ -52,6 +52,9 @@ public struct SyncState: Sendable, Equatable {
     public var records = SyncedRecords()
     /// Conflict copies made, newest last, for `sync status`.
     public var conflicts: [ConflictCopy] = []
+    /// Server records this notesfs could not read or apply, by record name (``SetAsideRecord``):
+    /// the rest synced past them; a newer server version of one, or a newer notesfs, tries again.
+    public var setAside: [String: SetAsideRecord] = [:]
     public var lastSync: Date?
     /// The last sync's error, nil when it succeeded.
     public var lastError: String?
@@ -134,6 +137,7 @@ public struct SyncState: Sendable, Equatable {
         serverSeq = file.serverSeq
         localToken = file.localToken
         conflicts = file.conflicts
+        setAside = file.setAside ?? [:]
         lastSync = file.lastSync
         lastError = file.lastError
         saveID = file.saveID
@@ -152,6 +156,23 @@ public struct SyncState: Sendable, Equatable {
             recordsLoaded = true
         }
     }
+}
+
+/// A server record set aside: this notesfs could not read it (a value the store would refuse, a
+/// field type it does not know, a payload over its limit) or apply it (it would change a local
+/// record's type). Kept in the state, listed by `sync status`, fetched again when a notesfs with a
+/// newer ``RecordPayload/readerVersion`` syncs; a newer server version of it replaces it.
+public struct SetAsideRecord: Codable, Sendable, Equatable {
+    public var recordName: String
+    public var recordType: String
+    /// The server version set aside.
+    public var seq: Int64
+    public var reason: String
+    /// The ``RecordPayload/readerVersion`` that could not read it.
+    public var reader: Int
+    public var since: Date
+    /// It references a record this database lacks: fetched again at every sync until it applies.
+    public var awaitsRecord: Bool
 }
 
 /// A conflict copy: a note whose local text could not be merged with the server's.
@@ -195,6 +216,8 @@ private struct StateFile: Codable {
     /// format 1 reads the file and says it is newer (instead of calling it damaged).
     var records: [String: FormatOneRecord]?
     var conflicts: [ConflictCopy]
+    /// Absent from files written before records were set aside.
+    var setAside: [String: SetAsideRecord]?
     var lastSync: Date?
     var lastError: String?
     /// Format 2: ``SyncState/saveID``.
@@ -217,6 +240,7 @@ private struct StateFile: Codable {
         localToken = state.localToken
         records = [:]
         conflicts = state.conflicts
+        setAside = state.setAside.isEmpty ? nil : state.setAside
         lastSync = state.lastSync
         lastError = state.lastError
         self.saveID = saveID

@@ -13,6 +13,8 @@ public struct SyncStatus: Sendable {
     public var conflicts: [ConflictCopy]
     /// Local records the last push could not send, and why (``PushFailures``).
     public var failures: [PushFailure]
+    /// Server records set aside (``SyncState/setAside``), by name.
+    public var setAside: [SetAsideRecord]
 
     /// The status of a database; nil when it has no server.
     ///
@@ -23,7 +25,8 @@ public struct SyncStatus: Sendable {
         return SyncStatus(
             server: redacted(state.server), lastSync: state.lastSync, lastError: state.lastError, pendingChanges: pending.count,
             serverSeq: state.serverSeq, conflicts: state.conflicts,
-            failures: PushFailures.load(databasePath: database.path).values.sorted { $0.recordName < $1.recordName })
+            failures: PushFailures.load(databasePath: database.path).values.sorted { $0.recordName < $1.recordName },
+            setAside: state.setAside.values.sorted { $0.recordName < $1.recordName })
     }
 
     /// A conninfo or URL without its password (`password=***`, `user:***@`).

@@ -70,8 +70,17 @@ enum SyncCommand {
         )
         for copy in report.conflictCopies { context.output.info("conflict: kept your text as '\(copy.title)'") }
         for failure in report.failures {
-            context.output.error(CLIError(.io, "sync", "not pushed: \(failure.recordName): \(failure.reason)"))
+            context.output.error(CLIError(.io, "sync", "not pushed: \(ShellQuoting.shown(failure.recordName)): \(shown(failure.reason))"))
         }
+        for entry in report.setAside {
+            context.output.error(
+                CLIError(.io, "sync", "server record set aside: \(ShellQuoting.shown(entry.recordName)): \(shown(entry.reason))"))
+        }
+    }
+
+    /// A message that may quote the server's text (a record name, a type): printable, one line.
+    private static func shown(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { ShellQuoting.isPrintable($0) ? $0 : "?" }))
     }
 
     private static func status(_ context: CommandContext) throws(CLIError) {
@@ -105,6 +114,16 @@ enum SyncCommand {
                                 ])
                             })
                     ),
+                    (
+                        "setAside",
+                        .array(
+                            status.setAside.map {
+                                .object([
+                                    ("recordName", .string($0.recordName)), ("recordType", .string($0.recordType)),
+                                    ("seq", .int($0.seq)), ("reason", .string($0.reason)), ("since", .string(Formatting.iso($0.since))),
+                                ])
+                            })
+                    ),
                 ]))
         } else {
             var lines = ["server: \(status.server)", "last sync: \(status.lastSync.map(Formatting.iso) ?? "never")"]
@@ -114,7 +133,14 @@ enum SyncCommand {
             lines += status.conflicts.map { "  \(Formatting.iso($0.date))  \($0.title)" }
             if !status.failures.isEmpty {
                 lines.append("records that cannot be pushed: \(status.failures.count)")
-                lines += status.failures.map { "  \($0.recordName): \($0.reason)" }
+                lines += status.failures.map { "  \(ShellQuoting.shown($0.recordName)): \(shown($0.reason))" }
+            }
+            if !status.setAside.isEmpty {
+                lines.append(
+                    "server records set aside: \(status.setAside.count) (not applied here; a newer server version or notesfs tries again)")
+                lines += status.setAside.map {
+                    "  \(ShellQuoting.shown($0.recordName)) (\(shown($0.recordType)), server version \($0.seq)): \(shown($0.reason))"
+                }
             }
             context.output.lines(lines)
         }

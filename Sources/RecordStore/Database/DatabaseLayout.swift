@@ -36,7 +36,13 @@ struct DatabaseLayout: Sendable {
     var lostAndFound: String { root + "/lost+found" }
 
     func recordPath(_ name: String) -> String { root + "/" + RecordFileName.relativePath(for: name) }
-    func assetPath(_ sha256: String) -> String { "\(assets)/\(sha256.prefix(2))/\(sha256)" }
+    /// The file of the asset `sha256`. A hash that is not 64 lower-case hex digits (the decoders
+    /// and `modify` refuse one, so only a bug could bring it here) names a path in `assets/` that
+    /// no asset ever has, never one outside it.
+    func assetPath(_ sha256: String) -> String {
+        guard Asset.isValidHash(sha256) else { return "\(assets)/not-a-hash" }
+        return "\(assets)/\(sha256.prefix(2))/\(sha256)"
+    }
 
     /// 1: journal lines hold full records; 2: a line may hold a partial record (a metadata-only save).
     static let formatVersion = 2

@@ -48,6 +48,10 @@ extension RecordDatabase {
         for id in records.map(\.recordID) + recordIDs where !seen.insert(id).inserted {
             throw .invalidArguments("record \(id) appears twice")
         }
+        // Nothing is committed that the store could not read back (``Record/validityProblem``).
+        for record in records {
+            if let problem = record.validityProblem { throw .invalidArguments("record \(record.recordID): \(problem)") }
+        }
         let entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
             try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index)
         }
@@ -84,6 +88,7 @@ extension RecordDatabase {
                 let seq = state.index.seq + 1
                 var entry = try build(state.index, seq)
                 entry.encodeSaves()
+                try entry.checkSizes()
                 try ensureAssetsStored(entry.saves, state: &state)
                 let assetsBefore = (entry.deletes.map(\.recordName) + entry.saves.map(\.recordID.recordName))
                     .flatMap { state.index.entries[$0]?.assets ?? [] }

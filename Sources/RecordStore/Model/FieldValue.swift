@@ -50,7 +50,7 @@ public enum FieldValue: Sendable, Hashable {
     }
 
     /// Calls `body` with every reference in this value (itself or in its list), allocating nothing.
-    func forEachReference(_ body: (Reference) -> Void) {
+    public func forEachReference(_ body: (Reference) -> Void) {
         switch self {
         case .reference(let r): body(r)
         case .list(let items): for item in items { item.forEachReference(body) }

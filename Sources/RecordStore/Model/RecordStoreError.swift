@@ -20,6 +20,9 @@ public enum RecordStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case changeTokenExpired
     /// A predicate could not be parsed; `position` is the 1-based character column.
     case predicateSyntax(message: String, position: Int)
+    /// A saved record is larger than the store reads back (its JSON over `limit` bytes): refused,
+    /// nothing committed.
+    case recordTooLarge(RecordID, size: Int, limit: Int)
     /// A system call failed.
     case io(path: String, operation: String, errno: Int32)
     /// A write to a database opened read-only (a read-only filesystem or a directory the user may
@@ -41,6 +44,8 @@ public enum RecordStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .notADatabase(let path, let reason): "\(path): not a notesfs database: \(reason)"
         case .changeTokenExpired: "change token expired or from another database; fetch all records again"
         case .predicateSyntax(let message, let position): "predicate syntax error at column \(position): \(message)"
+        case .recordTooLarge(let id, let size, let limit):
+            "record \(id) is \(size) bytes as JSON, over the \(limit) bytes a record may hold; nothing was saved"
         case .io(let path, let operation, let code):
             "\(operation) \(path): \(String(cString: strerror(code)))"
         case .readOnly(let path): "\(path): the database is read-only here (no write access); nothing was changed"

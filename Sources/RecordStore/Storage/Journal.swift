@@ -22,6 +22,26 @@ struct JournalEntry: Sendable {
         if encodedSaves == nil { encodedSaves = saves.map(RecordCoding.encode) }
     }
 
+    /// Refuses an entry whose records or line the store could not read back: a record's JSON over
+    /// ``DatabaseLayout/recordFileLimit``, the line over ``DatabaseLayout/journalLineLimit``.
+    ///
+    /// - Throws: ``RecordStoreError/recordTooLarge(_:size:limit:)``.
+    func checkSizes() throws(RecordStoreError) {
+        guard let encodedSaves else { return }
+        var total = 0
+        for (record, encoded) in zip(saves, encodedSaves) {
+            guard encoded.count <= DatabaseLayout.recordFileLimit else {
+                throw .recordTooLarge(record.recordID, size: encoded.count, limit: DatabaseLayout.recordFileLimit)
+            }
+            total += encoded.count
+        }
+        // Deletes and the line's frame: a record name is at most a few KiB once escaped.
+        let overhead = 512 + deletes.reduce(0) { $0 + $1.recordName.utf8.count * 6 + 3 }
+        if total + overhead > DatabaseLayout.journalLineLimit, let first = saves.first {
+            throw .recordTooLarge(first.recordID, size: total + overhead, limit: DatabaseLayout.journalLineLimit)
+        }
+    }
+
     func encodedLine() -> [UInt8] {
         var w = JSONWriter(capacity: 512 + (encodedSaves?.reduce(0) { $0 + $1.count } ?? 0))
         var first = true

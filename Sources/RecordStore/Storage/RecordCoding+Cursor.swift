@@ -132,18 +132,24 @@ extension RecordCoding {
         }
         guard let name, !name.isEmpty else { throw cursor.error("missing recordName") }
         guard let type, !type.isEmpty else { throw cursor.error("missing recordType") }
-        return SystemFields(name: name, type: type, tag: tag, identity: identity, created: created, modified: modified, seq: seq, sizes: sizes)
+        for seconds in [created, modified].compactMap({ $0 }) {
+            if let problem = FieldValue.dateProblem(seconds) { throw cursor.error(problem) }
+        }
+        return SystemFields(
+            name: name, type: type, tag: tag, identity: identity, created: created, modified: modified, seq: seq, sizes: sizes)
     }
 
     /// `{"type": T, "value": V}`; `type` is expected first (as written), else the tree decoder is used.
-    static func readFieldValue(_ c: inout JSONCursor) throws(JSONSyntaxError) -> FieldValue {
+    /// `depth` is how deep in lists this value stands (1 for a field's value): a list deeper than
+    /// ``FieldValue/maximumListDepth`` is refused before it is read, so no input recurses without bound.
+    static func readFieldValue(_ c: inout JSONCursor, depth: Int = 1) throws(JSONSyntaxError) -> FieldValue {
         let start = c.index
         try c.expect(UInt8(ascii: "{"))
-        guard let typeKey = try? c.readKey(), typeKey == "type" else { return try treeFallback(&c, from: start) }
+        guard let typeKey = try? c.readKey(), typeKey == "type" else { return try treeFallback(&c, from: start, depth: depth) }
         try c.expect(UInt8(ascii: ":"))
         let type = try c.readKey()
         try c.expect(UInt8(ascii: ","))
-        guard try c.readKey() == "value" else { return try treeFallback(&c, from: start) }
+        guard try c.readKey() == "value" else { return try treeFallback(&c, from: start, depth: depth) }
         try c.expect(UInt8(ascii: ":"))
         let value: FieldValue
         func wrong() -> JSONSyntaxError { c.error("value is not a valid \(type.string)") }
@@ -154,7 +160,7 @@ extension RecordCoding {
         case "bool": value = .bool(try c.readBool())
         case "date":
             let seconds = try c.readDouble()
-            guard seconds.isFinite else { throw wrong() }
+            if let problem = FieldValue.dateProblem(seconds) { throw c.error(problem) }
             value = .date(Date(timeIntervalSince1970: seconds))
         case "reference":
             var target: String?
@@ -169,15 +175,16 @@ extension RecordCoding {
             guard let target, !target.isEmpty, let action else { throw wrong() }
             value = .reference(Reference(recordID: RecordID(recordName: target), action: action))
         case "list":
+            guard depth <= FieldValue.maximumListDepth else { throw c.error("lists nested deeper than \(FieldValue.maximumListDepth)") }
             var items: [FieldValue] = []
-            try c.readArray { (c) throws(JSONSyntaxError) in items.append(try readFieldValue(&c)) }
+            try c.readArray { (c) throws(JSONSyntaxError) in items.append(try readFieldValue(&c, depth: depth + 1)) }
             value = .list(items)
         default:
             // bytes, asset and anything irregular: the tree decoder checks them.
             let json = try c.parseTreeValue()
             do {
                 value = try decodeValue(
-                    .object([JSONMember(key: "type", value: .string(type.string)), JSONMember(key: "value", value: json)]))
+                    .object([JSONMember(key: "type", value: .string(type.string)), JSONMember(key: "value", value: json)]), depth: depth)
             } catch {
                 throw c.error(error.description)
             }
@@ -186,9 +193,9 @@ extension RecordCoding {
         return value
     }
 
-    private static func treeFallback(_ c: inout JSONCursor, from start: Int) throws(JSONSyntaxError) -> FieldValue {
+    private static func treeFallback(_ c: inout JSONCursor, from start: Int, depth: Int) throws(JSONSyntaxError) -> FieldValue {
         c.index = start
         let json = try c.parseTreeValue()
-        do { return try decodeValue(json) } catch { throw c.error(error.description) }
+        do { return try decodeValue(json, depth: depth) } catch { throw c.error(error.description) }
     }
 }

@@ -172,7 +172,7 @@ enum RecordCoding {
                 }
             }
         }
-        return Record(
+        let record = Record(
             recordID: RecordID(recordName: name), recordType: type,
             changeTag: try optional(object["recordChangeTag"], "recordChangeTag", \.string),
             creationDate: try optional(object["creationDate"], "creationDate", \.double).map(Date.init(timeIntervalSince1970:)),
@@ -180,6 +180,10 @@ enum RecordCoding {
                 Date.init(timeIntervalSince1970:)),
             identity: try optional(object["identity"], "identity", \.uint64),
             fields: fields)
+        for date in [record.creationDate, record.storedModificationDate].compactMap({ $0 }) {
+            if let problem = FieldValue.dateProblem(date.timeIntervalSince1970) { throw RecordDecodingError(problem) }
+        }
+        return record
     }
 
     /// The `sizes` and `seq` members of an index snapshot line.
@@ -198,7 +202,8 @@ enum RecordCoding {
         return value
     }
 
-    static func decodeValue(_ json: JSON) throws(RecordDecodingError) -> FieldValue {
+    /// One field value (`depth`: see ``readFieldValue(_:depth:)``).
+    static func decodeValue(_ json: JSON, depth: Int = 1) throws(RecordDecodingError) -> FieldValue {
         guard let type = json["type"]?.string, let value = json["value"] else {
             throw RecordDecodingError("expected {\"type\":…,\"value\":…}")
         }
@@ -217,16 +222,17 @@ enum RecordCoding {
             guard let b = value.bool else { throw wrong() }
             return .bool(b)
         case "date":
-            guard let d = value.double, d.isFinite else { throw wrong() }
+            guard let d = value.double else { throw wrong() }
+            if let problem = FieldValue.dateProblem(d) { throw RecordDecodingError(problem) }
             return .date(Date(timeIntervalSince1970: d))
         case "bytes":
             guard let s = value.string, let data = Data(base64Encoded: s) else { throw wrong() }
             return .bytes(data)
         case "asset":
-            guard let hash = value["sha256"]?.string, hash.count == 64, hash.allSatisfy(\.isHexDigit),
-                let size = value["size"]?.int64
-            else { throw wrong() }
-            return .asset(Asset(sha256: hash, size: size))
+            guard let hash = value["sha256"]?.string, let size = value["size"]?.int64 else { throw wrong() }
+            let asset = Asset(sha256: hash, size: size)
+            if let problem = asset.validityProblem { throw RecordDecodingError(problem) }
+            return .asset(asset)
         case "reference":
             guard let name = value["recordName"]?.string, !name.isEmpty,
                 let action = value["action"]?.string.flatMap(Reference.Action.init(rawValue:))
@@ -234,9 +240,12 @@ enum RecordCoding {
             return .reference(Reference(recordID: RecordID(recordName: name), action: action))
         case "list":
             guard let items = value.array else { throw wrong() }
+            guard depth <= FieldValue.maximumListDepth else {
+                throw RecordDecodingError("lists nested deeper than \(FieldValue.maximumListDepth)")
+            }
             var values: [FieldValue] = []
             values.reserveCapacity(items.count)
-            for item in items { values.append(try decodeValue(item)) }
+            for item in items { values.append(try decodeValue(item, depth: depth + 1)) }
             return .list(values)
         default:
             throw RecordDecodingError("unknown field type \(type)")
