@@ -215,6 +215,39 @@ struct ServerContainer {
         } catch { throw .server(error) }
     }
 
+    /// The server's identity: its epoch (nil when it has none, a schema from before epochs) and
+    /// the last seq it handed out.
+    ///
+    /// - Throws: ``SyncError/server(_:)``.
+    func identity() throws(SyncError) -> (epoch: String?, lastSeq: Int64) {
+        do {
+            let result = try connection.execute(
+                """
+                SELECT (SELECT min(epoch) FROM notesfs_server) AS epoch,
+                    (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM notesfs_seq) AS seq
+                """)
+            return (result.value(0, "epoch"), result.value(0, "seq").flatMap { Int64($0) } ?? 0)
+        } catch { throw .server(error) }
+    }
+
+    /// Raises the sync generation the server holds for `clientID` to `generation` and returns the
+    /// one it held before (0 for a client it has not seen).
+    ///
+    /// - Throws: ``SyncError/server(_:)``.
+    func startSync(clientID: String, generation: Int64) throws(SyncError) -> Int64 {
+        do {
+            // The CTE reads the row as it was before this statement changed it.
+            let result = try connection.execute(
+                """
+                WITH old AS (SELECT generation FROM notesfs_clients WHERE client_id = $1)
+                INSERT INTO notesfs_clients VALUES ($1, $2::bigint) ON CONFLICT (client_id)
+                DO UPDATE SET generation = greatest(notesfs_clients.generation, EXCLUDED.generation)
+                RETURNING (SELECT generation FROM old) AS before
+                """, [clientID, String(generation)])
+            return result.value(0, "before").flatMap { Int64($0) } ?? 0
+        } catch { throw .server(error) }
+    }
+
     /// A string dictionary as a JSON object.
     static func jsonText(_ dictionary: [String: String]) -> String {
         String(

@@ -13,13 +13,19 @@ import Postgres
 /// notesfs_asset_chunks (sha256, chunk, data)      its bytes, in chunks of assetChunkSize
 ///                  PK (sha256, chunk)             (chunk n holds bytes n*size ..< (n+1)*size)
 /// notesfs_seq     sequence                        hands out seq, under the push lock
+/// notesfs_server  (epoch)                         one row: this server's identity, made when
+///                                                 `sync init` creates the schema; a reset or new
+///                                                 server has another (``SyncEngine/checkIdentity(_:)``)
+/// notesfs_clients (client_id PK, generation)      how many syncs each client started: a local
+///                                                 state behind it is a copy of that client (a
+///                                                 clone, a restored backup)
 /// notesfs_pushes  (client_id, push_key,           the seqs a client's push transaction wrote,
 ///                  record_name, seq)              under its key (``PushIntent``): asked after a
 ///                  PK (client_id, push_key,       crash whether that push committed; a client's
 ///                      record_name)               next push deletes its older keys' rows
 /// ```
 enum ServerSchema {
-    static let version = 3
+    static let version = 4
     /// Bytes per row of `notesfs_asset_chunks` (the last chunk of an asset may be shorter).
     static let assetChunkSize = 1 << 20
     /// `pg_advisory_xact_lock` key that serialises pushes, so that seq order is commit order and a
@@ -65,6 +71,12 @@ enum ServerSchema {
                 client_id text NOT NULL, push_key text NOT NULL, record_name text NOT NULL, seq bigint NOT NULL,
                 PRIMARY KEY (client_id, push_key, record_name))
             """
+        ],
+        // Identities: the server's epoch, each client's sync generation.
+        4: [
+            "CREATE TABLE notesfs_server (epoch text NOT NULL)",
+            "INSERT INTO notesfs_server VALUES (gen_random_uuid()::text)",
+            "CREATE TABLE notesfs_clients (client_id text PRIMARY KEY, generation bigint NOT NULL)",
         ],
     ]
 

@@ -21,6 +21,8 @@ public struct SyncReport: Sendable, Equatable {
     public var failures: [PushFailure] = []
     /// Server records this sync set aside (``SyncState/setAside``): it could not read or apply them.
     public var setAside: [SetAsideRecord] = []
+    /// What the sync found about identities and did about them (``SyncEngine/checkIdentity(_:)``).
+    public var notices: [String] = []
 }
 
 /// Replicates one local database to and from its server container, as `CKSyncEngine` does.
@@ -77,11 +79,13 @@ public final class SyncEngine {
         if let existing = try SyncState.load(databasePath: database.path) {
             guard existing.server == server else {
                 throw .state(
-                    path: SyncState.path(forDatabase: database.path), reason: "already syncs with another server (\(existing.server))")
+                    path: SyncState.path(forDatabase: database.path),
+                    reason: "already syncs with another server (\(ConnectionString.redacted(existing.server)))")
             }
             return existing
         }
         var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
+        state.serverEpoch = try ServerContainer(connection: connection).identity().epoch
         try state.save(databasePath: database.path)
         return state
     }
@@ -98,6 +102,7 @@ public final class SyncEngine {
         try state.reload(databasePath: database.path)
         var report = SyncReport()
         do {
+            try checkIdentity(&report)
             var settled = false
             for _ in 0..<Self.maximumRounds where !settled {
                 try pull(&report)

@@ -43,6 +43,12 @@ public struct SyncState: Sendable, Equatable {
     public var clientID: String
     /// The host name written into conflict copies' titles.
     public var host: String
+    /// The epoch of the server this database syncs with (``SyncEngine/checkIdentity(_:)``); nil
+    /// before its first sync with a server that has one.
+    public var serverEpoch: String?
+    /// How many syncs this database started: the server keeps the highest for this client ID, and
+    /// a copy of this database that is behind it is told apart (``SyncEngine/checkIdentity(_:)``).
+    public var generation: Int64 = 0
     /// Every server change up to this seq has been fetched and applied (the server change token).
     public var serverSeq: Int64 = 0
     /// Every local change up to this local token has been pushed (``RecordStore/ChangeToken``);
@@ -138,6 +144,8 @@ public struct SyncState: Sendable, Equatable {
         localToken = file.localToken
         conflicts = file.conflicts
         setAside = file.setAside ?? [:]
+        serverEpoch = file.serverEpoch
+        generation = file.generation ?? 0
         lastSync = file.lastSync
         lastError = file.lastError
         saveID = file.saveID
@@ -218,6 +226,9 @@ private struct StateFile: Codable {
     var conflicts: [ConflictCopy]
     /// Absent from files written before records were set aside.
     var setAside: [String: SetAsideRecord]?
+    /// Absent from files written before servers had epochs and clients generations.
+    var serverEpoch: String?
+    var generation: Int64?
     var lastSync: Date?
     var lastError: String?
     /// Format 2: ``SyncState/saveID``.
@@ -241,6 +252,8 @@ private struct StateFile: Codable {
         records = [:]
         conflicts = state.conflicts
         setAside = state.setAside.isEmpty ? nil : state.setAside
+        serverEpoch = state.serverEpoch
+        generation = state.generation
         lastSync = state.lastSync
         lastError = state.lastError
         self.saveID = saveID

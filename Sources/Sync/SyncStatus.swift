@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import RecordStore
 
 /// What `notesfs sync status` shows; read from the local state and database only (no server).
@@ -29,10 +30,6 @@ public struct SyncStatus: Sendable {
             setAside: state.setAside.values.sorted { $0.recordName < $1.recordName })
     }
 
-    /// A conninfo or URL without its password (`password=***`, `user:***@`).
-    static func redacted(_ server: String) -> String {
-        var text = server.replacingOccurrences(of: #"password\s*=\s*('[^']*'|\S+)"#, with: "password=***", options: .regularExpression)
-        text = text.replacingOccurrences(of: #"^(postgres(ql)?://[^:/@]*):[^@]*@"#, with: "$1:***@", options: .regularExpression)
-        return text
-    }
+    /// A conninfo or URL without its password (``Postgres/ConnectionString/redacted(_:)``).
+    public static func redacted(_ server: String) -> String { ConnectionString.redacted(server) }
 }

@@ -187,6 +187,8 @@ import Testing
         // Back to the version 1 layout (assets inline in notesfs_assets), holding one asset and a record.
         try connection.execute("DROP TABLE notesfs_asset_chunks")
         try connection.execute("DROP TABLE notesfs_pushes")
+        try connection.execute("DROP TABLE notesfs_server")
+        try connection.execute("DROP TABLE notesfs_clients")
         try connection.execute("ALTER TABLE notesfs_assets ADD COLUMN data bytea NOT NULL")
         try connection.execute("UPDATE notesfs_schema SET version = 1")
         let data = Self.bytes(2 << 20 + 99, seed: 4)
@@ -206,7 +208,7 @@ import Testing
         try SyncEngine.initialize(database: b.database, server: server)
         try b.sync()
         #expect(try content(b, "old") == data)
-        #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == "3")
+        #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == "4")
         #expect(try connection.execute("SELECT count(*) AS n FROM notesfs_asset_chunks").value(0, "n") == "3")
         try a.sync()
         #expect(try content(a, "old") == data)

@@ -26,7 +26,7 @@ enum SyncCommand {
             let database = try context.openDatabase(create: true)
             do { try SyncEngine.initialize(database: database, server: words[1]) } catch { throw cliError(error, context) }
             try context.finish(database)
-            context.output.info("\(context.databasePath): syncs with \(words[1].contains("password") ? "the server" : words[1])")
+            context.output.info("\(context.databasePath): syncs with \(SyncStatus.redacted(words[1]))")
         case "status":
             guard words.count == 1 else { throw CLIError.usage("sync status takes no argument", command: context.command) }
             try status(context)
@@ -65,6 +65,7 @@ enum SyncCommand {
     }
 
     private static func print(_ report: SyncReport, _ context: CommandContext) {
+        for notice in report.notices { context.output.info(notice) }
         context.output.info(
             "synced: \(report.pushed) pushed, \(report.fetched) fetched, \(report.merged) merged, \(report.conflictCopies.count) conflict copies"
         )

@@ -1,0 +1,68 @@
+import Foundation
+import RecordStore
+
+extension SyncEngine {
+    /// Makes sure this database syncs as itself with the server it synced with, before anything
+    /// is fetched or pushed:
+    ///
+    /// - **A copy of this database** (a clone made with `cp -a`, a backup restored, a snapshot
+    ///   rolled back) shares its client ID with the original. Each sync raises a generation kept
+    ///   both here and on the server (`notesfs_clients`); a server generation ahead of this one
+    ///   means another copy synced since this one last did. This copy then syncs on as a new
+    ///   client: what the other copy pushed is fetched as another machine's changes and merged with
+    ///   the edits made here (as concurrent edits), instead of being taken for its own.
+    /// - **Another server** (reset, replaced, restored from a backup of its own) has another epoch,
+    ///   or hands out seqs this client has fetched past. The server's state is then started again:
+    ///   every record here is pushed where the server lacks it (no deletes), everything on the
+    ///   server is fetched from seq 0 and merged.
+    ///
+    /// Each change is said in ``SyncReport/notices``. Nothing local is lost either way.
+    ///
+    /// - Throws: ``SyncError/server(_:)``, ``SyncError/state(path:reason:)``.
+    func checkIdentity(_ report: inout SyncReport) throws(SyncError) {
+        let server = try container.identity()
+        if let epoch = server.epoch, state.serverEpoch != epoch || server.lastSeq < state.serverSeq {
+            if state.serverEpoch != nil || state.serverSeq > server.lastSeq {
+                try startOver()
+                report.notices.append(Self.newServerNotice)
+            }
+            state.serverEpoch = epoch
+        }
+        let before = state.generation
+        state.generation += 1
+        try state.save(databasePath: database.path)  // before the server's, so the server is never ahead of the original
+        if try container.startSync(clientID: state.clientID, generation: state.generation) > before {
+            state.clientID = UUID().uuidString.lowercased()
+            try PushIntent.remove(databasePath: database.path)  // the original's push, for it to recover
+            conflicted = []
+            try state.save(databasePath: database.path)
+            _ = try container.startSync(clientID: state.clientID, generation: state.generation)
+            report.notices.append(Self.copyNotice)
+        }
+    }
+
+    /// Forgets what the server held: its seq, the merge bases, the push token, the rows set aside,
+    /// and the marker of the last page applied (its seqs are the old server's: recovering from it
+    /// would take records for synced that this server never had).
+    ///
+    /// - Throws: ``SyncError/store(_:)``.
+    private func startOver() throws(SyncError) {
+        let marker = RecordID(recordName: AppliedPageMarker.recordName)
+        if database.metadata(for: marker) != nil {
+            do { try database.modify(deleting: [marker]) } catch { throw .store(error) }
+        }
+        for name in state.records.keys { state.records[name] = nil }
+        state.serverSeq = 0
+        state.localToken = nil
+        state.setAside = [:]
+        conflicted = []
+        try? PushIntent.remove(databasePath: database.path)
+    }
+
+    static let newServerNotice =
+        "the server is not the one this database last synced with (it was reset, replaced or restored from a backup):"
+        + " everything here is uploaded again where the server lacks it, and everything on it is fetched and merged; nothing local is lost"
+    static let copyNotice =
+        "this database is a copy (a clone, or restored from a backup) of one that has synced since: it syncs on as a new"
+        + " machine, fetching what the other copy pushed and merging the edits made here; nothing local is lost"
+}

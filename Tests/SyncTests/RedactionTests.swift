@@ -1,0 +1,44 @@
+import Foundation
+import Postgres
+import Testing
+
+/// No form of a server string libpq accepts has its password printed: `sync init`, `sync status`
+/// and the "already syncs with another server" error go through ``ConnectionString/redacted(_:)``.
+@Suite struct RedactionTests {
+    @Test(arguments: [
+        ("postgresql://u:secret@host/db", "secret"),
+        ("postgres://u:s%20ecret@host:5433/db?sslmode=require", "s ecret"),
+        ("postgresql://u@host/db?password=secret", "secret"),
+        (#"host=h password='a\' secret' dbname=d"#, "a' secret"),
+        ("host=h password = secret dbname=d", "secret"),
+        (#"password=se\cret host=h"#, #"se\cret"#),
+    ])
+    func aPasswordIsNeverShown(_ server: String, _ password: String) {
+        let shown = ConnectionString.redacted(server)
+        #expect(!shown.contains(password), "\(shown)")
+        #expect(!shown.contains("secret") && !shown.contains("ecret"), "\(shown)")
+        #expect(shown.contains("password=***"), "\(shown)")
+        #expect(shown.contains("host=h") || shown.contains("host=host"), "\(shown)")
+    }
+
+    @Test func whatIsNotSecretStaysReadable() {
+        #expect(ConnectionString.redacted("postgresql://u@host:5433/notes") == "user=u dbname=notes host=host port=5433")
+        #expect(ConnectionString.redacted("host='/run/my pg' dbname=n") == "dbname=n host='/run/my pg'")
+        #expect(ConnectionString.redacted("host=h password") == "(a server string libpq cannot parse)")
+    }
+
+    @Test func syncInitAndStatusPrintNoPassword() throws {
+        let server = try cluster().makeDatabase()
+        let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"
+        try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let initialize = try notesfs(db, ["sync", "init", server])
+        #expect(initialize.status == 0)
+        let status = try notesfs(db, ["sync", "status"])
+        let other = try notesfs(db, ["sync", "init", server + " application_name=x"])
+        #expect(other.status != 0)
+        for text in [initialize.out, initialize.err, status.out, status.err, other.out, other.err] {
+            #expect(!text.contains(TestCluster.password), "\(text)")
+        }
+        #expect(other.err.contains("already syncs with another server (") && other.err.contains("password=***"), "\(other.err)")
+    }
+}
