@@ -24,7 +24,7 @@ enum ImportCommand {
         var summary = TreeImport.Summary()
         let items = try importer.scan(source, summary: &summary)
         let progress = ProgressBar(label: "import", total: items.count, enabled: FileSystem.stderrIsTerminal && !context.output.quiet)
-        try importer.run(items, into: folder?.recordID, summary: &summary, progress: progress)
+        try importer.run(items, from: source, into: folder?.recordID, summary: &summary, progress: progress)
         progress.finish()
         try context.finish(database)
         for failure in summary.failures { context.output.error(failure) }
