@@ -92,25 +92,13 @@ enum FileSystem {
         return names
     }
 
-    /// Creates or replaces a file with `data` (mode 0644 less the umask).
-    static func write(_ data: Data, to path: String) throws(CLIError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    /// Creates a new file for writing (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600): nothing
+    /// already at `path` (a symbolic link, a file) is opened or written through.
+    /// - Throws: an I/O ``CLIError`` naming `path`, also when something is already there.
+    static func createNewFile(_ path: String) throws(CLIError) -> Int32 {
+        let fd = retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += n
-            }
-        }
-        if close(fd) != 0, failure == 0 { failure = errno }
-        if failure != 0 { throw CLIError.system("write", path, errno: failure) }
+        return fd
     }
 
     /// `mkdir(2)`, succeeding when a directory is already there.

@@ -176,17 +176,4 @@ extension StoredBytes {
             done += n
         }
     }
-
-    /// Creates or replaces the file at `path` with these bytes (mode 0644 less the umask).
-    func write(toFile path: String, database: RecordDatabase) throws(CLIError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
-        do throws(CLIError) {
-            try write(to: fd, destination: path, database: database)
-        } catch {
-            close(fd)
-            throw error
-        }
-        guard close(fd) == 0 else { throw CLIError.system("close", path, errno: errno) }
-    }
 }

@@ -10,7 +10,9 @@ enum ImportCommand {
             the bytes, which must be UTF-8: other .md files become attachments), any other
             regular file an attachment. Each record's modification date is the file's mtime.
             Import adds records: it never merges into or replaces existing ones. Symbolic links
-            and special files are skipped. A progress bar shows on a terminal.
+            are imported as symbolic links (never followed, so a link to a directory does not
+            take the import out of DIR), FIFOs, sockets and devices as such, and further names of
+            a hard-linked file as hard links. A progress bar shows on a terminal.
               --into PATH   import into this existing folder (default: the root)
             """,
         options: [OptionSpec("--into", value: true)], writes: true, run: run)
