@@ -160,23 +160,35 @@ final class Catalog {
     }
 
     /// The path of a folder from the root.
+    ///
+    /// Walks up to the nearest folder whose path is known (or the root), then lists each folder
+    /// on the way back down: no recursion, however deep the tree (the tree's placements end at
+    /// the root or Recovered, so the walk up ends).
     func folderPath(_ id: RecordID) throws(CLIError) -> String {
         if let cached = folderPaths[id] { return cached }
-        // The tree's placements end at the root or Recovered, so this recursion ends.
-        let parent: RecordID?
-        if id == Self.recoveredID {
-            parent = nil
-        } else {
-            guard let metadata = database.metadata(for: id), tree.contains(id) else {
-                throw CLIError(.notFound, id.recordName, "no such folder")
+        var pending: [(id: RecordID, parent: RecordID?)] = []
+        var current: RecordID? = id
+        while let folder = current, folderPaths[folder] == nil {
+            let parent: RecordID?
+            if folder == Self.recoveredID {
+                parent = nil
+            } else {
+                guard let metadata = database.metadata(for: folder), tree.contains(folder) else {
+                    throw CLIError(.notFound, folder.recordName, "no such folder")
+                }
+                parent = shownParent(metadata)
             }
-            parent = shownParent(metadata)
+            pending.append((folder, parent))
+            current = parent
         }
-        guard let entry = try children(of: parent).first(where: { $0.recordID == id }) else {
-            throw CLIError(.notFound, id.recordName, "no such folder")
+        // Top down: each listing's own paths need only its folder's path, now known.
+        for (folder, parent) in pending.reversed() {
+            guard let entry = try children(of: parent).first(where: { $0.recordID == folder }) else {
+                throw CLIError(.notFound, folder.recordName, "no such folder")
+            }
+            folderPaths[folder] = entry.path
         }
-        folderPaths[id] = entry.path
-        return entry.path
+        return folderPaths[id] ?? ""
     }
 
     /// The entry of any record (nil when it is not a folder, note or attachment, or is gone).

@@ -25,6 +25,35 @@ enum FileSystem {
         var linkCount: UInt64 = 1
 
         var modificationDate: Date { FileSystem.date(modificationTime) }
+        var identity: Identity { Identity(device: device, inode: inode) }
+
+        init(_ st: stat) {
+            let kind: Kind =
+                switch st.st_mode & S_IFMT {
+                case S_IFDIR: .directory
+                case S_IFREG: .regular
+                case S_IFLNK: .symlink
+                case S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK: .special
+                default: .other
+                }
+            self.init(
+                kind: kind, size: Int(st.st_size), modificationTime: st.st_mtim, mode: st.st_mode, rdev: UInt64(st.st_rdev),
+                device: UInt64(st.st_dev), inode: UInt64(st.st_ino), linkCount: UInt64(st.st_nlink))
+        }
+
+        init(
+            kind: Kind, size: Int, modificationTime: timespec, mode: mode_t = 0, rdev: UInt64 = 0, device: UInt64 = 0, inode: UInt64 = 0,
+            linkCount: UInt64 = 1
+        ) {
+            (self.kind, self.size, self.modificationTime, self.mode, self.rdev) = (kind, size, modificationTime, mode, rdev)
+            (self.device, self.inode, self.linkCount) = (device, inode, linkCount)
+        }
+    }
+
+    /// Which file a descriptor or name is: `st_dev` and `st_ino`.
+    struct Identity: Sendable, Hashable {
+        var device: UInt64
+        var inode: UInt64
     }
 
     /// `lstat(2)`; nil when the path does not exist.
@@ -34,18 +63,7 @@ enum FileSystem {
             if errno == ENOENT { return nil }
             throw CLIError.system("stat", path, errno: errno)
         }
-        let type = st.st_mode & S_IFMT
-        let kind: Kind =
-            switch type {
-            case S_IFDIR: .directory
-            case S_IFREG: .regular
-            case S_IFLNK: .symlink
-            case S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK: .special
-            default: .other
-            }
-        return Status(
-            kind: kind, size: Int(st.st_size), modificationTime: st.st_mtim, mode: st.st_mode, rdev: UInt64(st.st_rdev),
-            device: UInt64(st.st_dev), inode: UInt64(st.st_ino), linkCount: UInt64(st.st_nlink))
+        return Status(st)
     }
 
     /// `readlink(2)`: a symlink's target bytes.
@@ -60,6 +78,11 @@ enum FileSystem {
     static func names(in directory: String) throws(CLIError) -> [[UInt8]] {
         guard let dir = opendir(directory) else { throw CLIError.system("opendir", directory, errno: errno) }
         defer { closedir(dir) }
+        return readNames(dir)
+    }
+
+    /// The names `readdir(3)` gives for an open directory stream, without `.` and `..`.
+    static func readNames(_ dir: OpaquePointer) -> [[UInt8]] {
         var names: [[UInt8]] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
@@ -69,25 +92,13 @@ enum FileSystem {
         return names
     }
 
-    /// Creates or replaces a file with `data` (mode 0644 less the umask).
-    static func write(_ data: Data, to path: String) throws(CLIError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    /// Creates a new file for writing (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600): nothing
+    /// already at `path` (a symbolic link, a file) is opened or written through.
+    /// - Throws: an I/O ``CLIError`` naming `path`, also when something is already there.
+    static func createNewFile(_ path: String) throws(CLIError) -> Int32 {
+        let fd = retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += n
-            }
-        }
-        if close(fd) != 0, failure == 0 { failure = errno }
-        if failure != 0 { throw CLIError.system("write", path, errno: failure) }
+        return fd
     }
 
     /// `mkdir(2)`, succeeding when a directory is already there.

@@ -14,6 +14,10 @@ enum Help {
             text += "  " + spec.synopsis.padding(toLength: width + 2, withPad: " ", startingAt: 0) + spec.summary + "\n"
         }
         text += "  " + "help [COMMAND]".padding(toLength: width + 2, withPad: " ", startingAt: 0) + "show help for a command\n"
+        text += "\nA database is created where it is missing by a command that writes (folder new, note new,\n"
+        text += "import) and by a mount of the default one. A DB given to the mount must exist, so that a\n"
+        text += "mistyped path fails instead of mounting a new, empty store: an empty directory becomes a\n"
+        text += "new database. Commands that only read never create the directory.\n"
         text += "\nPaths name folders from the root, then a note (with or without .md) or an attachment:\n"
         text += "Work/Projects/Plan. Names are shown as in the mount (see notesfs(1), NAMES).\n"
         text += "\n" + globalOptions + "\n\n" + exitStatus

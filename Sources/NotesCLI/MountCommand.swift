@@ -43,7 +43,10 @@ enum MountCommand {
         let databasePath = absolute(database)
         var isDirectory: ObjCBool = false
         if explicitDatabase, !FileManager.default.fileExists(atPath: databasePath, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            return fail(CLIError.store(.notADatabase(path: databasePath, reason: "no such directory"), subject: databasePath))
+            // Unlike --db DIR for a command that writes, a mount never creates the directory it is
+            // given (a mistyped DB, or an fstab line, must not mount a new empty store): see --help.
+            let reason = "no such directory (to mount a new database, create an empty directory first: mkdir \(database))"
+            return fail(CLIError.store(.notADatabase(path: databasePath, reason: reason), subject: databasePath))
         }
         do {
             // Create the default database on first use; check the format before anything else.

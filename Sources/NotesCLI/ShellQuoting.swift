@@ -1,3 +1,5 @@
+import RecordStore
+
 /// Names printed unambiguously: a name holding a character that cannot be printed (a newline, a
 /// tab, any other control character, a line separator, an unassigned code point) is written in
 /// the shell-escape form GNU `ls` uses on a terminal (`--quoting-style=shell-escape`, UTF-8
@@ -6,7 +8,29 @@
 enum ShellQuoting {
     /// A name as printed in listings: quoted only when it holds an unprintable character.
     static func shown(_ name: String) -> String {
-        name.unicodeScalars.allSatisfy(isPrintable) ? name : quoted(name)
+        needsQuoting(name) ? quoted(name) : name
+    }
+
+    /// Whether `name` holds a character that cannot be printed (so ``shown(_:)`` quotes it).
+    static func needsQuoting(_ name: String) -> Bool {
+        !name.unicodeScalars.allSatisfy(isPrintable)
+    }
+
+    /// Each entry's path as ``shown(_:)`` prints it, looking at each name once: a path needs
+    /// quoting when its folder's path (an earlier entry) or its own name does. Listing a deep tree
+    /// so costs the length of its names, not of its paths.
+    static func shownPaths(_ entries: [Entry]) -> [String] {
+        var folderNeedsQuoting: [RecordID: Bool] = [:]
+        return entries.map { entry in
+            let needs =
+                if let parent = entry.parent, let above = folderNeedsQuoting[parent] {
+                    above || needsQuoting(entry.fileName)
+                } else {
+                    needsQuoting(entry.path)
+                }
+            if entry.kind == .folder { folderNeedsQuoting[entry.recordID] = needs }
+            return needs ? quoted(entry.path) : entry.path
+        }
     }
 
     /// Whether glibc's `iswprint` holds for `scalar` (what `ls` prints raw): not a control

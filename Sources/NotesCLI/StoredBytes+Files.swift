@@ -32,9 +32,14 @@ extension StoredBytes {
     /// (`makeAsset(readingFrom:size:)`), losslessly.
     /// - Throws: an I/O ``CLIError`` for the file, the store's errors as ``CLIError``.
     static func read(_ path: String, asNote: Bool, database: RecordDatabase) throws(CLIError) -> StoredBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
         defer { close(fd) }
+        return try read(fd, path: path, asNote: asNote, database: database)
+    }
+
+    /// Reads the open file `fd` (named `path` in messages) into the store, as ``read(_:asNote:database:)``.
+    static func read(_ fd: Int32, path: String, asNote: Bool, database: RecordDatabase) throws(CLIError) -> StoredBytes {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw CLIError.system("fstat", path, errno: errno) }
         let size = Int64(st.st_size)
@@ -170,18 +175,5 @@ extension StoredBytes {
             }
             done += n
         }
-    }
-
-    /// Creates or replaces the file at `path` with these bytes (mode 0644 less the umask).
-    func write(toFile path: String, database: RecordDatabase) throws(CLIError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
-        do throws(CLIError) {
-            try write(to: fd, destination: path, database: database)
-        } catch {
-            close(fd)
-            throw error
-        }
-        guard close(fd) == 0 else { throw CLIError.system("close", path, errno: errno) }
     }
 }

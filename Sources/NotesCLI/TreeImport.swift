@@ -36,44 +36,71 @@ struct TreeImport {
     let database: RecordDatabase
     let output: Output
 
-    /// Lists the tree under `root` (pre-order). Entries whose names are not UTF-8 and entries that
-    /// are neither regular files nor directories are reported and left out.
+    /// Lists the tree under `root` (pre-order), with an explicit stack and directory descriptors
+    /// (``DirectoryChain``): no recursion however deep the tree, and no symbolic link inside it is
+    /// followed (a symlink is listed as one). Entries whose names are not UTF-8, directories that
+    /// cannot be opened, and entries that are neither regular files, directories, symlinks nor
+    /// special files are reported and left out.
     func scan(_ root: String, summary: inout Summary) throws(CLIError) -> [Item] {
-        var items: [Item] = []
-        func walk(_ directory: String, parent: Int?) throws(CLIError) {
-            var names: [String] = []
-            for raw in try FileSystem.names(in: directory) {
-                guard let name = String(validating: raw, as: UTF8.self) else {
-                    let shown = String(decoding: raw, as: UTF8.self)
-                    summary.failures.append(CLIError(.io, directory + "/" + shown, "file name is not UTF-8; not imported"))
-                    continue
-                }
-                names.append(name)
-            }
-            names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for name in names {
-                let path = directory + "/" + name
-                guard let status = try FileSystem.status(path) else { continue }
-                switch status.kind {
-                case .other:
-                    summary.skipped += 1
-                    output.detail("\(path): not a regular file or directory; skipped")
-                case .regular, .symlink, .special:
-                    items.append(Item(path: path, name: name, status: status, parent: parent))
-                case .directory:
-                    items.append(Item(path: path, name: name, status: status, parent: parent))
-                    try walk(path, parent: items.count - 1)
-                }
-            }
-        }
         guard let status = try FileSystem.status(root) else { throw CLIError(.notFound, root, "no such directory") }
         guard status.kind == .directory else { throw CLIError(.usage, root, "not a directory") }
-        try walk(root, parent: nil)
+        let chain = try DirectoryChain(opening: root)
+        var items: [Item] = []
+        // The names of each directory being listed, and the next one to look at.
+        var frames: [(names: [String], next: Int)] = [(try names(in: chain, summary: &summary), 0)]
+        while let top = frames.indices.last {
+            guard frames[top].next < frames[top].names.count else {
+                frames.removeLast()
+                if !frames.isEmpty { try chain.leave() }
+                continue
+            }
+            let name = frames[top].names[frames[top].next]
+            frames[top].next += 1
+            // The directory's path and the name: one copy, not a join of every level.
+            let path = (chain.currentTag.map { items[$0].path } ?? root) + "/" + name
+            guard let status = try FileSystem.status(name, in: chain.current, path: path) else { continue }
+            switch status.kind {
+            case .other:
+                summary.skipped += 1
+                output.detail("\(path): not a regular file or directory; skipped")
+            case .regular, .symlink, .special:
+                items.append(Item(path: path, name: name, status: status, parent: chain.currentTag))
+            case .directory:
+                let parent = chain.currentTag
+                let listing: [String]
+                do throws(CLIError) {
+                    try chain.enter(name, tag: items.count, expected: status.identity)
+                    do throws(CLIError) { listing = try names(in: chain, summary: &summary) } catch {
+                        try chain.leave()
+                        throw error
+                    }
+                } catch {
+                    summary.failures.append(error)
+                    continue
+                }
+                items.append(Item(path: path, name: name, status: status, parent: parent))
+                frames.append((listing, 0))
+            }
+        }
         return items
     }
 
-    /// Imports `items` into `folder` (nil: the root); returns what it did.
-    func run(_ items: [Item], into folder: RecordID?, summary: inout Summary, progress: ProgressBar) throws(CLIError) {
+    /// The UTF-8 names in the deepest directory of `chain`, in byte order; others are reported.
+    private func names(in chain: DirectoryChain, summary: inout Summary) throws(CLIError) -> [String] {
+        var names: [String] = []
+        for raw in try FileSystem.names(in: chain.current, path: chain.path()) {
+            guard let name = String(validating: raw, as: UTF8.self) else {
+                let shown = String(decoding: raw, as: UTF8.self)
+                summary.failures.append(CLIError(.io, chain.path(shown), "file name is not UTF-8; not imported"))
+                continue
+            }
+            names.append(name)
+        }
+        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Imports `items`, scanned under `root`, into `folder` (nil: the root); returns what it did.
+    func run(_ items: [Item], from root: String, into folder: RecordID?, summary: inout Summary, progress: ProgressBar) throws(CLIError) {
         var folderIDs: [Int: RecordID] = [:]
         var batch: [Record] = []
         var batchItems = 0
@@ -86,10 +113,20 @@ struct TreeImport {
         }
         // The record made for each (st_dev, st_ino) with more than one name: later names link to it.
         var linked: [[UInt64]: RecordID] = [:]
+        // Files are opened under their directory's descriptor, checked to be what the scan saw.
+        let chain = try DirectoryChain(opening: root)
         for (index, item) in items.enumerated() {
             let parent = item.parent.map { folderIDs[$0] } ?? folder
             if item.parent != nil, parent == nil {
                 // Inside a directory that could not be imported.
+                batchItems += 1
+                continue
+            }
+            do throws(CLIError) {
+                try chain.leave(until: item.parent)
+                if item.status.kind == .directory { try chain.enter(item.name, tag: index, expected: item.status.identity) }
+            } catch {
+                summary.failures.append(error)
                 batchItems += 1
                 continue
             }
@@ -104,7 +141,7 @@ struct TreeImport {
                 summary.nodes += 1
             case .symlink:
                 let target: [UInt8]
-                do { target = try FileSystem.symlinkTarget(item.path) } catch {
+                do { target = try FileSystem.symlinkTarget(item.name, in: chain.current, path: item.path) } catch {
                     summary.failures.append(error)
                     batchItems += 1
                     continue
@@ -133,7 +170,11 @@ struct TreeImport {
                 let isNote = item.name.hasSuffix(EntryNames.noteExtension) && item.name != EntryNames.noteExtension
                 if item.name == EntryNames.noteExtension { output.detail("\(item.path): no title; imported as an attachment") }
                 let bytes: StoredBytes
-                do { bytes = try StoredBytes.read(item.path, asNote: isNote, database: database) } catch {
+                do throws(CLIError) {
+                    let fd = try FileSystem.openForReading(item.name, in: chain.current, path: item.path, expected: item.status.identity)
+                    defer { close(fd) }
+                    bytes = try StoredBytes.read(fd, path: item.path, asNote: isNote, database: database)
+                } catch {
                     summary.failures.append(error)
                     batchItems += 1
                     continue

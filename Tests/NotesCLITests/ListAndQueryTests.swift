@@ -89,3 +89,19 @@ import Testing
         #expect(foreign.status == 3)
     }
 }
+
+extension ListAndQueryTests {
+    /// Thousands of `!` or `(` once crashed the parser's recursion (SIGSEGV): now a syntax error, exit 2.
+    @Test(arguments: [
+        (String(repeating: "!", count: 6_000) + "title == \"x\"", 101),
+        (String(repeating: "(", count: 10_000) + "title == 'x'" + String(repeating: ")", count: 10_000), 101),
+    ])
+    func deepNestingIsASyntaxError(_ predicate: String, _ column: Int) throws {
+        let db = makeDatabasePath("nesting")
+        try notesfs(["folder", "new", "F"], db: db)
+        let result = try notesfs(["query", predicate], db: db)
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("notesfs: query: syntax error at column \(column): predicate nests deeper than 100 levels"))
+        #expect(result.stdout.isEmpty)
+    }
+}

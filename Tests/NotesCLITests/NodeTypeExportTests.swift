@@ -41,7 +41,7 @@ import Testing
         #expect(long.lines.contains { $0.hasSuffix("  rel2 -> Note.md") }, "a hard link to a symlink")
         #expect(long.lines.contains { $0.hasSuffix("  Copy.md") && $0.contains("5 2 links") })
         let target = makeTemporaryDirectory("nodeexport") + "/out"
-        let exported = try notesfs(["export", target], db: db)
+        let exported = try notesfs(["export", target, "--devices"], db: db)
         #expect(exported.status == 0, "\(exported)")
         try #require(rmdir(target + "/unused") == 0)
         #expect(try describe(target) == describe(source))

@@ -68,11 +68,15 @@ enum FolderCommand {
         }
     }
 
-    /// The entries under a folder, the folder first, then depth first.
+    /// The entries under a folder, the folder first, then depth first (an explicit stack: no
+    /// recursion, however deep the tree).
     static func subtree(of folder: Entry, in catalog: Catalog) throws(CLIError) -> [Entry] {
-        var result = [folder]
-        for child in try catalog.children(of: folder.recordID) {
-            if child.kind == .folder { result += try subtree(of: child, in: catalog) } else { result.append(child) }
+        var result: [Entry] = []
+        var pending = [folder]
+        while let entry = pending.popLast() {
+            result.append(entry)
+            guard entry.kind == .folder else { continue }
+            pending += try catalog.children(of: entry.recordID).reversed()
         }
         return result
     }
@@ -103,7 +107,7 @@ enum FolderCommand {
         if context.output.json {
             context.output.json(.object([("dryRun", .bool(dryRun)), ("removed", .array(removed.map(Formatting.json)))]))
         } else {
-            context.output.lines(removed.map { ShellQuoting.shown($0.path) + ($0.kind == .folder ? "/" : "") })
+            context.output.lines(zip(removed, ShellQuoting.shownPaths(removed)).map { $0.1 + ($0.0.kind == .folder ? "/" : "") })
             let counts = [EntryNames.Kind.folder, .note, .attachment].map { kind in removed.filter { $0.kind == kind }.count }
             let summary = [Formatting.count(counts[0], "folder"), Formatting.count(counts[1], "note"), Formatting.count(counts[2], "attachment")]
                 .joined(separator: ", ")

@@ -10,7 +10,9 @@ enum ImportCommand {
             the bytes, which must be UTF-8: other .md files become attachments), any other
             regular file an attachment. Each record's modification date is the file's mtime.
             Import adds records: it never merges into or replaces existing ones. Symbolic links
-            and special files are skipped. A progress bar shows on a terminal.
+            are imported as symbolic links (never followed, so a link to a directory does not
+            take the import out of DIR), FIFOs, sockets and devices as such, and further names of
+            a hard-linked file as hard links. A progress bar shows on a terminal.
               --into PATH   import into this existing folder (default: the root)
             """,
         options: [OptionSpec("--into", value: true)], writes: true, run: run)
@@ -24,7 +26,7 @@ enum ImportCommand {
         var summary = TreeImport.Summary()
         let items = try importer.scan(source, summary: &summary)
         let progress = ProgressBar(label: "import", total: items.count, enabled: FileSystem.stderrIsTerminal && !context.output.quiet)
-        try importer.run(items, into: folder?.recordID, summary: &summary, progress: progress)
+        try importer.run(items, from: source, into: folder?.recordID, summary: &summary, progress: progress)
         progress.finish()
         try context.finish(database)
         for failure in summary.failures { context.output.error(failure) }

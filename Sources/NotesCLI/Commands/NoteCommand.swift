@@ -126,10 +126,15 @@ enum NoteCommand {
         guard let entry = try catalog.resolve(path), entry.kind == .note else { throw CLIError(.notFound, path, "not a note") }
         var record = try fetchNote(entry, database: database).record
         let original = StoredBytes(of: record)
+        // A new file in a new private directory (mkdtemp: 0700), so no one else can put a link there.
         let directory = try FileSystem.makeTemporaryDirectory("edit")
         let file = directory + "/" + entry.fileName
         let discard = { try? FileManager.default.removeItem(atPath: directory) }
-        do throws(CLIError) { try original.write(toFile: file, database: database) } catch {
+        do throws(CLIError) {
+            let fd = try FileSystem.createNewFile(file)
+            defer { close(fd) }
+            try original.write(to: fd, destination: file, database: database)
+        } catch {
             discard()
             throw error
         }

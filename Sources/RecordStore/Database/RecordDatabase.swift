@@ -123,12 +123,7 @@ public final class RecordDatabase: Sendable {
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDirectory) {
             guard create else { throw .notADatabase(path: layout.root, reason: "no such directory") }
-            let parent = (layout.root as NSString).deletingLastPathComponent
-            do {
-                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-            } catch {
-                throw .io(path: parent, operation: "mkdir", errno: EACCES)
-            }
+            try makeParents(of: layout.root)
             try Sys.mkdir(layout.root)
         } else if !isDirectory.boolValue {
             throw .notADatabase(path: layout.root, reason: "not a directory")
@@ -148,12 +143,32 @@ public final class RecordDatabase: Sendable {
         guard entries.allSatisfy({ ours.contains($0) || $0.hasPrefix(".") }) else {
             throw .notADatabase(path: layout.root, reason: "directory is not empty and has no notesfs.json")
         }
+        // A new database, maybe in an empty directory the user made (0755): private like its files.
+        // (Only here: an existing database's modes are fsck's to report and --repair's to set.)
+        guard chmod(layout.root, Sys.directoryMode) == 0 else { throw .io(path: layout.root, operation: "chmod", errno: errno) }
         let id = UUID().uuidString
         for dir in [layout.records, layout.assets, layout.temp] { try Sys.mkdir(dir) }
         for shard in 0..<256 { try Sys.mkdir(layout.records + "/" + String(format: "%02x", shard)) }
         try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 0)
         try writeFormatFile(layout, databaseID: id)
         return (id, Int64(DatabaseLayout.formatVersion))
+    }
+
+    /// `mkdir -p` of the directories above a new database's (mode 0755 less the umask: they are
+    /// the user's, not the database's). A relative path's parents are under the working directory.
+    ///
+    /// - Throws: ``RecordStoreError/io(path:operation:errno:)`` naming the directory and the real errno.
+    private static func makeParents(of root: String) throws(RecordStoreError) {
+        var prefix = root.hasPrefix("/") ? "/" : ""
+        for component in root.split(separator: "/").dropLast() {
+            prefix += (prefix.isEmpty || prefix == "/" ? "" : "/") + component
+            guard Glibc.mkdir(prefix, 0o755) != 0 else { continue }
+            let code = errno
+            var st = stat()
+            // Already there: fine if it is a directory (or a link to one), else the real error.
+            if code == EEXIST, stat(prefix, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { continue }
+            throw .io(path: prefix, operation: "mkdir", errno: code == EEXIST ? ENOTDIR : code)
+        }
     }
 
     /// Crash recovery, with the commit lock held: load the snapshot (or rebuild it from the record

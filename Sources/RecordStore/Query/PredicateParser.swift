@@ -46,7 +46,13 @@ struct PredicateToken: Sendable {
 
 /// A recursive-descent parser for the predicate format (see ``Predicate``), lexing lazily so that errors
 /// are reported in source order.
+///
+/// Nesting is limited to ``maximumNesting`` levels, so that no input recurses deeply: not this parser, nor a
+/// walk over the tree it builds (evaluation, description, the query prefilter, the tree's own deinit).
 struct PredicateParser {
+    /// How many levels of `NOT`, parentheses, aggregates `{…}` and function calls may nest.
+    static let maximumNesting = 100
+
     private let chars: [Character]
     private var index = 0
     private let arguments: [FieldValue]
@@ -54,6 +60,8 @@ struct PredicateParser {
     private var lookahead: PredicateToken?
     /// Index into `chars` just past the last consumed token.
     private var consumedEnd = 0
+    /// How many nesting levels enclose the token being parsed.
+    private var nesting = 0
 
     init(format: String, arguments: [FieldValue]) {
         self.chars = Array(format)
@@ -64,6 +72,18 @@ struct PredicateParser {
 
     private func fail(_ message: String, at column: Int) -> RecordStoreError {
         .predicateSyntax(message: message, position: column)
+    }
+
+    /// Enters one nesting level opened by `token`; the caller leaves it with `nesting -= 1`.
+    ///
+    /// - Throws: a syntax error at `token` when that would nest deeper than ``maximumNesting``.
+    private mutating func enterNesting(at token: PredicateToken) throws(RecordStoreError) {
+        guard nesting < Self.maximumNesting else {
+            throw fail(
+                "predicate nests deeper than \(Self.maximumNesting) levels of NOT, parentheses, {…} or function calls",
+                at: token.column)
+        }
+        nesting += 1
     }
 
     // MARK: Parser
@@ -111,6 +131,8 @@ struct PredicateParser {
     private mutating func parseNot() throws(RecordStoreError) -> Predicate.Node {
         let t = try peek()
         if t.keyword == "NOT" || t.isSymbol("!") {
+            try enterNesting(at: t)
+            defer { nesting -= 1 }
             _ = try next()
             let after = try peek()
             if after.kind == .end {
@@ -124,6 +146,8 @@ struct PredicateParser {
     private mutating func parsePrimary() throws(RecordStoreError) -> Predicate.Node {
         let t = try peek()
         if t.isSymbol("(") {
+            try enterNesting(at: t)
+            defer { nesting -= 1 }
             _ = try next()
             if try peek().isSymbol(")") {
                 let close = try peek()
@@ -266,6 +290,8 @@ struct PredicateParser {
     /// `{v1, v2, ...}` (the `{` not yet consumed).
     private mutating func parseAggregate() throws(RecordStoreError) -> FieldValue {
         let open = try next()
+        try enterNesting(at: open)
+        defer { nesting -= 1 }
         var items: [FieldValue] = []
         if try peek().isSymbol("}") {
             _ = try next()
@@ -298,6 +324,8 @@ struct PredicateParser {
     /// `CAST(…)`, `REFERENCE(…)`, `BYTES(…)`, `ASSET(…)`: the name consumed, the `(` not yet.
     private mutating func parseFunction(_ name: PredicateToken) throws(RecordStoreError) -> FieldValue {
         let fn = name.keyword ?? ""
+        try enterNesting(at: name)
+        defer { nesting -= 1 }
         _ = try next()  // (
         var args: [(token: PredicateToken, value: FieldValue)] = []
         if !(try peek().isSymbol(")")) {
