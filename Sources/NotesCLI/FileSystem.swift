@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The system calls import and export make, each retried on `EINTR` and turned into a ``CLIError``.
@@ -140,6 +140,42 @@ enum FileSystem {
         let result = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!).map { String(cString: $0) } }
         guard let path = result else { throw CLIError.system("mkdtemp", base, errno: errno) }
         return path
+    }
+
+    /// Copies everything `source` (a pipe, say) gives into a new unlinked temp file in `directory`,
+    /// 1 MiB at a time, and returns it open for reading from its start: what a stream holds, with a
+    /// size, without holding it in memory.
+    /// - Throws: an I/O ``CLIError`` naming `name` or the temp file (`ENOSPC` among them).
+    static func spoolToTemporaryFile(_ source: Int32, source name: String, directory: String) throws(CLIError) -> Int32 {
+        var template = Array("\(directory)/spool-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw CLIError.system("mkstemp", directory, errno: errno) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { chunk.deallocate() }
+        while true {
+            let count = retrying { read(source, chunk.baseAddress, chunk.count) }
+            guard count >= 0 else {
+                close(fd)
+                throw CLIError.system("read", name, errno: errno)
+            }
+            if count == 0 { break }
+            var done = 0
+            while done < count {
+                let written = retrying { write(fd, chunk.baseAddress! + done, count - done) }
+                guard written > 0 else {
+                    close(fd)
+                    throw CLIError.system("write", directory, errno: written < 0 ? errno : EIO)
+                }
+                done += written
+            }
+        }
+        guard lseek(fd, 0, SEEK_SET) == 0 else {
+            close(fd)
+            throw CLIError.system("lseek", directory, errno: errno)
+        }
+        return fd
     }
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }

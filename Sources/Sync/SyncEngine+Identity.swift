@@ -1,5 +1,10 @@
 import Foundation
+import Postgres
 import RecordStore
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 extension SyncEngine {
     /// Makes sure this database syncs as itself with the server it synced with, before anything
@@ -39,6 +44,34 @@ extension SyncEngine {
             _ = try container.startSync(clientID: state.clientID, generation: state.generation)
             report.notices.append(Self.copyNotice)
         }
+    }
+
+    /// Points `database` at its server under a new libpq string `server` (a new password, a host
+    /// that moved): connects, and refuses unless the server there has the epoch this database
+    /// last synced with. With `allowingAnotherServer`, any server: the next sync starts over
+    /// with it (``checkIdentity(_:)``).
+    ///
+    /// - Throws: ``SyncError/notConfigured(path:)``, ``SyncError/server(_:)``,
+    ///   ``SyncError/newerServerSchema(found:supported:)``, ``SyncError/state(path:reason:)`` for
+    ///   another server.
+    public static func changeServer(database: RecordDatabase, to server: String, allowingAnotherServer: Bool) throws(SyncError) {
+        let lock = try lockState(databasePath: database.path)
+        defer { close(lock) }
+        guard var state = try SyncState.load(databasePath: database.path, includingRecords: false) else {
+            throw .notConfigured(path: database.path)
+        }
+        let connection: Connection
+        do { connection = try Connection(server) } catch { throw .server(error) }
+        try ServerSchema.check(connection)
+        let epoch = try ServerContainer(connection: connection).identity().epoch
+        if !allowingAnotherServer, let known = state.serverEpoch, epoch != known {
+            throw .state(
+                path: SyncState.path(forDatabase: database.path),
+                reason: "\(ConnectionString.redacted(server)) is another server than the one this database syncs with;"
+                    + " to move this database to it, run 'notesfs sync set-url URL --other-server'")
+        }
+        state.server = server
+        try state.save(databasePath: database.path)
     }
 
     /// Forgets what the server held: its seq, the merge bases, the push token, the rows set aside,

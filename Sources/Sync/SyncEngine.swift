@@ -152,7 +152,7 @@ public final class SyncEngine {
     }
 
     /// Takes `<db>/sync/lock` (waiting for another sync of this database to finish).
-    private static func lockState(databasePath: String) throws(SyncError) -> Int32 {
+    static func lockState(databasePath: String) throws(SyncError) -> Int32 {
         try DurableFile.makeDirectory(databasePath + "/sync")
         let path = databasePath + "/sync/lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)

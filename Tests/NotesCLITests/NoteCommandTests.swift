@@ -23,9 +23,10 @@ import Testing
         let recordName = try #require(listing?.first?["recordName"] as? String)
         #expect(try notesfs(["note", "cat", recordName], db: db).out == "line 1\nline 2")
 
-        let invalid = try notesfs(["note", "new", "Bad"], db: db, stdin: Data([0x66, 0xFF, 0xFE]))
-        #expect(invalid.status == 2)
-        #expect(invalid.stderr == "notesfs: Bad: the text on stdin is not UTF-8\n")
+        // Bytes that are not UTF-8 are kept as they are (as the mount keeps them).
+        let binary = try notesfs(["note", "new", "Bad"], db: db, stdin: Data([0x66, 0xFF, 0xFE]))
+        #expect(binary.status == 0, "\(binary.stderr)")
+        #expect(try notesfs(["note", "cat", "Bad"], db: db).stdout == Data([0x66, 0xFF, 0xFE]))
 
         let exists = try notesfs(["note", "new", "Work/Plan", "--text", "again"], db: db)
         #expect(exists.status == 3)

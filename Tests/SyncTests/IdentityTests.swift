@@ -117,4 +117,26 @@ import Testing
         #expect(try a.note("new").text == "n\n")
         #expect(Set(try serverRows(server).keys) == ["plan", "new"])
     }
+
+    @Test func setURLTakesANewStringForTheSameServerOnly() throws {
+        let (server, machines) = try makeMachines(1)
+        let a = machines[0]
+        try a.save([note("Plan", id: "plan", text: "one\n")])
+        try a.sync()
+        let same = try notesfs(a.path, ["sync", "set-url", server + " application_name=renamed"])
+        #expect(same.status == 0, "\(same.err)")
+        #expect(try SyncState.load(databasePath: a.path)?.server == server + " application_name=renamed")
+        let other = try cluster().makeDatabase()
+        _ = try Connection(other)  // exists
+        #expect(try notesfs(a.path + "-other", ["sync", "init", other]).status == 0)  // gives it a schema and an epoch
+        let refused = try notesfs(a.path, ["sync", "set-url", other])
+        #expect(refused.status != 0)
+        #expect(refused.err.contains("is another server than the one this database syncs with"), "\(refused.err)")
+        #expect(!refused.err.contains(TestCluster.password))
+        let moved = try notesfs(a.path, ["sync", "set-url", other, "--other-server"])
+        #expect(moved.status == 0, "\(moved.err)")
+        try a.database.refresh()
+        #expect(try a.sync().notices == [SyncEngine.newServerNotice])
+        #expect(Set(try serverRows(other).keys) == ["plan"])
+    }
 }

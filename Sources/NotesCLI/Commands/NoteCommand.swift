@@ -11,7 +11,8 @@ enum NoteCommand {
             help: """
                 The last component of PATH is the title (a trailing .md is dropped); the folders
                 before it must exist. Without --text, the text is read from stdin unless it is a
-                terminal. The text must be UTF-8.
+                terminal. Valid UTF-8 of at most 8 MiB is the note's text; other bytes, and larger
+                notes, are kept losslessly as its content, as the mount keeps them.
                   --text T      the note's text
                   -f, --force   replace the text of an existing note with this title (keeps its identity)
                 """,
@@ -50,8 +51,8 @@ enum NoteCommand {
 
     static func new(_ context: CommandContext) throws(CLIError) {
         let path = try context.positionals(min: 1, max: 1)[0]
-        let text = try noteText(context, path: path)
         let database = try context.openDatabase(create: true)
+        let bytes = try noteBytes(context, path: path, database: database)
         let catalog = Catalog(database: database)
         let (folder, fileName) = try catalog.resolveNew(path)
         let title = EntryNames.title(fromFileName: fileName)
@@ -60,14 +61,15 @@ enum NoteCommand {
         var record: Record
         if let existing {
             guard existing.kind == .note, context.arguments.has("--force") else {
-                throw CLIError(.conflict, existing.displayPath, "already exists" + (existing.kind == .note ? " (use --force to replace its text)" : ""))
+                throw CLIError(
+                    .conflict, existing.displayPath, "already exists" + (existing.kind == .note ? " (use --force to replace its text)" : "")
+                )
             }
-            var note = try fetchNote(existing, database: database)
-            note.text = text
-            record = note.record
+            record = try fetchNote(existing, database: database).record
         } else {
-            record = Note(title: title, text: text, folder: folder?.recordID).record
+            record = Note(title: title, text: "", folder: folder?.recordID).record
         }
+        bytes.apply(to: &record)
         do { record = try database.modify(saving: [record]).savedRecords[0] } catch {
             throw CLIError.store(error, subject: path)
         }
@@ -80,14 +82,22 @@ enum NoteCommand {
         }
     }
 
-    /// The text for `note new`: `--text`, else stdin when it is not a terminal, else empty.
-    private static func noteText(_ context: CommandContext, path: String) throws(CLIError) -> String {
-        if let text = context.arguments.value("--text") { return text }
-        guard !FileSystem.stdinIsTerminal else { return "" }
-        let data: Data
-        do { data = try FileHandle.standardInput.readToEnd() ?? Data() } catch { throw CLIError(.io, "stdin", "\(error)") }
-        guard let text = String(validating: data, as: UTF8.self) else { throw CLIError(.usage, path, "the text on stdin is not UTF-8") }
-        return text
+    /// The bytes for `note new`: `--text`, else stdin when it is not a terminal, else empty; as the
+    /// mount stores them (``StoredBytes``): text, or an asset streamed from stdin (a pipe is copied
+    /// to a temp file of the database in chunks first), so that memory stays bounded.
+    private static func noteBytes(_ context: CommandContext, path: String, database: RecordDatabase) throws(CLIError) -> StoredBytes {
+        if let text = context.arguments.value("--text") {
+            guard text.utf8.count > Note.maxInlineTextBytes else { return .text(text) }
+            do { return .asset(try database.makeAsset(Data(text.utf8))) } catch { throw CLIError.store(error, subject: path) }
+        }
+        guard !FileSystem.stdinIsTerminal else { return .text("") }
+        var info = stat()
+        if fstat(STDIN_FILENO, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+            return try StoredBytes.read(STDIN_FILENO, path: "stdin", asNote: true, database: database)
+        }
+        let copy = try FileSystem.spoolToTemporaryFile(STDIN_FILENO, source: "stdin", directory: database.temporaryDirectoryPath)
+        defer { close(copy) }
+        return try StoredBytes.read(copy, path: "stdin", asNote: true, database: database)
     }
 
     private static func fetchNote(_ entry: Entry, database: RecordDatabase) throws(CLIError) -> Note {
@@ -107,7 +117,7 @@ enum NoteCommand {
         let database = try context.openDatabase()
         let catalog = Catalog(database: database)
         var entry: Entry?
-        do { entry = try catalog.resolve(argument) } catch where error.status == .notFound {
+        do { entry = try catalog.resolve(argument) } catch  where error.status == .notFound {
             entry = catalog.entry(for: RecordID(recordName: argument))
             if entry == nil { throw error }
         }
@@ -205,7 +215,7 @@ enum NoteCommand {
         var folder: RecordID?
         var name = entry.name
         var target: Entry?
-        do { target = try catalog.resolve(destination) } catch where error.status == .notFound {
+        do { target = try catalog.resolve(destination) } catch  where error.status == .notFound {
             let (parent, fileName) = try catalog.resolveNew(destination)
             folder = parent?.recordID
             name = entry.kind == .note ? EntryNames.title(fromFileName: fileName) : EntryNames.name(fromFileName: fileName)
@@ -218,7 +228,8 @@ enum NoteCommand {
             folder = nil
         }
         let shown = Array(EntryNames.baseName(name, kind: entry.kind).utf8)
-        if let clash = try catalog.children(of: folder).first(where: { Array($0.fileName.utf8) == shown && $0.recordID != entry.recordID }) {
+        if let clash = try catalog.children(of: folder).first(where: { Array($0.fileName.utf8) == shown && $0.recordID != entry.recordID })
+        {
             throw CLIError(.conflict, clash.displayPath, "already exists")
         }
         var record: Record

@@ -2,21 +2,27 @@ import Foundation
 import RecordStore
 import Sync
 
-/// `notesfs sync [init URL | status] [--watch]`: replicate the database through a PostgreSQL server.
+/// `notesfs sync [init URL | set-url URL | status] [--watch]`: replicate the database through a PostgreSQL server.
 enum SyncCommand {
     static let spec = CommandSpec(
-        name: "sync", synopsis: "sync [init URL|status] [--watch]", summary: "sync the database with a PostgreSQL server",
+        name: "sync", synopsis: "sync [init URL|set-url URL|status] [--watch]", summary: "sync the database with a PostgreSQL server",
         help: """
             sync init URL   connect this database to a server (a libpq URL or conninfo, such as
                             postgresql://user@host/notes?sslmode=require; passwords come from
                             PGPASSFILE, ~/.pgpass or the URL); creates or migrates its schema
+            sync set-url URL
+                            the same server under a new string (a new password, a moved host):
+                            refused unless URL reaches the server this database syncs with;
+                            --other-server moves it to another server (everything is uploaded
+                            again where that server lacks it, and its records fetched)
             sync            fetch the server's changes, merge, push local ones, once
             sync --watch    stay running: sync whenever the server or the database changes
-            sync status     server, last sync, pending changes, conflict copies (--json)
+            sync status     server (never its password), last sync, pending changes, conflict
+                            copies, server records set aside (--json)
             Overlapping edits of a note keep both: the local text goes to a new note
             "Title (conflict YYYY-MM-DD HOST)" beside it. An edit beats a delete.
             """,
-        options: [OptionSpec("--watch")], writes: true, run: run)
+        options: [OptionSpec("--watch"), OptionSpec("--other-server")], writes: true, run: run)
 
     static func run(_ context: CommandContext) throws(CLIError) {
         let words = try context.positionals(min: 0, max: 2)
@@ -27,6 +33,15 @@ enum SyncCommand {
             do { try SyncEngine.initialize(database: database, server: words[1]) } catch { throw cliError(error, context) }
             try context.finish(database)
             context.output.info("\(context.databasePath): syncs with \(SyncStatus.redacted(words[1]))")
+        case "set-url":
+            guard words.count == 2 else { throw CLIError.usage("sync set-url needs the server's URL", command: context.command) }
+            let database = try context.openDatabase()
+            do {
+                try SyncEngine.changeServer(
+                    database: database, to: words[1], allowingAnotherServer: context.arguments.has("--other-server"))
+            } catch { throw cliError(error, context) }
+            try context.finish(database)
+            context.output.info("\(context.databasePath): syncs with \(SyncStatus.redacted(words[1]))")
         case "status":
             guard words.count == 1 else { throw CLIError.usage("sync status takes no argument", command: context.command) }
             try status(context)
@@ -35,7 +50,7 @@ enum SyncCommand {
             if context.arguments.has("--watch") { try watch(database, context) } else { try once(database, context) }
             try context.finish(database)
         case let word?:
-            throw CLIError.usage("unknown sync action '\(word)': init, status, or none", command: context.command)
+            throw CLIError.usage("unknown sync action '\(word)': init, set-url, status, or none", command: context.command)
         }
     }
 
