@@ -88,3 +88,20 @@ extension Record {
         self[key] = id.map { .reference(Reference(recordID: $0, action: .deleteSelf)) }
     }
 }
+
+/// The notes layer's own check of a record of one of its types, beyond the store's: each field the
+/// wrapper reads has the type it expects (a `folder` that is a reference, a `title` that is a
+/// string, a `fileType` the mount knows). Records of other types are the store's alone.
+public enum NotesRecords {
+    /// Every wrapper, by the record type it reads.
+    public static let wrappers: [any RecordWrapper.Type] = [
+        Folder.self, Note.self, Attachment.self, Symlink.self, SpecialFile.self, Link.self,
+    ]
+
+    /// Why the notes layer could not read `record`; nil when it can, or when its type is none of ours.
+    public static func validityProblem(of record: Record) -> String? {
+        guard let wrapper = wrappers.first(where: { $0.recordType == record.recordType }) else { return nil }
+        do { _ = try wrapper.init(record: record) } catch { return error.description }
+        return nil
+    }
+}

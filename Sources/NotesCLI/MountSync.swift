@@ -17,11 +17,19 @@ enum MountSync {
             return nil
         }
         fileSystem.observeDatabase { change in if !change.isExternal { sync.wake() } }
+        fileSystem.onWriterClosed { sync.wake() }
         let lastError = LastError()
-        sync.start(database: fileSystem.recordDatabase) { result in
+        sync.start(database: fileSystem.recordDatabase, deferring: { fileSystem.recordsBeingWritten() }) { result in
             switch result {
             case .success(let report):
                 if lastError.clear() { Log.info("sync: working again") }
+                for entry in report.decided {
+                    Log.info(
+                        "sync: \(entry.recordName): \(entry.key) changed on two machines: kept '\(entry.kept)' (the later edit), dropped '\(entry.dropped)'"
+                    )
+                }
+                for entry in report.setAside { Log.error("sync: server record set aside: \(entry.recordName): \(entry.reason)") }
+                for notice in report.notices { Log.info("sync: \(notice)") }
                 if report.pushed + report.fetched > 0 || !report.conflictCopies.isEmpty {
                     Log.info("sync: \(report.pushed) pushed, \(report.fetched) fetched, \(report.conflictCopies.count) conflict copies")
                 }

@@ -505,11 +505,30 @@ extension NotesFileSystem {
     }
 
     public func fsync(_ context: RequestContext, inode: Inode, handle: UInt64, dataOnly: Bool) throws(Errno) {
+        let (open, generation) = try locked { state in (state.openFiles[inode], state.openFiles[inode]?.generation) }
         try saveFile(inode)
         do { try database.sync() } catch { throw ErrnoMapping.errno(for: error) }
+        // What was saved is final (the writer asked for it), unless a write came in meanwhile.
+        try locked { _ in if let open, open.generation == generation { open.changedSinceFsync = false } }
+    }
+
+    /// The records open for writing here whose bytes changed since their last `fsync`: a save
+    /// made by another handle's close (a process that inherited the descriptor and exec'd) is
+    /// not what the writer means to keep yet, so a sync does not push them until the writer closes
+    /// or fsyncs (``Sync/SyncEngine/deferredRecords``).
+    public func recordsBeingWritten() -> Set<String> {
+        state.withLock { state in
+            var names = Set<String>()
+            for (inode, open) in state.openFiles where open.handles > 0 && open.changedSinceFsync && !open.orphaned {
+                if let metadata = database.metadata(identity: state.aliases[inode] ?? inode) { names.insert(metadata.recordID.recordName) }
+            }
+            return names
+        }
     }
 
     public func release(_ context: RequestContext, inode: Inode, handle: UInt64, flags: Int32) throws(Errno) {
+        var writerClosed = false
+        defer { if writerClosed { for handler in writerClosedHandlers.withLock({ $0 }) { handler() } } }
         let unsaved: OpenFile? = try locked { (state) throws in
             state.handles[handle] = nil
             if flags & O_ACCMODE == O_RDONLY, let open = state.openFiles[inode], open.orphaned, open.handles <= 0,
@@ -529,6 +548,8 @@ extension NotesFileSystem {
             guard flags & O_ACCMODE != O_RDONLY, let open = state.openFiles[inode] else { return nil }
             open.handles -= 1
             guard open.handles <= 0 else { return nil }
+            writerClosed = open.changedSinceFsync
+            open.changedSinceFsync = false
             if open.dirty && !open.orphaned { return open }
             state.openFiles[inode] = nil
             queueStore(inode, open, &state)

@@ -8,6 +8,13 @@ extension NotesFileSystem {
         database.addObserver(handler)
     }
 
+    /// Calls `handler` (on the closing request's thread, no lock held) when the last writable
+    /// handle of a file closes that ``recordsBeingWritten()`` held back: a sync can push it now,
+    /// even when its bytes were saved before (by another handle's close) and this close commits nothing.
+    public func onWriterClosed(_ handler: @escaping @Sendable () -> Void) {
+        writerClosedHandlers.withLock { $0.append(handler) }
+    }
+
     /// The mounted database, for a writer that shares it (a sync engine): its commits must say
     /// `asExternalChange`, so that this mount tells the kernel about them. Call it after
     /// ``openDatabase()``.

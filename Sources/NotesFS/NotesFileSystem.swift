@@ -66,6 +66,9 @@ public final class NotesFileSystem: FileSystem {
     private let databasePath: String?
     private let databaseBox: Mutex<RecordDatabase?>
     let state = Mutex(FileSystemState())
+    /// Called when the last writable handle of a file whose bytes changed since its last fsync
+    /// closes (``onWriterClosed(_:)``); guarded by its own mutex, called with no lock held.
+    let writerClosedHandlers = Mutex<[@Sendable () -> Void]>([])
     /// Store changes not yet applied to the listings (filled by the store observer).
     let pendingChanges = Mutex<[RecordStoreChange]>([])
     /// Kernel notifications waiting for the notification thread.

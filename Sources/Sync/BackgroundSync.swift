@@ -55,10 +55,14 @@ public final class BackgroundSync: Sendable {
     /// Runs the loop on a new thread over `database` (a mount's own: the engine's commits reach
     /// the mount's observers as outside changes, `asExternalChange`, so the kernel hears of them).
     /// `report` is called on that thread after every sync and every failure.
-    public func start(database: RecordDatabase, report: @escaping @Sendable (Result<SyncReport, SyncError>) -> Void) {
+    /// `deferring`: the records not to push yet (``SyncEngine/deferredRecords``).
+    public func start(
+        database: RecordDatabase, deferring: (@Sendable () -> Set<String>)? = nil,
+        report: @escaping @Sendable (Result<SyncReport, SyncError>) -> Void
+    ) {
         let thread = Thread { [self] in
             defer { finished.signal() }
-            _ = run(database: database, report: report)
+            _ = run(database: database, deferring: deferring, report: report)
         }
         thread.name = "notesfs.sync"
         thread.start()
@@ -77,7 +81,9 @@ public final class BackgroundSync: Sendable {
 
     /// The loop itself, on the calling thread, until ``stop(waitingUpTo:)``; returns early only
     /// when the database has no server (with that error).
-    public func run(database: RecordDatabase, report: (Result<SyncReport, SyncError>) -> Void) -> SyncError? {
+    public func run(
+        database: RecordDatabase, deferring: (@Sendable () -> Set<String>)? = nil, report: (Result<SyncReport, SyncError>) -> Void
+    ) -> SyncError? {
         var engine: SyncEngine?
         var backoff = 1.0
         while !stopping.load(ordering: .relaxed) {
@@ -87,6 +93,7 @@ public final class BackgroundSync: Sendable {
                         SyncEngine.recordFailure(error, databasePath: database.path)
                         throw error
                     }
+                    engine?.deferredRecords = deferring
                     try engine?.startListening()
                 }
                 guard let engine else { continue }

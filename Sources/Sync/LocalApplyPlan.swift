@@ -13,6 +13,8 @@ struct LocalApplyPlan {
     var states: [String: SyncedRecord?] = [:]
     /// Conflict copies to create.
     var copies: [(record: Record, entry: ConflictCopy)] = []
+    /// Fields both sides changed, decided by the later edit.
+    var decided: [DecidedConflict] = []
     /// Server rows set aside by this page, by name (``SyncState/setAside`` once committed).
     var setAside: [String: SetAsideRecord] = [:]
     /// The server version of every record this page applied or found already applied, by name:

@@ -12,6 +12,9 @@ struct RecordMerge {
     var payload: RecordPayload
     /// The local values that lost an unmergeable conflict (`text` or `content`), for a conflict copy.
     var losingLocalFields: [String: FieldValue] = [:]
+    /// Other fields both sides changed differently (a rename on each machine): the value kept (the
+    /// later edit's) and the one dropped, by key, so that the user can be told.
+    var decidedFields: [String: (kept: FieldValue?, dropped: FieldValue?)] = [:]
 
     /// Keys whose conflicting values go to a conflict copy rather than latest-wins, by record type.
     static let contentKeys: [String: Set<String>] = ["Note": ["text", "content"], "Attachment": ["content"]]
@@ -20,6 +23,7 @@ struct RecordMerge {
         let localIsNewer = (local.modificationDate ?? .distantPast) > (server.modificationDate ?? .distantPast)
         var fields: [String: FieldValue] = [:]
         var losing: [String: FieldValue] = [:]
+        var decided: [String: (kept: FieldValue?, dropped: FieldValue?)] = [:]
         let contentKeys = Self.contentKeys[recordType] ?? []
         for key in Set(local.fields.keys).union(server.fields.keys) {
             let (b, l, s) = (base?.fields[key], local.fields[key], server.fields[key])
@@ -39,6 +43,7 @@ struct RecordMerge {
                 }
             } else {
                 value = localIsNewer ? l : s
+                decided[key] = (value, localIsNewer ? s : l)
             }
             fields[key] = value
         }
@@ -51,5 +56,6 @@ struct RecordMerge {
         let created = [local.creationDate, server.creationDate].compactMap { $0 }
         payload = RecordPayload(fields: fields, modificationDate: dates.max(), creationDate: created.min())
         losingLocalFields = losing
+        decidedFields = decided
     }
 }

@@ -74,9 +74,9 @@ enum ServerSchema {
         ],
         // Identities: the server's epoch, each client's sync generation.
         4: [
-            "CREATE TABLE notesfs_server (epoch text NOT NULL)",
-            "INSERT INTO notesfs_server VALUES (gen_random_uuid()::text)",
-            "CREATE TABLE notesfs_clients (client_id text PRIMARY KEY, generation bigint NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS notesfs_server (epoch text NOT NULL)",
+            "INSERT INTO notesfs_server SELECT gen_random_uuid()::text WHERE NOT EXISTS (SELECT 1 FROM notesfs_server)",
+            "CREATE TABLE IF NOT EXISTS notesfs_clients (client_id text PRIMARY KEY, generation bigint NOT NULL)",
         ],
     ]
 

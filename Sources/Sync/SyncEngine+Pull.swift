@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 extension SyncEngine {
@@ -91,6 +92,20 @@ extension SyncEngine {
                 plan.applied(server)
                 continue
             }
+            if let payload = server.payload {
+                // The notes layer's reading of it too (a `folder` that is a reference, a `title` that is a string).
+                let fresh = Record(recordType: server.recordType, recordID: RecordID(recordName: name))
+                if let problem = NotesRecords.validityProblem(of: fresh.updated(to: payload)) {
+                    plan.setAside(server, reason: problem)
+                    continue
+                }
+                do { try fetchAssets(of: payload) } catch {
+                    // Missing or damaged on the server (its owner may push it again): set aside, not a stop.
+                    guard case .damagedServerRecord(_, let reason) = error else { throw error }
+                    plan.setAside(server, reason: reason, awaitsRecord: true)
+                    continue
+                }
+            }
             let localEdited = local != nil && local?.recordChangeTag != synced?.localTag
             report.fetched += 1
             plan.applied(server)
@@ -105,12 +120,17 @@ extension SyncEngine {
                 }
                 continue
             }
-            try fetchAssets(of: payload)
             if let local, localEdited {
                 let base = synced.flatMap { try? RecordPayload(jsonText: $0.base, recordName: name) }
                 let merge = RecordMerge(base: base, local: RecordPayload(local), server: payload, recordType: server.recordType)
                 plan.save(local.updated(to: merge.payload), server: server, pending: merge.payload != payload)
                 report.merged += 1
+                for (key, values) in merge.decidedFields.sorted(by: { $0.key < $1.key }) {
+                    plan.decided.append(
+                        DecidedConflict(
+                            recordName: name, recordType: server.recordType, key: key, kept: Self.shown(values.kept),
+                            dropped: Self.shown(values.dropped), date: Date()))
+                }
                 if !merge.losingLocalFields.isEmpty {
                     let copy = makeConflictCopy(of: local, merged: merge.payload, losing: merge.losingLocalFields)
                     plan.copies.append(copy)
@@ -131,6 +151,16 @@ extension SyncEngine {
             state.setAside[name] = nil
         }
         report.conflictCopies += plan.copies.map(\.entry)
+        report.decided += plan.decided
+        state.decided = Array((state.decided + plan.decided).suffix(SyncState.decidedLimit))
+    }
+
+    /// A field value as `sync status` shows it: a string's text, else its description.
+    static func shown(_ value: FieldValue?) -> String {
+        guard let value else { return "(none)" }
+        if let text = value.stringValue { return text }
+        if let reference = value.referenceValue { return reference.recordID.recordName }
+        return "\(value)"
     }
 
     /// `page` with the live server versions of the folders its records (and those folders) sit in

@@ -26,6 +26,7 @@ extension SyncEngine {
             failures[name] = PushFailure(recordName: name, reason: reason, since: since)
         }
         var lostRace = false
+        let beingWritten = deferredRecords?() ?? []
         var saves = pending.saved[...]
         while !saves.isEmpty {
             let page = saves.prefix(batchSize)
@@ -35,6 +36,10 @@ extension SyncEngine {
                 let name = metadata.recordID.recordName
                 if let aside = state.setAside[name] {
                     fail(name, Self.waitingOnSetAside(aside))
+                    continue
+                }
+                if beingWritten.contains(name) {
+                    report.deferred += 1
                     continue
                 }
                 do {
@@ -95,7 +100,7 @@ extension SyncEngine {
         try PushIntent.remove(databasePath: database.path)  // every push it names is in the state
         try PushFailures.save(failures, databasePath: database.path)
         report.failures = failures.values.sorted { $0.recordName < $1.recordName }
-        if !lostRace, failures.isEmpty {
+        if !lostRace, failures.isEmpty, report.deferred == 0 {
             state.localToken = pending.token.stringValue
             try state.save(databasePath: database.path)
         }

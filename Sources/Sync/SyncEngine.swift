@@ -23,6 +23,10 @@ public struct SyncReport: Sendable, Equatable {
     public var setAside: [SetAsideRecord] = []
     /// What the sync found about identities and did about them (``SyncEngine/checkIdentity(_:)``).
     public var notices: [String] = []
+    /// Local changes left for a later sync: files still open for writing (``SyncEngine/deferredRecords``).
+    public var deferred = 0
+    /// Fields both sides changed differently, decided by the later edit (a note renamed on two machines).
+    public var decided: [DecidedConflict] = []
 }
 
 /// Replicates one local database to and from its server container, as `CKSyncEngine` does.
@@ -46,6 +50,10 @@ public final class SyncEngine {
     var conflicted: Set<String> = []
     /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
     var isListening = false
+    /// The records not to push yet (a mount's files open for writing, changed since their last
+    /// fsync: ``NotesFS/NotesFileSystem/recordsBeingWritten()``); they stay pending, and the sync
+    /// after the writer's close pushes them. Called once per push.
+    public var deferredRecords: (@Sendable () -> Set<String>)?
     /// Rounds of fetch-then-push before a sync gives up on records that keep losing races.
     static let maximumRounds = 5
 

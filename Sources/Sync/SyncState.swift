@@ -58,6 +58,10 @@ public struct SyncState: Sendable, Equatable {
     public var records = SyncedRecords()
     /// Conflict copies made, newest last, for `sync status`.
     public var conflicts: [ConflictCopy] = []
+    /// Fields decided by the later edit, newest last (at most ``decidedLimit``), for `sync status`.
+    public var decided: [DecidedConflict] = []
+    /// How many ``decided`` entries are kept.
+    public static let decidedLimit = 100
     /// Server records this notesfs could not read or apply, by record name (``SetAsideRecord``):
     /// the rest synced past them; a newer server version of one, or a newer notesfs, tries again.
     public var setAside: [String: SetAsideRecord] = [:]
@@ -144,6 +148,7 @@ public struct SyncState: Sendable, Equatable {
         localToken = file.localToken
         conflicts = file.conflicts
         setAside = file.setAside ?? [:]
+        decided = file.decided ?? []
         serverEpoch = file.serverEpoch
         generation = file.generation ?? 0
         lastSync = file.lastSync
@@ -181,6 +186,18 @@ public struct SetAsideRecord: Codable, Sendable, Equatable {
     public var since: Date
     /// It references a record this database lacks: fetched again at every sync until it applies.
     public var awaitsRecord: Bool
+}
+
+/// A field both this machine and another changed differently, decided by the later edit (a note
+/// renamed differently on two machines): which value was kept and which dropped, for `sync status`.
+public struct DecidedConflict: Codable, Sendable, Equatable {
+    public var recordName: String
+    public var recordType: String
+    public var key: String
+    /// The values as shown to the user (a string's text, else the value's description).
+    public var kept: String
+    public var dropped: String
+    public var date: Date
 }
 
 /// A conflict copy: a note whose local text could not be merged with the server's.
@@ -226,6 +243,8 @@ private struct StateFile: Codable {
     var conflicts: [ConflictCopy]
     /// Absent from files written before records were set aside.
     var setAside: [String: SetAsideRecord]?
+    /// Absent from files written before decided fields were kept.
+    var decided: [DecidedConflict]?
     /// Absent from files written before servers had epochs and clients generations.
     var serverEpoch: String?
     var generation: Int64?
@@ -254,6 +273,7 @@ private struct StateFile: Codable {
         setAside = state.setAside.isEmpty ? nil : state.setAside
         serverEpoch = state.serverEpoch
         generation = state.generation
+        decided = state.decided.isEmpty ? nil : state.decided
         lastSync = state.lastSync
         lastError = state.lastError
         self.saveID = saveID

@@ -16,6 +16,8 @@ public struct SyncStatus: Sendable {
     public var failures: [PushFailure]
     /// Server records set aside (``SyncState/setAside``), by name.
     public var setAside: [SetAsideRecord]
+    /// Fields decided by the later edit (``SyncState/decided``), newest last.
+    public var decided: [DecidedConflict]
 
     /// The status of a database; nil when it has no server.
     ///
@@ -27,7 +29,7 @@ public struct SyncStatus: Sendable {
             server: redacted(state.server), lastSync: state.lastSync, lastError: state.lastError, pendingChanges: pending.count,
             serverSeq: state.serverSeq, conflicts: state.conflicts,
             failures: PushFailures.load(databasePath: database.path).values.sorted { $0.recordName < $1.recordName },
-            setAside: state.setAside.values.sorted { $0.recordName < $1.recordName })
+            setAside: state.setAside.values.sorted { $0.recordName < $1.recordName }, decided: state.decided)
     }
 
     /// A conninfo or URL without its password (``Postgres/ConnectionString/redacted(_:)``).

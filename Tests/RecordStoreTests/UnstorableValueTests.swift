@@ -19,7 +19,6 @@ import Testing
         "negative asset size": .asset(Asset(sha256: String(repeating: "a", count: 64), size: -1)),
         "infinite date": .date(Date(timeIntervalSince1970: .infinity)),
         "NaN date": .date(Date(timeIntervalSince1970: .nan)),
-        "far date": .date(Date(timeIntervalSince1970: 1e300)),
         "empty reference": .reference(Reference(recordID: RecordID(recordName: ""), action: .none)),
         "deep list": nested(FieldValue.maximumListDepth + 1),
         "hash in a list": .list([.asset(Asset(sha256: "x", size: 1))]),
@@ -66,7 +65,6 @@ import Testing
             + String(repeating: "]}", count: FieldValue.maximumListDepth + 1),
         #"{"type":"asset","value":{"sha256":"../../etc/passwd","size":11}}"#,
         #"{"type":"date","value":"Infinity"}"#,
-        #"{"type":"date","value":1e300}"#,
     ])
     func theDecodersRefuseWhatModifyRefuses(_ field: String) {
         let json = #"{"recordName":"n","recordType":"Note","fields":{"f":"# + field + "}}"

@@ -148,10 +148,18 @@ struct SavedSyncState {
         try FileManager.default.copyItem(atPath: directory, toPath: copy)
     }
 
-    /// Puts the saved files back, and nothing else.
+    /// Puts the saved files back, and nothing else but the sync generation: a sync saves its
+    /// raised generation before any server transaction (``SyncEngine/checkIdentity(_:)``), so a
+    /// crash inside one keeps it, where a backup restored would not.
     func restore() throws {
+        let databasePath = (directory as NSString).deletingLastPathComponent
+        let generation = try SyncState.load(databasePath: databasePath, includingRecords: false)?.generation
         try FileManager.default.removeItem(atPath: directory)
         try FileManager.default.copyItem(atPath: copy, toPath: directory)
+        if let generation, var state = try SyncState.load(databasePath: databasePath) {
+            state.generation = generation
+            try state.save(databasePath: databasePath)
+        }
     }
 }
 

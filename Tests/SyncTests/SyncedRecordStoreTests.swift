@@ -272,12 +272,14 @@ import Testing
         try a.save((0..<20).map { note("N\($0)", id: "n\($0)", text: Self.text("head \($0)")) })
         let obstacle = recordsDirectory(a.path) + "/n7.json.tmp-\(getpid())"
         try FileManager.default.createDirectory(atPath: obstacle + "/inside", withIntermediateDirectories: true)
-        let before = try Data(contentsOf: URL(fileURLWithPath: stateFile(a.path)))
+        let before = try #require(try SyncState.load(databasePath: a.path, includingRecords: false))
         #expect(throws: SyncError.self) { try a.sync() }
-        // The push committed on the server, and state.json is as it was: its local token does
-        // not pass changes whose record files are not written.
+        // The push committed on the server, and state.json is as it was but for the generation
+        // saved before the push: its local token does not pass changes whose record files are not written.
         #expect(try serverRows(server).count == 21)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: stateFile(a.path))) == before)
+        let after = try #require(try SyncState.load(databasePath: a.path, includingRecords: false))
+        #expect(after.localToken == before.localToken && after.serverSeq == before.serverSeq)
+        #expect(after.generation == before.generation + 1)
         try FileManager.default.removeItem(atPath: obstacle)
         let rows = try serverRows(server)
         #expect(try a.sync().pushed == 0)

@@ -88,6 +88,11 @@ enum SyncCommand {
         for failure in report.failures {
             context.output.error(CLIError(.io, "sync", "not pushed: \(ShellQuoting.shown(failure.recordName)): \(shown(failure.reason))"))
         }
+        for entry in report.decided {
+            context.output.info(
+                "both machines changed \(entry.key) of \(ShellQuoting.shown(entry.recordName)): kept '\(shown(entry.kept))' (the later edit), dropped '\(shown(entry.dropped))'"
+            )
+        }
         for entry in report.setAside {
             context.output.error(
                 CLIError(.io, "sync", "server record set aside: \(ShellQuoting.shown(entry.recordName)): \(shown(entry.reason))"))
@@ -131,6 +136,18 @@ enum SyncCommand {
                             })
                     ),
                     (
+                        "decided",
+                        .array(
+                            status.decided.map {
+                                .object([
+                                    ("recordName", .string($0.recordName)), ("recordType", .string($0.recordType)),
+                                    ("key", .string($0.key)),
+                                    ("kept", .string($0.kept)), ("dropped", .string($0.dropped)),
+                                    ("date", .string(Formatting.iso($0.date))),
+                                ])
+                            })
+                    ),
+                    (
                         "setAside",
                         .array(
                             status.setAside.map {
@@ -150,6 +167,12 @@ enum SyncCommand {
             if !status.failures.isEmpty {
                 lines.append("records that cannot be pushed: \(status.failures.count)")
                 lines += status.failures.map { "  \(ShellQuoting.shown($0.recordName)): \(shown($0.reason))" }
+            }
+            if !status.decided.isEmpty {
+                lines.append("changed on two machines, the later edit kept: \(status.decided.count)")
+                lines += status.decided.map {
+                    "  \(Formatting.iso($0.date))  \(shown($0.recordType)) \(ShellQuoting.shown($0.recordName)) \(shown($0.key)): kept '\(shown($0.kept))', dropped '\(shown($0.dropped))'"
+                }
             }
             if !status.setAside.isEmpty {
                 lines.append(

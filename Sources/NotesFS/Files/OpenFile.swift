@@ -22,6 +22,10 @@ final class OpenFile: @unchecked Sendable {
     var pendingModificationTime: FileTime?
     /// Writable handles open on this inode.
     var handles = 0
+    /// The bytes changed since the last `fsync` (or since the open): while a writable handle is
+    /// open, what a save (by another handle's close) stored is not final, and sync waits for it
+    /// (``NotesFileSystem/recordsBeingWritten()``).
+    var changedSinceFsync = false
     /// The record was deleted while open: writes are kept in memory and dropped at the last close.
     var orphaned = false
     /// Serialises this file's I/O operations (write, truncate, save); taken before the state lock.
@@ -35,6 +39,7 @@ final class OpenFile: @unchecked Sendable {
     /// Marks the bytes changed (under the state lock).
     func markChanged() {
         dirty = true
+        changedSinceFsync = true
         generation &+= 1
     }
 }

@@ -31,13 +31,10 @@ extension FieldValue {
         return nil
     }
 
-    /// The largest date, in seconds from 1970 either way, a record keeps (some 31 million years:
-    /// every such time converts to a `timespec` and back without overflow).
-    public static let maximumDateSeconds = 1e15
-
-    /// Why `seconds` since 1970 is not a date a record can hold (not finite, or out of range).
+    /// Why `seconds` since 1970 is not a date a record can hold: not finite (JSON has no number for
+    /// it). A finite date far from now is kept as it is; the mount and the CLI clamp what they show.
     static func dateProblem(_ seconds: Double) -> String? {
-        seconds.isFinite && abs(seconds) <= maximumDateSeconds ? nil : "date \(seconds) is not a finite time within ±1e15 s of 1970"
+        seconds.isFinite ? nil : "date \(seconds) is not a finite time"
     }
 }
 

@@ -1,0 +1,56 @@
+import Foundation
+import Notes
+import Testing
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// What a mount pushes is what a writer closed or fsynced: never the bytes of a file still open
+/// for writing that another handle's close happened to save (a child that inherited the
+/// descriptor and exec'd: each such close is a FUSE flush).
+@Suite struct MountOpenWriterTests {
+    func text(on machine: Machine, title: String) throws -> String? {
+        try machine.sync()
+        return try machine.notes().first { $0.title == title }?.text
+    }
+
+    @Test func aFileOpenForWritingIsPushedOnlyOnceClosedOrFsynced() throws {
+        let (_, machines) = try makeMachines(2)
+        let b = machines[1]
+        guard let a = try SyncedMount(database: machines[0].path) else { return }
+        defer { a.unmount() }
+        try a.write("Merge.md", "line one\nline two\n")
+        #expect(eventually { (try? text(on: b, title: "Merge")) == "line one\nline two\n" }, "\(a.log)")
+
+        let fd = open(a.path + "/Merge.md", O_WRONLY)
+        #expect(fd >= 0)
+        #expect(ftruncate(fd, 0) == 0)
+        #expect(write(fd, "ten bytes!", 10) == 10)
+        // A child inherits the descriptor and closes it: the mount saves the half-written bytes.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        #expect(eventually { (try? notesfs(machines[0].path, ["note", "cat", "Merge"]))?.out == "ten bytes!" })
+        // Saved locally, held back from the server while the writer has it open.
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try text(on: b, title: "Merge") == "line one\nline two\n")
+        #expect(try notesfs(machines[0].path, ["sync", "status"]).out.contains("pending changes: 1"))
+
+        // fsync: the writer means these bytes.
+        #expect(write(fd, " more", 5) == 5)
+        #expect(fsync(fd) == 0)
+        #expect(eventually { (try? text(on: b, title: "Merge")) == "ten bytes! more" }, "\(a.log)")
+        // A write after it waits for the close.
+        #expect(write(fd, " end", 4) == 4)
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: "/bin/true")
+        try second.run()
+        second.waitUntilExit()
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try text(on: b, title: "Merge") == "ten bytes! more")
+        #expect(close(fd) == 0)
+        #expect(eventually { (try? text(on: b, title: "Merge")) == "ten bytes! more end" }, "\(a.log)")
+    }
+}
