@@ -43,3 +43,21 @@ for opts in "-o nosync" ""; do
     echo "mount of A ${opts:-syncing in the background}: $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
     fusermount3 -u "$tmp/mnt"; wait "$pid" 2>/dev/null || true
 done
+# One big note (BIG_MIB, default 200 MiB, kept as its content asset): `notesfs sync --watch` of a
+# new database C that uploads it, then of an empty D that downloads it; their VmHWM, and the bytes
+# compared. The memory a note's size must not drive.
+big=${BIG_MIB:-200}
+command psql -X -q -h "$tmp/pg" -U postgres -d postgres -c "CREATE DATABASE bigbench"
+bigserver="host=$tmp/pg user=postgres dbname=bigbench"
+head -c $((big << 20)) /dev/urandom | base64 -w 100 | head -c $((big << 20)) >"$tmp/big.txt"
+"$bin" --db "$tmp/c" note new "Big" <"$tmp/big.txt"
+for db in c d; do
+    "$bin" --db "$tmp/$db" -q sync init "$bigserver"
+    "$bin" --db "$tmp/$db" sync --watch >"$tmp/$db.out" 2>&1 &
+    pid=$!; pids+=("$pid")
+    for _ in $(seq 6000); do grep -q 'synced:' "$tmp/$db.out" 2>/dev/null && break; sleep 0.1; done
+    sleep 1
+    echo "one ${big} MiB note, $db ($( [[ $db == c ]] && echo upload || echo download )): $(head -1 "$tmp/$db.out"); $(grep -E 'VmHWM' /proc/$pid/status | tr -s ' \t' ' ')"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+done
+"$bin" --db "$tmp/d" note cat Big | cmp - "$tmp/big.txt" && echo "one ${big} MiB note: the downloaded bytes are identical"

@@ -3,7 +3,7 @@ import Notes
 import RecordStore
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// Text and JSON forms of dates, entries and records shared by the commands.
@@ -44,6 +44,18 @@ enum Formatting {
     }
 
     /// `1 note`, `2 notes`.
+    /// A byte count for people: `912 B`, `4.2 KB`, `37.5 MB`, `1.2 GB` (powers of 1,000).
+    static func bytes(_ n: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(n)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
     static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
 
     static func kindName(_ kind: EntryNames.Kind) -> String {
@@ -70,7 +82,9 @@ enum Formatting {
     }
 
     static func json(_ record: Record, path: String?) -> JSONValue {
-        var members: [(String, JSONValue)] = [("recordName", .string(record.recordID.recordName)), ("recordType", .string(record.recordType))]
+        var members: [(String, JSONValue)] = [
+            ("recordName", .string(record.recordID.recordName)), ("recordType", .string(record.recordType)),
+        ]
         if let path { members.append(("path", .string(path))) }
         if let tag = record.recordChangeTag { members.append(("recordChangeTag", .string(tag))) }
         if let date = record.creationDate { members.append(("creationDate", .string(iso(date)))) }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// A one-line progress bar on stderr: `label [#####.....] count/total  rate/s  ETA m:ss`.
@@ -12,8 +12,10 @@ final class ProgressBar {
     private let total: Int
     private let enabled: Bool
     private let start: Double
-    private var count = 0
+    private(set) var count = 0
     private var lastDraw = 0.0
+    /// Shown after the bar (what else moved: bytes).
+    private var detail = ""
 
     init(label: String, total: Int, enabled: Bool) {
         self.label = label
@@ -25,8 +27,9 @@ final class ProgressBar {
     /// Seconds since the bar started.
     var elapsed: Double { Self.now() - start }
 
-    func advance(by n: Int = 1) {
+    func advance(by n: Int = 1, detail: String? = nil) {
         count += n
+        if let detail { self.detail = detail }
         guard enabled else { return }
         let now = Self.now()
         if now - lastDraw >= 0.1 || count >= total {
@@ -63,7 +66,7 @@ final class ProgressBar {
     }
 
     private func draw(now: Double) {
-        let text = Self.render(label: label, count: count, total: total, elapsed: now - start)
+        let text = Self.render(label: label, count: count, total: total, elapsed: now - start) + (detail.isEmpty ? "" : "  " + detail)
         FileHandle.standardError.write(Data(("\r" + text + "\u{1B}[K").utf8))
     }
 

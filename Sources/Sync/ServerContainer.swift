@@ -29,6 +29,8 @@ struct ServerPage: Sendable {
     var unreadable: [UnreadableServerRecord] = []
     /// The highest seq of the page, nil when it is empty.
     var lastSeq: Int64?
+    /// The payload bytes (JSON text) of the rows read.
+    var payloadBytes: Int64 = 0
 }
 
 /// A local change to send: a version of a record, or its deletion.
@@ -69,6 +71,16 @@ struct ServerContainer {
                  FROM notesfs_records WHERE seq > $1 ORDER BY seq LIMIT $2) AS page
                 WHERE running - least(coalesce(octet_length(payload::text), 0), \(Self.payloadLimit)) < \(Self.pageBytes) ORDER BY seq
                 """, [String(seq), String(limit)])
+    }
+
+    /// How many rows changed after `seq` (what a pull from there fetches).
+    ///
+    /// - Throws: ``SyncError/server(_:)``.
+    func count(after seq: Int64) throws(SyncError) -> Int {
+        do {
+            return try connection.execute("SELECT count(*) AS n FROM notesfs_records WHERE seq > $1", [String(seq)]).value(0, "n")
+                .flatMap { Int($0) } ?? 0
+        } catch { throw .server(error) }
     }
 
     /// The server's current versions of the records named `names` (those it holds), in seq order.
@@ -130,6 +142,7 @@ struct ServerContainer {
                     setAside(size.map { "payload of \($0) bytes, over the \(Self.payloadLimit) this notesfs reads" } ?? "no payload")
                     continue
                 }
+                page.payloadBytes += Int64(text.utf8.count)
                 do { payload = try RecordPayload(jsonText: text, recordName: name) } catch {
                     guard case .damagedServerRecord(_, let reason) = error else { throw error }
                     setAside(reason)

@@ -20,12 +20,17 @@ extension SyncEngine {
             conflicted = []
             try applyAgain(named: names, &report)
         }
+        var moved = SyncProgress(direction: .down, records: 0, total: 0, bytes: 0)
+        if progress != nil { moved.total = try container.count(after: state.serverSeq) }
         while true {
             let page = try container.changes(after: state.serverSeq, limit: batchSize)
             guard let last = page.lastSeq else { break }
             try applyRetrying(page, &report)
             state.serverSeq = max(state.serverSeq, last)
             try state.save(databasePath: database.path)
+            moved.records += page.records.count + page.unreadable.count
+            moved.bytes += page.payloadBytes
+            progress?(moved)
         }
         // Rows set aside by an older reader, or for a record that was missing and may have come
         // since: fetched by name, as no page brings them again.

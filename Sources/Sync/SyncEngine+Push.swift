@@ -27,6 +27,7 @@ extension SyncEngine {
         }
         var lostRace = false
         let beingWritten = deferredRecords?() ?? []
+        var moved = SyncProgress(direction: .up, records: 0, total: pending.count, bytes: 0)
         var saves = pending.saved[...]
         while !saves.isEmpty {
             let page = saves.prefix(batchSize)
@@ -64,11 +65,15 @@ extension SyncEngine {
                     conflicted.insert(change.recordName)
                     continue
                 }
+                let base = payload.jsonText
                 state.records[change.recordName] = SyncedRecord(
-                    recordType: record.recordType, serverSeq: seq, localTag: record.recordChangeTag, base: payload.jsonText)
+                    recordType: record.recordType, serverSeq: seq, localTag: record.recordChangeTag, base: base)
                 report.pushed += 1
+                moved.bytes += Int64(base.utf8.count)
             }
             try state.save(databasePath: database.path)
+            moved.records += page.count
+            progress?(moved)
         }
         var deletes = pending.deleted[...]
         while !deletes.isEmpty {

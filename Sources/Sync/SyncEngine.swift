@@ -29,6 +29,18 @@ public struct SyncReport: Sendable, Equatable {
     public var decided: [DecidedConflict] = []
 }
 
+/// How far a sync has come in one direction.
+public struct SyncProgress: Sendable, Equatable {
+    public enum Direction: Sendable { case down, up }
+    public var direction: Direction
+    /// Records fetched or pushed so far in this direction, and how many there are in all (as
+    /// counted when the direction started: the server may get more meanwhile).
+    public var records: Int
+    public var total: Int
+    /// Payload bytes (JSON) moved so far; assets are not counted.
+    public var bytes: Int64
+}
+
 /// Replicates one local database to and from its server container, as `CKSyncEngine` does.
 ///
 /// A sync fetches the server's changes since the saved server seq and applies them through the
@@ -54,6 +66,8 @@ public final class SyncEngine {
     /// fsync: ``NotesFS/NotesFileSystem/recordsBeingWritten()``); they stay pending, and the sync
     /// after the writer's close pushes them. Called once per push.
     public var deferredRecords: (@Sendable () -> Set<String>)?
+    /// Told after every page fetched and every batch pushed (for a progress bar).
+    public var progress: ((SyncProgress) -> Void)?
     /// Rounds of fetch-then-push before a sync gives up on records that keep losing races.
     static let maximumRounds = 5
 
@@ -150,7 +164,7 @@ public final class SyncEngine {
     /// Saves `error` as the last error of the database's sync state (for `sync status`), when it
     /// has one; for failures before an engine exists (connecting). Best effort: a state that
     /// cannot be saved keeps its previous error.
-    static func recordFailure(_ error: SyncError, databasePath: String) {
+    public static func recordFailure(_ error: SyncError, databasePath: String) {
         guard let lock = try? lockState(databasePath: databasePath) else { return }
         defer { close(lock) }
         guard var state = try? SyncState.load(databasePath: databasePath, includingRecords: false), state.lastError != error.description

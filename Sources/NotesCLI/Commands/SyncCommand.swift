@@ -56,7 +56,29 @@ enum SyncCommand {
 
     private static func once(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) {
         let report: SyncReport
-        do { report = try SyncEngine.sync(database: database) } catch { throw cliError(error, context) }
+        let showsProgress = FileSystem.stderrIsTerminal && !context.output.quiet
+        var bars: [SyncProgress.Direction: ProgressBar] = [:]
+        do throws(SyncError) {
+            let engine: SyncEngine
+            do { engine = try SyncEngine(database: database) } catch {
+                SyncEngine.recordFailure(error, databasePath: database.path)
+                throw error
+            }
+            if showsProgress {
+                // One bar a direction, drawn once there is something to move (a sync that finds nothing shows none).
+                engine.progress = { moved in
+                    guard moved.total > 0 else { return }
+                    let bar =
+                        bars[moved.direction]
+                        ?? ProgressBar(
+                            label: moved.direction == .down ? "sync: fetched" : "sync: pushed", total: moved.total, enabled: true)
+                    bars[moved.direction] = bar
+                    bar.advance(by: moved.records - bar.count, detail: Formatting.bytes(moved.bytes))
+                }
+            }
+            report = try engine.sync()
+        } catch { throw cliError(error, context) }
+        for bar in bars.values { bar.finish() }
         print(report, context)
         if !report.failures.isEmpty {
             throw CLIError(
