@@ -46,6 +46,11 @@ public struct Attributes: Hashable, Sendable {
         self.blockSize = blockSize
     }
 
+    /// The 512-byte blocks `size` bytes take when every byte is stored: `size` rounded up.
+    public static func blocks(forSize size: UInt64) -> UInt64 {
+        size / 512 + (size % 512 == 0 ? 0 : 1)
+    }
+
     /// True when `mode` says directory.
     public var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
 
@@ -58,7 +63,7 @@ public struct Attributes: Hashable, Sendable {
         st.st_uid = uid
         st.st_gid = gid
         st.st_size = off_t(clamping: size)
-        st.st_blocks = blkcnt_t(clamping: blocks ?? (size / 512 + (size % 512 == 0 ? 0 : 1)))
+        st.st_blocks = blkcnt_t(clamping: blocks ?? Self.blocks(forSize: size))
         st.st_blksize = blksize_t(blockSize)
         st.st_atim = accessTime.timespec
         st.st_mtim = modificationTime.timespec

@@ -94,7 +94,8 @@ extension NotesFileSystem {
             if let open = state.openFiles[inode] {
                 return Attributes(
                     inode: inode, mode: S_IFREG | 0o644, linkCount: 0, uid: options.uid, gid: options.gid,
-                    size: UInt64(clamping: open.content.count), accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
+                    size: UInt64(clamping: open.content.count), blocks: open.content.storedBlocks, accessTime: mountTime,
+                    modificationTime: mountTime, changeTime: mountTime)
             }
             throw error
         }
@@ -113,7 +114,7 @@ extension NotesFileSystem {
         case .scratch(let file):
             return Attributes(
                 inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,
-                size: UInt64(clamping: file.content.count),
+                size: UInt64(clamping: file.content.count), blocks: file.content.storedBlocks,
                 accessTime: state.inodeCaches[accessTime: inode] ?? file.modificationTime, modificationTime: file.modificationTime,
                 changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
@@ -122,15 +123,20 @@ extension NotesFileSystem {
             let permissions =
                 m.field(MountFields.mode)?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? (isDirectory ? 0o755 : 0o644)
             var size: UInt64
+            var blocks: UInt64?  // nil: every byte stored (``storedBlocks(_:)``)
             var times = self.times(inode, m, state)
+            let asset = m.field("content")?.assetValue
             if let open = state.openFiles[inode] {
                 size = UInt64(clamping: open.content.count)
+                // A clean buffer holds the asset's bytes: count them as the asset stores them.
+                blocks = open.dirty ? open.content.storedBlocks : asset.map(storedBlocks)
                 if let pending = open.pendingModificationTime {
                     times.modification = pending
                     if times.change < pending { times.change = pending }  // unsaved bytes: ctime moved with mtime
                 }
-            } else if let asset = m.field("content")?.assetValue {
+            } else if let asset {
                 size = UInt64(clamping: asset.size)  // an attachment, or a note kept as bytes
+                blocks = storedBlocks(asset)
             } else if case .note = node {
                 size = UInt64(clamping: m.byteCount(of: "text") ?? 0)
             } else if case .attachment = node {
@@ -138,13 +144,13 @@ extension NotesFileSystem {
             } else {
                 size = 4096
             }
-            if isDirectory { size = 4096 }
+            if isDirectory { (size, blocks) = (4096, nil) }
             return Attributes(
                 inode: inode, mode: (isDirectory ? S_IFDIR : S_IFREG) | permissions,
                 linkCount: isDirectory ? directoryLinkCount(inode, m, state) : linkCount(m),
                 uid: m.field(MountFields.uid)?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
                 gid: m.field(MountFields.gid)?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid,
-                size: size, accessTime: times.access, modificationTime: times.modification, changeTime: times.change)
+                size: size, blocks: blocks, accessTime: times.access, modificationTime: times.modification, changeTime: times.change)
         }
     }
 

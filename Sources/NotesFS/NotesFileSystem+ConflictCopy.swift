@@ -39,8 +39,7 @@ extension NotesFileSystem {
         state.inodeCaches[cachedTag: inode] = nil
         state.readCache[inode] = nil
         // The kernel holds the refused bytes' size and maybe pages.
-        outbox.withLock { $0.append(.inode(inode)) }
-        outboxSignal.signal()
+        notifyKernel([.inode(inode)])
         return true
     }
 }

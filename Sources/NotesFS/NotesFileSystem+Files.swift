@@ -599,15 +599,19 @@ extension NotesFileSystem {
             case .scratch(let file):
                 try removeScratch(file, &state)
             case .link(let m):
-                try database.modify(deleting: [m.recordID])
+                // The file's other names show its new ctime and link count (``linkTarget(of:_:)``).
+                try database.modify(
+                    saving: (linkTarget(of: m, &state).map { [$0] } ?? []) + (try touchedFolders([parent], &state)), deleting: [m.recordID])
             case .symlink(let m), .special(let m):
                 // Another name (a hard link) takes the record over, or it goes.
-                if try !promoteLink(of: m) { try database.modify(deleting: [m.recordID]) }
+                let folders = try touchedFolders([parent], &state)
+                if try !promoteLink(of: m, touching: folders, &state) { try database.modify(saving: folders, deleting: [m.recordID]) }
             case .note(let m), .attachment(let m):
-                if try promoteLink(of: m) { return }
+                let folders = try touchedFolders([parent], &state)
+                if try promoteLink(of: m, touching: folders, &state) { return }
                 // Open descriptors keep reading (and writing) the bytes until the last close.
                 if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
-                try database.modify(saving: try touchedFolders([parent], &state), deleting: [m.recordID])
+                try database.modify(saving: folders, deleting: [m.recordID])
             }
         }
     }

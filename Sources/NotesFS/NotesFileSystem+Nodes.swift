@@ -102,7 +102,7 @@ extension NotesFileSystem {
             }
             var record = Symlink(name: EntryNames.name(fromFileName: string), target: target, folder: folder).record
             Self.setOwnership(mode: 0o777, uid: context.uid, gid: context.gid, of: &record)
-            return try entry(try Self.inode(of: try saveOne(record)), state)
+            return try entry(try Self.inode(of: try saveOne(record, touching: try touchedFolders([parent], &state))), state)
         }
     }
 
@@ -118,7 +118,7 @@ extension NotesFileSystem {
                 name: EntryNames.name(fromFileName: name), fileType: type, rdev: isDevice ? rdev : 0, folder: folder
             ).record
             Self.setOwnership(mode: mode & ~context.umask, uid: context.uid, gid: context.gid, of: &record)
-            return try entry(try Self.inode(of: try saveOne(record)), state)
+            return try entry(try Self.inode(of: try saveOne(record, touching: try touchedFolders([parent], &state))), state)
         }
     }
 
@@ -133,10 +133,11 @@ extension NotesFileSystem {
     /// the rename is done here: both names lead to the same inode (POSIX: nothing happens), or the
     /// source is a `Symlink`, `SpecialFile` or `Link` record (it takes the new name and folder; a
     /// replaced record is deleted in the same modify unless another name keeps it) or a scratch
-    /// symlink.
+    /// symlink. The node's ctime moves (a `Link`'s target's, the inode the name shows), and so do
+    /// the mtime and ctime of `parent` and `newParent`, in the same modify.
     func renameNode(
-        _ node: Node, inode: Inode, replacing existing: Node?, to target: String, in newParent: Inode, folder: RecordID?,
-        _ state: inout FileSystemState
+        _ node: Node, inode: Inode, replacing existing: Node?, to target: String, in newParent: Inode, from parent: Inode,
+        folder: RecordID?, _ state: inout FileSystemState
     ) throws -> Bool {
         if let existingID = existing?.metadata?.recordID, let sourceID = node.metadata?.recordID,
             linkedRecord(existingID) == linkedRecord(sourceID)
@@ -145,16 +146,24 @@ extension NotesFileSystem {
         }
         switch node {
         case .symlink(let m), .special(let m), .link(let m):
-            let deleting = try release(existing)
-            var record = m.record  // partial: a metadata-only save
+            let freed = try release(existing, &state)
+            var record: Record
+            var stamped: [Record] = []
+            if case .link = node {
+                record = m.record  // partial: a metadata-only save; a Link's own times are not shown
+                record.modificationDate = m.modificationDate
+                stamped = linkTarget(of: m, &state).map { [$0] } ?? []
+            } else {
+                record = changeOnly(m, inode: inode, &state)
+            }
             record["name"] = .string(EntryNames.name(fromFileName: target))
             record.setReference("folder", to: folder)
-            record.modificationDate = m.modificationDate
-            _ = try saveOne(record, deleting: deleting)
+            _ = try saveOne(
+                record, deleting: freed.deleting, touching: freed.saving + stamped + (try touchedFolders([parent, newParent], &state)))
             return true
         case .scratch(let file) where file.symlinkTarget != nil:
-            let deleting = try release(existing)
-            if !deleting.isEmpty { try database.modify(deleting: deleting) }
+            let freed = try release(existing, &state)
+            if !freed.isEmpty { try database.modify(saving: freed.saving, deleting: freed.deleting) }
             if ScratchNames.isScratch(target) {
                 state.listings[file.parent]?.remove(file.inode)
                 file.parent = newParent
@@ -165,12 +174,11 @@ extension NotesFileSystem {
             var record = Symlink(name: EntryNames.name(fromFileName: target), target: file.symlinkTarget ?? [], folder: folder).record
             Self.setOwnership(mode: 0o777, uid: file.uid, gid: file.gid, of: &record)
             Self.setModificationTime(file.modificationTime, of: &record)
-            let saved = try saveOne(record)
+            let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
             try removeScratch(file, &state)
             let newInode = try Self.inode(of: saved)
             state.aliases[inode] = newInode
-            outbox.withLock { $0 += [.entry(parent: newParent, name: target), .inode(newInode)] }
-            outboxSignal.signal()
+            notifyKernel([.entry(parent: newParent, name: target), .inode(newInode)])
             return true
         default:
             return false
@@ -180,25 +188,54 @@ extension NotesFileSystem {
     /// The record a rename of a note, attachment or scratch file replaces in place (the atomic-save
     /// pattern): a plain note or attachment. Any other target name is freed first (a `Link`,
     /// `Symlink` or `SpecialFile` record deleted; a record with other names handed to one of them).
-    func replaceable(_ existing: Node?) throws -> RecordMetadata? {
+    func replaceable(_ existing: Node?, _ state: inout FileSystemState) throws -> RecordMetadata? {
         switch existing {
         case .note(let m), .attachment(let m):
-            return try promoteLink(of: m) ? nil : m
+            return try promoteLink(of: m, &state) ? nil : m
         default:
-            let deleting = try release(existing)
-            if !deleting.isEmpty { try database.modify(deleting: deleting) }
+            let freed = try release(existing, &state)
+            if !freed.isEmpty { try database.modify(saving: freed.saving, deleting: freed.deleting) }
             return nil
         }
     }
 
-    /// Frees a name a rename replaces: what to delete with the rename, or nothing when another
-    /// name (a hard link) took the record over.
-    private func release(_ existing: Node?) throws -> [RecordID] {
+    /// What freeing a name takes, to commit with the change that frees it.
+    struct FreedName {
+        var deleting: [RecordID] = []
+        /// A hard-linked record whose ctime moved because one of its names goes.
+        var saving: [Record] = []
+        var isEmpty: Bool { deleting.isEmpty && saving.isEmpty }
+    }
+
+    /// Frees a name a rename replaces: the record (or `Link`) to delete with the rename, and for a
+    /// `Link` its target with a new ctime; nothing when another name (a hard link) took the record
+    /// over (``promoteLink(of:touching:_:)`` committed that).
+    private func release(_ existing: Node?, _ state: inout FileSystemState) throws -> FreedName {
         switch existing {
-        case .link(let m): return [m.recordID]
-        case .note(let m), .attachment(let m), .symlink(let m), .special(let m): return try promoteLink(of: m) ? [] : [m.recordID]
-        default: return []
+        case .link(let m): return FreedName(deleting: [m.recordID], saving: linkTarget(of: m, &state).map { [$0] } ?? [])
+        case .note(let m), .attachment(let m), .symlink(let m), .special(let m):
+            return try promoteLink(of: m, &state) ? FreedName() : FreedName(deleting: [m.recordID])
+        default: return FreedName()
         }
+    }
+
+    /// `metadata`'s record for a save that changes no bytes (partial: a metadata-only save): its
+    /// mtime kept, its ctime now (``stampChange(_:inode:_:)``). `inode` is the inode the kernel knows it by.
+    func changeOnly(_ metadata: RecordMetadata, inode: Inode? = nil, _ state: inout FileSystemState) -> Record {
+        var record = metadata.record
+        record.modificationDate = metadata.modificationDate
+        Self.stampChange(&record, inode: inode ?? metadata.identity, &state)
+        return record
+    }
+
+    /// The record a `Link` names, with a new ctime (``changeOnly(_:inode:_:)``), to save in the
+    /// modify that adds, renames or removes that link: its link count or a name changes. The
+    /// kernel's cached attributes of it are dropped after the reply, so every other name shows
+    /// the new ctime and link count at once. Nil when the target is gone.
+    func linkTarget(of link: RecordMetadata, _ state: inout FileSystemState) -> Record? {
+        guard let id = link.field("target")?.referenceValue?.recordID, let target = database.metadata(for: id) else { return nil }
+        notifyKernel([.attributes(target.identity)])
+        return changeOnly(target, &state)
     }
 
     /// The record a name stands for: a `Link`'s target, else the record itself.
@@ -222,8 +259,10 @@ extension NotesFileSystem {
     /// takes the earliest link's name and folder and that `Link` is deleted, in one modify, so the
     /// record (inode, bytes) lives on under its other names. A note prefers a link named `*.md`
     /// (and an attachment one that is not): a note left with only other names shows as `name.md`.
+    /// Its ctime moves (its link count drops) and the kernel's cached attributes of it are dropped
+    /// after the reply; `folders` (the directory the name left) are saved in the same modify.
     /// False when it has no other name.
-    func promoteLink(of metadata: RecordMetadata) throws -> Bool {
+    func promoteLink(of metadata: RecordMetadata, touching folders: [Record] = [], _ state: inout FileSystemState) throws -> Bool {
         let isNote = metadata.recordType == Note.recordType
         let earliest = links(to: metadata.recordID).min {
             func key(_ link: RecordMetadata) -> (Int, Date, String) {
@@ -234,15 +273,15 @@ extension NotesFileSystem {
         }
         guard let earliest else { return false }
         let name = earliest.field("name")?.stringValue ?? ""
-        var record = metadata.record  // partial: a metadata-only save
+        var record = changeOnly(metadata, &state)
         if metadata.recordType == Note.recordType {
             record["title"] = .string(EntryNames.isNoteFileName(name) ? EntryNames.title(fromFileName: name) : name)
         } else {
             record["name"] = .string(name)
         }
         record.setReference("folder", to: earliest.field("folder")?.referenceValue?.recordID)
-        record.modificationDate = metadata.modificationDate
-        try database.modify(saving: [record], deleting: [earliest.recordID])
+        try database.modify(saving: [record] + folders, deleting: [earliest.recordID])
+        notifyKernel([.attributes(metadata.identity)])
         return true
     }
 
@@ -261,9 +300,7 @@ extension NotesFileSystem {
             case .scratch, .link: throw Errno.permissionDenied
             }
             // One modify: the new name, the file's ctime (its link count changed) and the directory's times.
-            var file = target.record
-            file.modificationDate = target.modificationDate  // mtime stays
-            Self.stampChange(&file, inode: inode, &state)
+            let file = changeOnly(target, inode: inode, &state)
             let link = Link(name: EntryNames.name(fromFileName: string), target: target.recordID, folder: folder).record
             let saved = try database.modify(saving: [link, file] + (try touchedFolders([newParent], &state)), deleting: []).savedRecords
             if let tag = saved.first(where: { $0.recordID == target.recordID })?.recordChangeTag {

@@ -45,8 +45,7 @@ extension NotesFileSystem {
             let bytes = try? open.content.bytes(upTo: Self.storeFileLimit)
         else { return }
         state.queuedStoreBytes += bytes.count
-        outbox.withLock { $0.append(.store(inode, tag: tag, bytes: bytes)) }
-        outboxSignal.signal()
+        notifyKernel([.store(inode, tag: tag, bytes: bytes)])
     }
 
     /// Whether the kernel may hold `tag`'s bytes as `inode`'s pages: the record has that tag and

@@ -40,10 +40,12 @@ extension NotesFileSystem {
             }
             if case .folder = existingNode { throw Errno.isDirectory }
             if case .scratch(let file) = existingNode { try removeScratch(file, &state) }
-            if try renameNode(node, inode: inode, replacing: existingNode, to: target, in: newParent, folder: targetFolder, &state) {
+            if try renameNode(
+                node, inode: inode, replacing: existingNode, to: target, in: newParent, from: parent, folder: targetFolder, &state)
+            {
                 return
             }
-            let replaced = try replaceable(existingNode)
+            let replaced = try replaceable(existingNode, &state)
             // The inode that ends up behind the target name, and whether the source inode is gone
             // (then the kernel's dentry, moved onto the target name, must lead to the new inode).
             var targetInode = inode
@@ -87,14 +89,12 @@ extension NotesFileSystem {
                         replaced, with: metadata, inode: inode, content: try openContent ?? loadContent(node),
                         parents: [parent, newParent], &state)
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
-                    var record = metadata.record  // partial: a rename reads and writes no text
+                    var record = changeOnly(metadata, inode: inode, &state)  // partial: a rename reads and writes no text
                     let key = metadata.recordType == Note.recordType ? "title" : "name"
                     record[key] = .string(
                         metadata.recordType == Note.recordType
                             ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record.setReference("folder", to: targetFolder)
-                    record.modificationDate = metadata.modificationDate
-                    Self.stampChange(&record, inode: inode, &state)
                     let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
@@ -114,8 +114,7 @@ extension NotesFileSystem {
             // and size; until it does, the gone source inode stands for the target.
             if targetInode != inode {
                 if sourceGone { state.aliases[inode] = targetInode }
-                outbox.withLock { $0 += [.entry(parent: newParent, name: target), .inode(targetInode)] }
-                outboxSignal.signal()
+                notifyKernel([.entry(parent: newParent, name: target), .inode(targetInode)])
             }
         }
     }
@@ -139,11 +138,9 @@ extension NotesFileSystem {
             guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
             ancestor = parent
         }
-        var record = metadata.record  // partial: a metadata-only save
+        var record = changeOnly(metadata, inode: inode, &state)
         record["name"] = .string(EntryNames.name(fromFileName: target))
         record.setReference("parent", to: folder)
-        record.modificationDate = metadata.modificationDate
-        Self.stampChange(&record, inode: inode, &state)
         try database.modify(saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes)
     }
 

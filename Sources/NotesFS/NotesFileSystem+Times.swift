@@ -13,8 +13,11 @@ import RecordStore
 ///   a read makes: kept in memory (``FileSystemState/inodeCaches``) and written into the record at
 ///   its next save by this mount (so it is lost at unmount when nothing else changed: reads never
 ///   cost a save); absent, it is the mtime. With `-o noatime` reads never move it.
-/// - A directory's mtime and ctime move when an entry is added, removed or renamed in it: its
-///   folder record is saved in the same modify as the entry's change (``touchedFolders(_:_:)``).
+/// - A directory's mtime and ctime move when an entry of any type is added, removed or renamed in
+///   it: its folder record is saved in the same modify as the entry's change (``touchedFolders(_:_:)``).
+/// - A file's ctime moves when it is renamed and when one of its names (hard links) comes or goes;
+///   then the kernel's cached attributes of it are dropped too, so that every other name shows the
+///   new ctime and link count at once (``promoteLink(of:touching:_:)``, ``linkTarget(of:_:)``).
 struct FileTimes {
     var access: FileTime
     var modification: FileTime

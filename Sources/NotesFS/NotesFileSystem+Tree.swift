@@ -127,8 +127,7 @@ extension NotesFileSystem {
             if recovered { refreshRecovered(foldersChanged: folders.moved, &out, &state) }
         }
         if !out.isEmpty {
-            outbox.withLock { $0.append(contentsOf: out) }
-            outboxSignal.signal()
+            notifyKernel(out)
         }
     }
 
@@ -309,6 +308,7 @@ extension NotesFileSystem {
                 switch item {
                 case .entry(let parent, let name): try? notifier.invalidateEntry(parent: parent, name: FileName(name))
                 case .inode(let inode): try? notifier.invalidateInode(inode)
+                case .attributes(let inode): try? notifier.invalidateInode(inode, offset: -1)
                 case .store(let inode, let tag, let bytes): store(inode, tag: tag, bytes: bytes, notifier)
                 case .delete(let parent, let child, let name):
                     do {

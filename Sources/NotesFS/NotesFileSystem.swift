@@ -165,12 +165,23 @@ public final class NotesFileSystem: FileSystem {
         }
         return try result.get()
     }
+
+    /// Queues `items` for the notification thread, which sends them after the current request's
+    /// reply (never from a request handler: FUSE-NOTES.md). Takes only the `outbox` leaf lock, so
+    /// it may be called holding the state lock.
+    func notifyKernel(_ items: [Invalidation]) {
+        outbox.withLock { $0 += items }
+        outboxSignal.signal()
+    }
 }
 
 /// What the kernel must be told after a change.
 enum Invalidation: Sendable {
     case entry(parent: Inode, name: String)
+    /// Drop the inode's cached pages and attributes.
     case inode(Inode)
+    /// Drop only the inode's cached attributes (its ctime or link count moved, not its bytes).
+    case attributes(Inode)
     case delete(parent: Inode, child: Inode, name: String)
     /// Put a saved file's bytes (the record at change tag `tag`) into the kernel's page cache.
     case store(Inode, tag: String, bytes: [UInt8])

@@ -4,8 +4,10 @@
     posix.py run ROOT    runs every case in a fresh directory under ROOT (which must be writable by
                          root) and prints {"results": {case: outcome}, "unexpected": [...]}: the
                          cases whose outcome contradicts EXPECTED below.
-    posix.py dump ROOT   prints every node under ROOT as the suite describes it (regular files'
-                         bytes too), to compare a tree before and after a remount.
+    posix.py dump ROOT [--blocks]
+                         prints every node under ROOT as the suite describes it (regular files'
+                         bytes too, and with --blocks their st_blocks), to compare a tree before and
+                         after a remount.
 
 An outcome is what the kernel and the filesystem said: "ok" with the observations the case makes
 (file type, permission bits, link count, size, whether an inode number moved, which times moved),
@@ -379,6 +381,100 @@ class Suite:
             a = os.lstat(d + "/f")
             return ["ctime " + moved(b, a, "st_ctime_ns"), a.st_nlink]
 
+        def other_name_goes(op, which, kind, d):
+            """One name of a file with two goes (unlink, or rename over it): the name left shows the
+            lower link count and a new ctime at once, though the kernel had its attributes cached."""
+            first, second = d + "/f" + ext(kind), d + "/g" + ext(kind)
+            make(kind, first)
+            os.link(first, second, follow_symlinks=False)
+            gone, left = (first, second) if which == "first" else (second, first)
+            b = old(left)
+            os.lstat(left)  # cached by the kernel now
+            time.sleep(0.02)
+            if op == "unlink":
+                os.unlink(gone)
+            else:
+                make("note" if kind == "note" else "reg", d + "/s" + ext(kind))
+                os.rename(d + "/s" + ext(kind), gone)
+            a = os.lstat(left)
+            return ["ctime " + moved(b, a, "st_ctime_ns"), "mtime " + moved(b, a, "st_mtime_ns"), a.st_nlink]
+
+        def kind_dir_entries(kind, d):
+            """A directory's mtime and ctime move when an entry of any type is added, linked,
+            renamed or removed in it."""
+            out = []
+            x, y, z = d + "/x" + ext(kind), d + "/y" + ext(kind), d + "/z" + ext(kind)
+            for what, op in [("create", lambda: make(kind, x)), ("link", lambda: os.link(x, z, follow_symlinks=False)),
+                             ("rename", lambda: os.rename(x, y)), ("unlink", lambda: os.unlink(y))]:
+                b = old(d)
+                time.sleep(0.02)
+                out.append("%s: %s" % (what, attempt(op)))
+                a = os.lstat(d)
+                out.append("%s: mtime %s, ctime %s" % (what, moved(b, a, "st_mtime_ns"), moved(b, a, "st_ctime_ns")))
+            return out
+
+        def rename_ctime(kind, d):
+            """rename moves the renamed node's ctime (and keeps its mtime)."""
+            make(kind, d + "/n" + ext(kind))
+            b = old(d + "/n" + ext(kind))
+            time.sleep(0.02)
+            os.rename(d + "/n" + ext(kind), d + "/m" + ext(kind))
+            a = os.lstat(d + "/m" + ext(kind))
+            return ["ctime " + moved(b, a, "st_ctime_ns"), "mtime " + moved(b, a, "st_mtime_ns")]
+
+        def stored_blocks(st, most):
+            """st_blocks counts what is stored: some, at most `most` bytes' worth."""
+            return "blocks > 0" if 0 < st.st_blocks * 512 <= most else "blocks %d for size %d" % (st.st_blocks, st.st_size)
+
+        def sparse_blocks(kind, d):
+            """A byte written at 3 GiB: st_blocks counts the page stored, not the size, while open,
+            after close, after a sparse truncate and when opened again."""
+            path = d + "/f" + ext(kind)
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                os.pwrite(fd, b"x", 3 << 30)
+                out = [os.fstat(fd).st_size, "open: " + stored_blocks(os.fstat(fd), 1 << 20)]
+            finally:
+                os.close(fd)
+            out.append("closed: " + stored_blocks(os.lstat(path), 1 << 20))
+            os.truncate(path, 5 << 30)
+            out.append("grown: " + stored_blocks(os.lstat(path), 1 << 20))
+            with open(path, "rb") as f:
+                out.append("reopened: " + stored_blocks(os.fstat(f.fileno()), 1 << 20))
+                f.seek(3 << 30)
+                out.append(f.read(2).decode())
+            out.append(os.lstat(path).st_size)
+            os.unlink(path)  # `dump` reads every byte of what the suite leaves
+            return out
+
+        def spilled_sparse_blocks(d):
+            """A byte at 2 MiB, left for `dump` to compare after a remount."""
+            with open(d + "/f", "wb") as f:
+                f.seek(2 << 20)
+                f.write(b"x")
+            return [os.lstat(d + "/f").st_size, stored_blocks(os.lstat(d + "/f"), 64 << 10)]
+
+        def dense_blocks(d):
+            """3 MiB of data: st_blocks is the size in 512-byte units, open and closed."""
+            with open(d + "/f", "wb") as f:
+                f.write(b"y" * (3 << 20))
+                f.flush()
+                out = [os.fstat(f.fileno()).st_blocks * 512 == 3 << 20]
+            out.append(os.lstat(d + "/f").st_blocks * 512 == 3 << 20)
+            return out
+
+        for op in ("unlink", "rename-over"):
+            for which in ("first", "second"):
+                for kind in ("reg", "note", "symlink", "fifo", "socket", "chr"):
+                    self.case("count/other-name-%s/%s-%s" % (op, which, kind), lambda d, o=op, w=which, k=kind: other_name_goes(o, w, k, d))
+        for kind in TYPES:
+            if kind != "dir":
+                self.case("time/dir-entries/%s" % kind, lambda d, k=kind: kind_dir_entries(k, d))
+            self.case("time/rename-ctime/%s" % kind, lambda d, k=kind: rename_ctime(k, d))
+        for kind in ("reg", "note"):
+            self.case("count/sparse-blocks/%s" % kind, lambda d, k=kind: sparse_blocks(k, d))
+        self.case("count/sparse-blocks-kept", spilled_sparse_blocks)
+        self.case("count/dense-blocks", dense_blocks)
         self.case("time/write", write)
         self.case("time/truncate", truncate)
         self.case("time/o-trunc", o_trunc)
@@ -533,6 +629,17 @@ EXPECTED = {
     "time/dir-entries": ["%s: mtime moved, ctime moved" % op for op in ["create", "rename", "unlink", "mkdir", "rmdir"]],
     "count/dir-nlink": [2, 4, 3, 3, 2],
     "utimensat/reg": ["ok", 123, 60 * 10**9 + 456],
+    "count/other-name-unlink/first-reg": ["ctime moved", "mtime kept", 1],
+    "count/other-name-unlink/second-note": ["ctime moved", "mtime kept", 1],
+    "count/other-name-rename-over/first-fifo": ["ctime moved", "mtime kept", 1],
+    "count/other-name-rename-over/second-symlink": ["ctime moved", "mtime kept", 1],
+    "time/dir-entries/fifo": ["create: ok", "create: mtime moved, ctime moved", "link: ok", "link: mtime moved, ctime moved",
+                              "rename: ok", "rename: mtime moved, ctime moved", "unlink: ok", "unlink: mtime moved, ctime moved"],
+    "time/rename-ctime/symlink": ["ctime moved", "mtime kept"],
+    "count/sparse-blocks/reg": [(3 << 30) + 1, "open: blocks > 0", "closed: blocks > 0", "grown: blocks > 0", "reopened: blocks > 0",
+                                "x\0", 5 << 30],
+    "count/sparse-blocks-kept": [(2 << 20) + 1, "blocks > 0"],
+    "count/dense-blocks": [True, True],
 }
 
 
@@ -549,8 +656,10 @@ def unexpected(results):
     return out
 
 
-def dump(root):
-    """Every node under root with what describe() shows and a regular file's bytes (as hex)."""
+def dump(root, blocks=False):
+    """Every node under root with what describe() shows and a regular file's bytes (as hex), and
+    with `blocks` its st_blocks: what is stored, the same after a remount of one filesystem (not
+    across filesystems, whose allocation units differ)."""
     tree = {}
     for directory, dirs, files in os.walk(root):
         for name in sorted(dirs + files):
@@ -559,6 +668,8 @@ def dump(root):
             if stat.S_ISREG(os.lstat(path).st_mode):
                 with open(path, "rb") as f:
                     d["bytes"] = f.read().hex()
+                if blocks:
+                    d["blocks"] = os.lstat(path).st_blocks
             tree[os.path.relpath(path, root)] = d
     return tree
 
@@ -569,9 +680,9 @@ def main():
         results = Suite(root).run()
         print(json.dumps({"results": results, "unexpected": unexpected(results)}, sort_keys=True))
     elif command == "dump":
-        print(json.dumps(dump(root), sort_keys=True))
+        print(json.dumps(dump(root, blocks="--blocks" in sys.argv[3:]), sort_keys=True))
     else:
-        sys.exit("usage: posix.py run|dump ROOT")
+        sys.exit("usage: posix.py run ROOT | posix.py dump ROOT [--blocks]")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 /// case, except for the cases listed in `Tests/Conformance/known-differences.txt`: what issue 8 has
 /// still to build. That list is exact: a listed case that now agrees fails the test too, so the list
 /// only shrinks as the mount gains what the cases check. A notesfs tree also reads back the same
-/// after a remount.
+/// after a remount, `st_blocks` included (what is stored does not change with a remount).
 
 import Foundation
 import Glibc
@@ -46,8 +46,8 @@ private indirect enum JSONValue: Decodable, Equatable, CustomStringConvertible {
     }
 }
 
-private func runSuite(_ command: String, _ root: String) throws -> ProgramResult {
-    try run(["/usr/bin/python3", conformanceDirectory + "/posix.py", command, root], timeout: 600)
+private func runSuite(_ command: String, _ root: String, _ options: [String] = []) throws -> ProgramResult {
+    try run(["/usr/bin/python3", conformanceDirectory + "/posix.py", command, root] + options, timeout: 600)
 }
 
 @Suite struct ConformanceTests {
@@ -81,12 +81,12 @@ private func runSuite(_ command: String, _ root: String) throws -> ProgramResult
                 }
                 #expect(known.isSubset(of: Set(expected.results.keys)), "unknown cases listed: \(known.subtracting(expected.results.keys))")
                 print("conformance: notesfs agrees with tmpfs on \(agreeing) of \(expected.results.count) cases (\(known.count) known differences)")
-                let dump = try runSuite("dump", m.root)
+                let dump = try runSuite("dump", m.root, ["--blocks"])
                 try #require(dump.status == 0, "\(dump.error)")
                 before = dump.output
             }
             try withNotesMount(databasePath: db, mountOptions: ["allow_other"], timeout: 600) { m in
-                let after = try runSuite("dump", m.root)
+                let after = try runSuite("dump", m.root, ["--blocks"])
                 #expect(after.status == 0, "\(after.error)")
                 #expect(after.output == before, "the tree differs after a remount")
             }

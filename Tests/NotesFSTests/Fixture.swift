@@ -58,6 +58,8 @@ func withDatabaseDirectory<T>(_ body: (String) throws -> T) rethrows -> T {
 /// What a test body gets: the mountpoint and the database the mount serves.
 struct NotesMount {
     let mount: InProcessMount
+    /// The mounted filesystem, to call an operation without the kernel seeing it.
+    let fileSystem: NotesFileSystem
     /// The mountpoint (resolved).
     let root: String
     /// The database the mounted filesystem uses (the same instance: reads are current).
@@ -100,11 +102,10 @@ private func mountAndRun(
     let directory = makeTemporaryDirectory("notesfsmnt")
     defer { rmdir(directory) }
     let mount: InProcessMount
+    let fileSystem = NotesFileSystem(database: database, options: options)
     do {
         guard InProcessMount.isFUSEDeviceUsable else { throw FUSEUnusable() }
-        mount = try InProcessMount(
-            fileSystem: NotesFileSystem(database: database, options: options), at: directory, options: mountOptions,
-            singleThread: singleThread)
+        mount = try InProcessMount(fileSystem: fileSystem, at: directory, options: mountOptions, singleThread: singleThread)
     } catch {
         try? database.close()
         if fuseRequired {
@@ -119,7 +120,7 @@ private func mountAndRun(
         #expect(watchdog.cancel(), "watchdog fired: a request hung", sourceLocation: sourceLocation)
         do { try mount.unmount() } catch { Issue.record("unmount failed: \(error)", sourceLocation: sourceLocation) }
     }
-    try body(NotesMount(mount: mount, root: mount.mountpoint, database: database, databasePath: databasePath))
+    try body(NotesMount(mount: mount, fileSystem: fileSystem, root: mount.mountpoint, database: database, databasePath: databasePath))
     return true
 }
 

@@ -64,6 +64,18 @@ final class ContentBuffer: Sendable {
 
     var isSpilled: Bool { storage.withLock { $0.descriptor >= 0 } }
 
+    /// The 512-byte blocks the bytes take (`st_blocks`, see ``NotesFileSystem/storedBlocks(_:)``):
+    /// in memory every byte is held, so the size rounded up; spilled, what the temp file has
+    /// allocated (`fstat`'s `st_blocks`: holes cost nothing), never more than the size rounded up.
+    var storedBlocks: UInt64 {
+        storage.withLock { storage in
+            let whole = Attributes.blocks(forSize: UInt64(clamping: storage.count))
+            var status = Glibc.stat()
+            guard storage.descriptor >= 0, fstat(storage.descriptor, &status) == 0 else { return whole }
+            return min(whole, UInt64(clamping: status.st_blocks))
+        }
+    }
+
     /// Creates an unlinked temp file in `directory` (`mkstemp` + `unlink`).
     /// - Throws: the `mkstemp` errno (`ENOSPC`, `EACCES`, …) as an `Errno`.
     static func makeTemporaryFile(in directory: String) throws(Errno) -> Int32 {
