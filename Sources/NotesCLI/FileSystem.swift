@@ -142,11 +142,13 @@ enum FileSystem {
         return path
     }
 
-    /// Copies everything `source` (a pipe, say) gives into a new unlinked temp file in `directory`,
+    /// Copies `prefix`, then everything `source` (a pipe, say) gives, into a new unlinked temp file in `directory`,
     /// 1 MiB at a time, and returns it open for reading from its start: what a stream holds, with a
     /// size, without holding it in memory.
     /// - Throws: an I/O ``CLIError`` naming `name` or the temp file (`ENOSPC` among them).
-    static func spoolToTemporaryFile(_ source: Int32, source name: String, directory: String) throws(CLIError) -> Int32 {
+    static func spoolToTemporaryFile(_ source: Int32, source name: String, directory: String, prefix: [UInt8] = []) throws(CLIError)
+        -> Int32
+    {
         var template = Array("\(directory)/spool-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw CLIError.system("mkstemp", directory, errno: errno) }
@@ -154,8 +156,16 @@ enum FileSystem {
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { chunk.deallocate() }
+        var pending = prefix[...]  // bytes read from `source` already, written first
         while true {
-            let count = retrying { read(source, chunk.baseAddress, chunk.count) }
+            let count: Int
+            if pending.isEmpty {
+                count = retrying { read(source, chunk.baseAddress, chunk.count) }
+            } else {
+                count = min(pending.count, chunk.count)
+                pending.prefix(count).withUnsafeBytes { chunk.copyMemory(from: $0) }
+                pending = pending.dropFirst(count)
+            }
             guard count >= 0 else {
                 close(fd)
                 throw CLIError.system("read", name, errno: errno)

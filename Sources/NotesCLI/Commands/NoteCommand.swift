@@ -51,8 +51,10 @@ enum NoteCommand {
 
     static func new(_ context: CommandContext) throws(CLIError) {
         let path = try context.positionals(min: 1, max: 1)[0]
+        let input = try noteInput(context)  // stdin is read whole before anything else can fail
+        defer { if case .file(let fd) = input { close(fd) } }
         let database = try context.openDatabase(create: true)
-        let bytes = try noteBytes(context, path: path, database: database)
+        let bytes = try storedBytes(input, path: path, database: database)
         let catalog = Catalog(database: database)
         let (folder, fileName) = try catalog.resolveNew(path)
         let title = EntryNames.title(fromFileName: fileName)
@@ -82,22 +84,46 @@ enum NoteCommand {
         }
     }
 
-    /// The bytes for `note new`: `--text`, else stdin when it is not a terminal, else empty; as the
-    /// mount stores them (``StoredBytes``): text, or an asset streamed from stdin (a pipe is copied
-    /// to a temp file of the database in chunks first), so that memory stays bounded.
-    private static func noteBytes(_ context: CommandContext, path: String, database: RecordDatabase) throws(CLIError) -> StoredBytes {
-        if let text = context.arguments.value("--text") {
-            guard text.utf8.count > Note.maxInlineTextBytes else { return .text(text) }
-            do { return .asset(try database.makeAsset(Data(text.utf8))) } catch { throw CLIError.store(error, subject: path) }
-        }
+    /// What `note new` stores: `--text`, else stdin when it is not a terminal (read to its end:
+    /// up to 8 MiB in memory, a larger input streamed into an unlinked temp file), else empty.
+    private enum NoteInput {
+        case text(String)
+        case bytes([UInt8])
+        case file(Int32)
+    }
+
+    private static func noteInput(_ context: CommandContext) throws(CLIError) -> NoteInput {
+        if let text = context.arguments.value("--text") { return .text(text) }
         guard !FileSystem.stdinIsTerminal else { return .text("") }
         var info = stat()
-        if fstat(STDIN_FILENO, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-            return try StoredBytes.read(STDIN_FILENO, path: "stdin", asNote: true, database: database)
+        if fstat(STDIN_FILENO, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { return .file(dup(STDIN_FILENO)) }
+        let limit = Note.maxInlineTextBytes + 1
+        var prefix = [UInt8](repeating: 0, count: limit)
+        var count = 0
+        while count < limit {
+            let n = prefix.withUnsafeMutableBytes { buffer in
+                FileSystem.retrying { read(STDIN_FILENO, buffer.baseAddress! + count, limit - count) }
+            }
+            guard n >= 0 else { throw CLIError.system("read", "stdin", errno: errno) }
+            if n == 0 { return .bytes(Array(prefix[..<count])) }
+            count += n
         }
-        let copy = try FileSystem.spoolToTemporaryFile(STDIN_FILENO, source: "stdin", directory: database.temporaryDirectoryPath)
-        defer { close(copy) }
-        return try StoredBytes.read(copy, path: "stdin", asNote: true, database: database)
+        let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return .file(try FileSystem.spoolToTemporaryFile(STDIN_FILENO, source: "stdin", directory: directory, prefix: prefix))
+    }
+
+    /// The input as the mount stores a note's bytes (``StoredBytes``): text, or an asset.
+    private static func storedBytes(_ input: NoteInput, path: String, database: RecordDatabase) throws(CLIError) -> StoredBytes {
+        switch input {
+        case .text(let text) where text.utf8.count <= Note.maxInlineTextBytes: return .text(text)
+        case .text(let text):
+            do { return .asset(try database.makeAsset(Data(text.utf8))) } catch { throw CLIError.store(error, subject: path) }
+        case .bytes(let bytes):
+            if let text = Note.inlineText(bytes) { return .text(text) }
+            do { return .asset(try database.makeAsset(Data(bytes))) } catch { throw CLIError.store(error, subject: path) }
+        case .file(let fd):
+            return try StoredBytes.read(fd, path: "stdin", asNote: true, database: database)
+        }
     }
 
     private static func fetchNote(_ entry: Entry, database: RecordDatabase) throws(CLIError) -> Note {
