@@ -49,7 +49,7 @@ done
 big=${BIG_MIB:-200}
 command psql -X -q -h "$tmp/pg" -U postgres -d postgres -c "CREATE DATABASE bigbench"
 bigserver="host=$tmp/pg user=postgres dbname=bigbench"
-head -c $((big << 20)) /dev/urandom | base64 -w 100 | head -c $((big << 20)) >"$tmp/big.txt"
+python3 -c "import base64, os, sys; n = $big << 20; sys.stdout.write(base64.encodebytes(os.urandom(n * 3 // 4 + 3)).decode()[:n])" >"$tmp/big.txt"
 "$bin" --db "$tmp/c" note new "Big" <"$tmp/big.txt"
 for db in c d; do
     "$bin" --db "$tmp/$db" -q sync init "$bigserver"
