@@ -83,13 +83,17 @@ extension RecordDatabase {
     /// for longer than ``assetGracePeriod``) are deleted. Nothing else is deleted.
     public func check(repair: Bool = false) throws(RecordStoreError) -> CheckReport {
         try refresh()
-        let (index, orphans) = state.withLock { ($0.index, orphanedAssets($0, olderThan: Self.assetGracePeriod)) }
+        let (index, orphans, unwritten) = state.withLock {
+            ($0.index, orphanedAssets($0, olderThan: Self.assetGracePeriod), Set($0.unwrittenRecordFiles.keys.map(layout.recordPath)))
+        }
         var problems: [CheckProblem] = []
         var usable = Set<String>()
         var assetsInUse = Set<String>()
         var recordsChecked = 0
         RecordFiles.scan(layout) { path, result in
             recordsChecked += 1
+            // A file a full disk kept from being written (the journal holds its record) is no damage.
+            guard !unwritten.contains(path) else { return }
             switch result {
             case .failure(let error): problems.append(.damagedRecordFile(path: path, reason: error.description))
             case .success(let record):
@@ -103,7 +107,7 @@ extension RecordDatabase {
         for (name, metadata) in index.entries.sorted(by: { $0.key < $1.key }) {
             let path = layout.recordPath(name)
             // A record saved since the last checkpoint may have no file yet (the journal holds it whole).
-            if !usable.contains(name), !problems.contains(where: { $0.path == path }),
+            if !usable.contains(name), !problems.contains(where: { $0.path == path }), !unwritten.contains(path),
                 !(index.staleRecordFiles.contains(name) && !metadata.isPartial)
             {
                 problems.append(.missingRecordFile(metadata.recordID, path: path))
@@ -126,7 +130,7 @@ extension RecordDatabase {
         problems += looseModes()
         let fm = FileManager.default
         let known: Set<String> = [
-            "notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found",
+            "notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found", "reserve",
             "sync",  // the sync engine's state (Sources/Sync/SyncState.swift)
         ]
         for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()

@@ -57,10 +57,15 @@ public final class RecordDatabase: Sendable {
                 // record (metadata-only save), which a format-1 binary would take for a full one.
                 try Self.writeFormatFile(layout, databaseID: databaseID)
             }
-            state = Mutex(
-                DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes))
+            var opened = DatabaseState(
+                lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes)
+            opened.unwrittenRecordFiles = recovered.unwritten
+            state = Mutex(opened)
             journalDamage = Mutex(recovered.damages)
-            if writable { _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) } }
+            if writable {
+                _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) }
+                Self.ensureSpaceReserve(layout)
+            }
         } catch {
             Sys.close(lockFD)
             throw error
@@ -186,7 +191,8 @@ public final class RecordDatabase: Sendable {
     /// rebuilt from the record files. Read-only (`writable` false), nothing is written: the index
     /// is built in memory and damage is only logged.
     private static func recover(_ layout: DatabaseLayout, writable: Bool) throws(RecordStoreError) -> (
-        index: RecordIndex, journal: JournalFile, snapshotBytes: Int, damages: [JournalLineDamage]
+        index: RecordIndex, journal: JournalFile, snapshotBytes: Int, damages: [JournalLineDamage],
+        unwritten: [String: UnwrittenRecordFile]
     ) {
         if writable {
             try Sys.mkdir(layout.temp)
@@ -208,7 +214,7 @@ public final class RecordDatabase: Sendable {
                 throw error
             }
             let rebuilt = try rebuildFromRecordFiles(layout, lostAndFound: lostAndFound)
-            return (rebuilt.index, rebuilt.journal, rebuilt.snapshotBytes, [])
+            return (rebuilt.index, rebuilt.journal, rebuilt.snapshotBytes, [], [:])
         }
         // Assigned straight from the load (no second reference to the index's storage, which would
         // make the journal replay's first change copy the whole index).
@@ -246,11 +252,19 @@ public final class RecordDatabase: Sendable {
         var lastSeq = journal.baseSeq
         var damagedLines: [(line: DamagedJournalLine, standIn: JournalEntry)] = []
         var damages: [JournalLineDamage] = []
+        // On a full disk the files stay unwritten and are read from the journal (the open of a
+        // command that only reads must not fail for want of space).
+        var unwritten: [String: UnwrittenRecordFile] = [:]
+        var outOfSpace: RecordStoreError?
+        let journalInode = journal.inode
         let damage = try journal.readEntries { (entry) throws(RecordStoreError) in
             lastSeq = entry.seq
             guard entry.seq > index.seq else { return }
             index.apply(entry)
-            if writable { try redo(entry, layout: layout, verify: true) }
+            if writable {
+                let error = try redo(entry, layout: layout, verify: true, journalInode: journalInode, unwritten: &unwritten).error
+                outOfSpace = error ?? outOfSpace
+            }
         } damaged: { line in
             lastSeq = lastSeq == .max ? .max : lastSeq + 1
             var standIn = JournalEntry(seq: lastSeq, saves: [], deletes: [])
@@ -284,7 +298,10 @@ public final class RecordDatabase: Sendable {
             }
         }
         if writable { try journal.truncateTail() }
-        return (index, journal, snapshotBytes, damages)
+        if let outOfSpace, !unwritten.isEmpty {
+            notice("\(outOfSpace); \(unwritten.count) record files are read from the journal until there is room")
+        }
+        return (index, journal, snapshotBytes, damages, unwritten)
     }
 
     static func notice(_ message: String) {
@@ -382,7 +399,10 @@ public final class RecordDatabase: Sendable {
                 ticks += 1
                 try? database.refresh()
                 try? database.refreshWholeRecordFiles(limit: Self.staleFilesPerTick)
-                if ticks % 4 == 0 { try? database.syncIfDirty() }
+                if ticks % 4 == 0 {
+                    try? database.syncIfDirty()
+                    if !database.isReadOnly { Self.ensureSpaceReserve(database.layout) }
+                }
             }
         }
         thread.name = "notesfs.store"
@@ -419,6 +439,9 @@ struct DatabaseState: ~Copyable {
     var reservedIdentities: Range<UInt64> = 0..<0
     /// The last journal entry read from another process, whose record files are not yet checked.
     var unverifiedForeignEntry: JournalEntry?
+    /// Record files a full disk kept from being written, by record name: their records are read
+    /// from the journal until they are (``RecordDatabase/retryUnwrittenRecordFiles(_:)``).
+    var unwrittenRecordFiles: [String: UnwrittenRecordFile] = [:]
     /// The background checkpoint this process is writing, if any (``RecordDatabase/startCheckpoint(_:)``).
     var checkpoint: CheckpointInProgress?
     /// After a checkpoint failed (a full disk, say): the journal generation and size before which

@@ -16,6 +16,8 @@ struct JournalEntry: Sendable {
     var encodedSaves: [[UInt8]]? = nil
     /// Identities below this are taken (``RecordDatabase/reserveIdentity()`` hands them out).
     var reservedUpTo: UInt64? = nil
+    /// The byte offset of its line in the journal it was read from or appended to (not stored).
+    var lineOffset: Int? = nil
 
     /// Encodes every saved record once (``encodedSaves``), for the journal line and the record files.
     mutating func encodeSaves() {
@@ -214,7 +216,9 @@ struct JournalFile {
                 while let newline = block.indexOfNewline(in: lineStart..<block.count) {
                     let line = block[lineStart..<newline]
                     switch Result(catching: { () throws(RecordDecodingError) in try JournalEntry.decode(line) }) {
-                    case .success(let entry): try body(entry)
+                    case .success(var entry):
+                        entry.lineOffset = offset
+                        try body(entry)
                     case .failure(let error):
                         try damaged(DamagedJournalLine(offset: offset, bytes: Data(line), reason: error.description))
                     }
@@ -287,6 +291,19 @@ struct JournalFile {
         inode = try Sys.fileSize(fd, path: path).inode
         offset = size
         trailingBytes = 0
+    }
+
+    /// The entry of the complete line at byte `offset` (one ``lineOffset`` named).
+    ///
+    /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when no entry starts there.
+    func entry(at offset: Int) throws(RecordStoreError) -> JournalEntry {
+        func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: "line at byte \(offset): \(why)") }
+        var reader = LineBlockReader(
+            fd: fd, path: path, from: offset, end: try Sys.fileSize(fd, path: path).size, lineLimit: DatabaseLayout.journalLineLimit)
+        guard case .lines(let block) = try reader.next(), let newline = block.indexOfNewline(in: 0..<block.count) else {
+            throw damaged("no complete line")
+        }
+        do { return try JournalEntry.decode(block[0..<newline]) } catch { throw damaged(error.description) }
     }
 
     /// Cuts off everything after the last complete line (call with the commit lock held).
