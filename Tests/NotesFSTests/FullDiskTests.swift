@@ -143,4 +143,30 @@ import Testing
             }
         }
     }
+
+    /// A commit whose journal line fits and whose record file does not: its large field is read
+    /// from the journal, by the process that made it and by one that opens the database then.
+    @Test func aRecordWhoseFileCouldNotBeWrittenIsReadFromTheJournal() throws {
+        try withTmpfs("notesfs-full-journal", options: "size=8m") { point in
+            let database = try RecordDatabase(path: point + "/db", backgroundThread: false)
+            defer { try? database.close() }
+            try fill(point)
+            var saved: [String: String] = [:]
+            for i in 0..<40 {
+                var record = Record(recordType: "Note", recordID: RecordID(recordName: "n\(i)"))
+                let text = "a text longer than the index keeps, \(i): " + String(repeating: "x", count: 400)
+                record["title"] = .string("n\(i)")
+                record["text"] = .string(text)
+                guard (try? database.modify(saving: [record])) != nil else { break }
+                saved["n\(i)"] = text
+            }
+            #expect(!saved.isEmpty)
+            for reader in [database, try RecordDatabase(path: point + "/db", backgroundThread: false)] {
+                for (name, text) in saved {
+                    #expect(try reader.record(for: RecordID(recordName: name))["text"] == .string(text))
+                }
+                #expect(try reader.check().problems.isEmpty)
+            }
+        }
+    }
 }
