@@ -72,4 +72,23 @@ import Testing
         #expect(try notesfs(["note", "cat", "Work/fine"], db: path).out == long)
         #expect(try notesfs(["ls", "Work"], db: path).out == "fine.md\n")
     }
+
+    /// `rm journal.jsonl` on a database that never checkpointed: the notes are still there, and
+    /// neither fsck nor fsck --repair takes their record files for foreign ones.
+    @Test func aDeletedJournalLosesNoNote() throws {
+        let db = makeDatabasePath("fsck-nojournal")
+        #expect(try notesfs(["note", "new", "a", "--text", "hello"], db: db).status == 0)
+        #expect(try notesfs(["note", "new", "b", "--text", "world"], db: db).status == 0)
+        try FileManager.default.removeItem(atPath: db + "/journal.jsonl")
+        #expect(try notesfs(["ls"], db: db).out == "a.md\nb.md\n")
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
+        #expect(!fsck.out.contains("foreign"))
+        let repaired = try notesfs(["fsck", "--repair"], db: db)
+        #expect(repaired.status == 0, "\(repaired.out)\(repaired.stderr)")
+        #expect(!repaired.out.contains("moved aside"))
+        #expect(!FileManager.default.fileExists(atPath: db + "/lost+found/records"))
+        #expect(try notesfs(["note", "cat", "a"], db: db).out == "hello")
+        #expect(try notesfs(["note", "cat", "b"], db: db).out == "world")
+    }
 }

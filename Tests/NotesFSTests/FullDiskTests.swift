@@ -50,4 +50,123 @@ import Testing
         #expect(texts == ["kept": "before the disk filled\n" + appended, "new": "rewritten\n"])
         #expect(try database.check().problems.isEmpty)
     }
+
+    /// Free bytes of the filesystem at `path`.
+    private func freeBytes(_ path: String) -> Int {
+        var st = statvfs()
+        #expect(statvfs(path, &st) == 0)
+        return Int(st.f_bavail) * Int(st.f_frsize)
+    }
+
+    /// Fills the filesystem at `point` to its last page.
+    private func fill(_ point: String) throws {
+        let fill = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill", "bs=64k"])
+        #expect(fill.status != 0 && fill.error.contains("No space left"), "\(fill)")
+        let last = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill-pages", "bs=4k"])
+        #expect(last.status != 0, "\(last)")
+    }
+
+    /// A full disk through the CLI: every read command works (opening writes nothing it needs), a
+    /// `note new` that exits 0 survives, and `note rm` frees space.
+    @Test func readsWorkAndDeletesFreeSpaceOnAFullDisk() throws {
+        guard let binary = notesfsBinary else { return }
+        try withTmpfs("notesfs-full-cli", options: "size=8m") { point in
+            let db = point + "/db"
+            func notesfs(_ arguments: String) throws -> ProgramResult { try sh("\(quoted(binary)) --db \(quoted(db)) \(arguments)") }
+            #expect(try notesfs("note new kept --text hello").status == 0)
+            let big = String(repeating: "a line of a big note\n", count: 100_000)  // 2.1 MB
+            try Data(big.utf8).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())"))
+            defer { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())") }
+            #expect(try notesfs("note new big < \(quoted(NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())"))").status == 0)
+            try fill(point)
+            // New notes until even the journal is full: each one that exits 0 must survive.
+            var saved: [String] = []
+            for i in 0..<40 {
+                let result = try notesfs("note new n\(i) --text 'written on a full disk \(i)'")
+                guard result.status == 0 else {
+                    #expect(result.error.contains("No space left"), "\(result)")
+                    break
+                }
+                saved.append("n\(i)")
+            }
+            #expect(saved.count < 40, "the journal never filled up")
+            let ls = try notesfs("ls")
+            #expect(ls.status == 0, "\(ls)")
+            #expect(Set(ls.output.split(separator: "\n").map(String.init)) == Set((["kept", "big"] + saved).map { $0 + ".md" }))
+            for name in saved {
+                #expect(try notesfs("note cat \(name)").output == "written on a full disk \(name.dropFirst())")
+            }
+            let cat = try notesfs("note cat kept")
+            #expect(cat.status == 0 && cat.output == "hello", "\(cat)")
+            let fsck = try notesfs("fsck")
+            #expect(fsck.status == 0, "\(fsck)")
+            let exported = makeTemporaryDirectory("notesfs-full-export")
+            defer { try? FileManager.default.removeItem(atPath: exported) }
+            let export = try notesfs("export \(quoted(exported + "/out"))")
+            #expect(export.status == 0, "\(export)")
+            #expect(try String(contentsOfFile: exported + "/out/kept.md", encoding: .utf8) == "hello")
+            // Deleting frees space, full disk or not.
+            let before = freeBytes(point)
+            let rm = try notesfs("note rm big")
+            #expect(rm.status == 0, "\(rm)")
+            #expect(freeBytes(point) > before + 1_000_000)
+            #expect(try notesfs("ls").output.split(separator: "\n").count == saved.count + 1)
+            // Room again: every note is still there, and the database checks clean.
+            try FileManager.default.removeItem(atPath: point + "/fill")
+            #expect(try notesfs("fsck").status == 0)
+            #expect(try notesfs("note cat \(saved.last ?? "kept")").status == 0)
+        }
+    }
+
+    /// `rm` through the mount on a full disk succeeds and frees the file's space.
+    @Test func unlinkThroughTheMountFreesSpaceOnAFullDisk() throws {
+        try withTmpfs("notesfs-full-rm", options: "size=8m") { point in
+            let db = point + "/db"
+            try withNotesMount(databasePath: db) { m in
+                #expect(writeFile(m.path("big.md"), String(repeating: "a line of a big note\n", count: 100_000)) == 0)
+                #expect(writeFile(m.path("small.md"), "small\n") == 0)
+                try fill(point)
+                // Small notes until a save fails: the disk is full to its last page.
+                var failed = false
+                for i in 0..<40 where !failed { failed = writeFile(m.path("n\(i).md"), "note \(i)\n") != 0 }
+                #expect(failed)
+                // And the journal to its last byte: commits of identity reservations (a line
+                // shorter than a delete's) until one finds no room.
+                var reservations = 0
+                while reservations < 1_000_000, (try? m.database.reserveIdentity()) != nil { reservations += 1 }
+                #expect(reservations < 1_000_000)
+                let before = freeBytes(point)
+                #expect(unlink(m.path("small.md")) == 0, "\(String(cString: strerror(errno)))")
+                #expect(unlink(m.path("big.md")) == 0, "\(String(cString: strerror(errno)))")
+                #expect(freeBytes(point) > before + 1_000_000)
+                #expect(listing(m.root)?.contains("big.md") == false)
+            }
+        }
+    }
+
+    /// A commit whose journal line fits and whose record file does not: its large field is read
+    /// from the journal, by the process that made it and by one that opens the database then.
+    @Test func aRecordWhoseFileCouldNotBeWrittenIsReadFromTheJournal() throws {
+        try withTmpfs("notesfs-full-journal", options: "size=8m") { point in
+            let database = try RecordDatabase(path: point + "/db", backgroundThread: false)
+            defer { try? database.close() }
+            try fill(point)
+            var saved: [String: String] = [:]
+            for i in 0..<40 {
+                var record = Record(recordType: "Note", recordID: RecordID(recordName: "n\(i)"))
+                let text = "a text longer than the index keeps, \(i): " + String(repeating: "x", count: 400)
+                record["title"] = .string("n\(i)")
+                record["text"] = .string(text)
+                guard (try? database.modify(saving: [record])) != nil else { break }
+                saved["n\(i)"] = text
+            }
+            #expect(!saved.isEmpty)
+            for reader in [database, try RecordDatabase(path: point + "/db", backgroundThread: false)] {
+                for (name, text) in saved {
+                    #expect(try reader.record(for: RecordID(recordName: name))["text"] == .string(text))
+                }
+                #expect(try reader.check().problems.isEmpty)
+            }
+        }
+    }
 }

@@ -11,7 +11,8 @@ enum FsckCommand {
             about. Works on a database you may only read. Exits 0 when the database is clean, 4
             when problems remain.
               --repair   move damaged, oversized and foreign record files into <db>/lost+found/
-                         (nothing is deleted) and drop their records from the index; set modes
+                         (nothing is deleted) and drop their records from the index; put a
+                         readable record file's record back in the index if it lacks it; set modes
                          to 0700/0600; break folder cycles (the first folder becomes top-level);
                          delete assets no record has used for 5 minutes; then check again
             """,
@@ -62,7 +63,8 @@ enum FsckCommand {
         if !remaining.isEmpty || !nodeProblems.isEmpty {
             throw CLIError(
                 .damaged, database.path,
-                Formatting.count(remaining.count + nodeProblems.count, "problem") + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
+                Formatting.count(remaining.count + nodeProblems.count, "problem")
+                    + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
         }
     }
 
@@ -74,8 +76,10 @@ enum FsckCommand {
         case .missingAsset: "missingAsset"
         case .orphanedAsset: "orphanedAsset"
         case .foreignFile: "foreignFile"
+        case .unindexedRecordFile: "unindexedRecordFile"
         case .looseMode: "looseMode"
         case .referenceCycle: "referenceCycle"
+        case .damagedJournalLine: "damagedJournalLine"
         }
     }
 
@@ -83,7 +87,7 @@ enum FsckCommand {
     static func line(for problem: CheckProblem, catalog: Catalog) -> String {
         var record: RecordID?
         switch problem {
-        case .missingRecordFile(let id, _), .missingAsset(let id, _, _): record = id
+        case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _): record = id
         case .danglingReference(let from, _, _): record = from
         case .referenceCycle(_, let members): record = members.first
         default: break

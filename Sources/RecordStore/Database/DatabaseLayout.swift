@@ -11,6 +11,7 @@ import Foundation
 /// <db>/assets/xx/<sha256> asset contents by hash
 /// <db>/tmp/              temp files before rename, asset pins (a dead process's are removed at open)
 /// <db>/lost+found/<time>/ files fsck --repair or recovery moved aside (never deleted)
+/// <db>/reserve           space held for deletes on a full disk
 /// ```
 ///
 /// Every directory is created 0700 and every file 0600, whatever the umask. No file is read whole
@@ -34,6 +35,8 @@ struct DatabaseLayout: Sendable {
     /// Where older versions' `fsck --repair` moved files.
     var damaged: String { root + "/damaged" }
     var lostAndFound: String { root + "/lost+found" }
+    /// Space held for deletes on a full disk (``RecordDatabase/ensureSpaceReserve(_:)``).
+    var spaceReserve: String { root + "/reserve" }
 
     func recordPath(_ name: String) -> String { root + "/" + RecordFileName.relativePath(for: name) }
     /// The file of the asset `sha256`. A hash that is not 64 lower-case hex digits (the decoders

@@ -154,6 +154,8 @@ extension RecordDatabase {
                     saved: saved, deleted: deleted, isExternal: true, isReset: false,
                     token: ChangeToken(databaseID: databaseID, seq: entry.seq)))
             last = entry
+        } damaged: { line in
+            log("journal line at byte \(line.offset) could not be read (\(line.reason)); skipped")
         }
         if let damage { log(damage) }
         if let last { state.unverifiedForeignEntry = last }

@@ -18,10 +18,16 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     case orphanedAsset(path: String)
     /// A file that does not belong in the database directory.
     case foreignFile(path: String)
+    /// A readable record file whose record the index lacks (its journal line was lost): the
+    /// record file is the truth, and a repair puts the record back in the index.
+    case unindexedRecordFile(RecordID, path: String)
     /// A file or directory of the database that others may read or write (`mode`: its permission bits).
     case looseMode(path: String, mode: UInt32)
     /// Records whose `key` references lead back to themselves (a folder inside itself); `members` is the cycle.
     case referenceCycle(key: String, members: [RecordID])
+    /// A journal line the open could not read: kept in `lost+found/`, replaced by what the record
+    /// files hold, the lines after it applied; names the records whose change it held is lost.
+    case damagedJournalLine(JournalLineDamage)
 
     public var description: String {
         switch self {
@@ -31,10 +37,12 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
         case .missingAsset(let id, let key, let path): "record \(id) field \(key): asset \(path) is missing"
         case .orphanedAsset(let path): "orphaned asset \(path) (no record uses it)"
         case .foreignFile(let path): "foreign file \(path)"
+        case .unindexedRecordFile(let id, let path): "record file \(path) holds record \(id), which the index lacks"
         case .looseMode(let path, let mode):
             "\(path) has mode \(String(mode, radix: 8)): others may read it (should be \(String(mode & 0o040000 != 0 ? 0o700 : 0o600, radix: 8)))"
         case .referenceCycle(let key, let members):
             "records \(members.map(\.recordName).joined(separator: " → ")) form a cycle through field \(key)"
+        case .damagedJournalLine(let damage): damage.description
         }
     }
 
@@ -42,8 +50,9 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     public var path: String? {
         switch self {
         case .damagedRecordFile(let path, _), .missingRecordFile(_, let path), .missingAsset(_, _, let path),
-            .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _):
+            .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _), .unindexedRecordFile(_, let path):
             path
+        case .damagedJournalLine(let damage): damage.copy
         case .danglingReference, .referenceCycle: nil
         }
     }
@@ -68,23 +77,28 @@ extension RecordDatabase {
     /// checks references and assets. Never throws for damage: it is reported.
     ///
     /// With `repair`, damaged, oversized and foreign files are moved into `<db>/lost+found/<time>/`
-    /// and records whose file is unusable are dropped from the index; loose modes are tightened;
+    /// and records whose file is unusable are dropped from the index; a readable record file the
+    /// index lacks is never moved: its record is put back in the index; loose modes are tightened;
     /// a reference cycle is broken by clearing the field of one member; orphaned assets (unused
     /// for longer than ``assetGracePeriod``) are deleted. Nothing else is deleted.
     public func check(repair: Bool = false) throws(RecordStoreError) -> CheckReport {
         try refresh()
-        let (index, orphans) = state.withLock { ($0.index, orphanedAssets($0, olderThan: Self.assetGracePeriod)) }
+        let (index, orphans, unwritten) = state.withLock {
+            ($0.index, orphanedAssets($0, olderThan: Self.assetGracePeriod), Set($0.unwrittenRecordFiles.keys.map(layout.recordPath)))
+        }
         var problems: [CheckProblem] = []
         var usable = Set<String>()
         var assetsInUse = Set<String>()
         var recordsChecked = 0
         RecordFiles.scan(layout) { path, result in
             recordsChecked += 1
+            // A file a full disk kept from being written (the journal holds its record) is no damage.
+            guard !unwritten.contains(path) else { return }
             switch result {
             case .failure(let error): problems.append(.damagedRecordFile(path: path, reason: error.description))
             case .success(let record):
                 if index.entries[record.recordID.recordName] == nil {
-                    problems.append(.foreignFile(path: path))
+                    problems.append(.unindexedRecordFile(record.recordID, path: path))
                 } else {
                     usable.insert(record.recordID.recordName)
                 }
@@ -93,7 +107,7 @@ extension RecordDatabase {
         for (name, metadata) in index.entries.sorted(by: { $0.key < $1.key }) {
             let path = layout.recordPath(name)
             // A record saved since the last checkpoint may have no file yet (the journal holds it whole).
-            if !usable.contains(name), !problems.contains(where: { $0.path == path }),
+            if !usable.contains(name), !problems.contains(where: { $0.path == path }), !unwritten.contains(path),
                 !(index.staleRecordFiles.contains(name) && !metadata.isPartial)
             {
                 problems.append(.missingRecordFile(metadata.recordID, path: path))
@@ -116,13 +130,14 @@ extension RecordDatabase {
         problems += looseModes()
         let fm = FileManager.default
         let known: Set<String> = [
-            "notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found",
+            "notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found", "reserve",
             "sync",  // the sync engine's state (Sources/Sync/SyncState.swift)
         ]
         for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         where !known.contains(name) && !name.hasPrefix("journal.damaged-") {
             problems.append(.foreignFile(path: layout.root + "/" + name))
         }
+        problems += journalDamage.withLock { $0 }.map(CheckProblem.damagedJournalLine)
         var report = CheckReport(problems: problems, recordsChecked: recordsChecked)
         if repair { try self.repair(&report, index: index) }
         return report
@@ -133,6 +148,7 @@ extension RecordDatabase {
         let lostAndFound = LostAndFound(layout)
         var unusable: [RecordID] = []
         var cycles: [(key: String, members: [RecordID])] = []
+        var unindexed: [RecordID] = []
         for problem in report.problems {
             switch problem {
             case .damagedRecordFile(let path, _), .foreignFile(let path):
@@ -147,6 +163,8 @@ extension RecordDatabase {
                 }
             case .missingRecordFile(let id, _):
                 unusable.append(id)
+            case .unindexedRecordFile(let id, _):
+                unindexed.append(id)
             case .looseMode(let path, let mode):
                 if chmod(path, mode & UInt32(S_IFMT) == UInt32(S_IFDIR) ? Sys.directoryMode : Sys.fileMode) == 0 {
                     report.repaired.append("\(path): mode set to owner only")
@@ -163,6 +181,16 @@ extension RecordDatabase {
                     "record \(from.recordName) field \(key): record \(to.recordName) is gone; delete or edit the record")
             case .orphanedAsset:
                 break
+            case .damagedJournalLine(let damage):
+                // Done at open; reported once more here, and not by later checks.
+                report.repaired.append("journal line at byte \(damage.offset): set aside at open")
+                report.unrepaired += damage.lost.map { "record \($0.recordID.recordName): \($0.reason)" }
+                journalDamage.withLock { $0.removeAll { $0 == damage } }
+            }
+        }
+        if !unindexed.isEmpty {
+            for id in try restoreUnindexedRecords(unindexed) {
+                report.repaired.append("record \(id.recordName): put back in the index from its file")
             }
         }
         if report.problems.contains(where: { if case .orphanedAsset = $0 { true } else { false } }) {
@@ -195,6 +223,30 @@ extension RecordDatabase {
             JournalEntry(seq: seq, saves: [], deletes: unusable.filter { index.entries[$0.recordName] != nil })
         }
         report.droppedRecords = entry.deletes
+    }
+
+    /// Puts the records of readable record files the index lacks back in the index, as their files
+    /// hold them (change tag, dates and identity kept; an identity another record holds is replaced
+    /// by a new one), in one commit. Returns those restored (a file that cannot be read now, or
+    /// whose record a commit made meanwhile, is left out).
+    private func restoreUnindexedRecords(_ ids: [RecordID]) throws(RecordStoreError) -> [RecordID] {
+        let entry = try commit { (index, seq) throws(RecordStoreError) in
+            var saves: [Record] = []
+            var nextIdentity = index.nextIdentity
+            var taken = Set<UInt64>()
+            for id in ids where index.entries[id.recordName] == nil {
+                guard var record = try? RecordFiles.read(id, layout: layout) else { continue }
+                if let identity = record.identity, index.names[identity] != nil || !taken.insert(identity).inserted {
+                    guard nextIdentity < .max else { throw .damagedRecord(nil, path: path, reason: "record identities are exhausted") }
+                    record.identity = nextIdentity
+                    taken.insert(nextIdentity)
+                    nextIdentity += 1
+                }
+                saves.append(record)
+            }
+            return JournalEntry(seq: seq, saves: saves, deletes: [])
+        }
+        return entry.saves.map(\.recordID)
     }
 
     /// Chains of single references through one field that lead back to where they started.

@@ -57,6 +57,7 @@ extension RecordDatabase {
     /// commit lock held.
     func checkpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
         state.endCheckpoint()
+        try writeUnwrittenRecordFiles(&state)
         refreshWholeRecordFiles(&state)
         try refreshPartialRecordFiles(&state)
         try Sys.syncfs(state.lockFD, path: layout.root)
@@ -81,6 +82,7 @@ extension RecordDatabase {
     /// Starts a background checkpoint of the index as it is now (step 1 in this type's
     /// description). Called by a commit with the commit lock held and the index caught up.
     func startCheckpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
+        try writeUnwrittenRecordFiles(&state)
         refreshWholeRecordFiles(&state)
         let partials = state.index.staleRecordFiles.compactMap { name in
             state.index.entries[name].flatMap { $0.isPartial ? LaggingFile(name: name, seq: $0.seq) : nil }
@@ -149,6 +151,8 @@ extension RecordDatabase {
                 guard state.checkpoint?.temp == started.temp, state.journal.generation == started.generation,
                     try !state.journal.isReplaced()
                 else { return (false, changes) }
+                // The journal lines of files a full disk kept from being written are not dropped or moved.
+                try writeUnwrittenRecordFiles(&state)
                 // A partial record a commit changed since `S` keeps its file: the new journal holds that commit.
                 while let item = rewritten.last {
                     if state.index.entries[item.file.name]?.seq == item.file.seq {

@@ -30,7 +30,9 @@ extension RecordDatabase {
     func readRecordFile(_ id: RecordID) throws(RecordStoreError) -> Record {
         guard let metadata = state.withLock({ $0.index.entries[id.recordName] }) else { return try readStoredRecordFile(id) }
         return try Self.merge(metadata, path: layout.recordPath(id.recordName)) { () throws(RecordStoreError) in
-            try readStoredRecordFile(id)
+            // A file a full disk kept from being written: the journal holds the record.
+            if let record = unwrittenRecord(id) { return record }
+            return try readStoredRecordFile(id)
         }
     }
 

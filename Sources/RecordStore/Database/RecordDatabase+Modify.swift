@@ -76,9 +76,13 @@ extension RecordDatabase {
                 var changes = try catchUp(&state)
                 caughtUp = changes
                 if let entry = state.unverifiedForeignEntry {
-                    try Self.redo(entry, layout: layout, verify: true)
-                    state.unverifiedForeignEntry = nil
+                    // A full disk does not stop a commit (a delete frees space): its files are redone later.
+                    let error = try Self.redo(
+                        entry, layout: layout, verify: true, journalInode: state.journal.inode, unwritten: &state.unwrittenRecordFiles
+                    ).error
+                    if error == nil { state.unverifiedForeignEntry = nil }
                 }
+                retryUnwrittenRecordFiles(&state)
                 try state.journal.truncateTail()
 
                 // A damaged journal line may claim seq UInt64.max: refuse rather than wrap.
@@ -92,11 +96,27 @@ extension RecordDatabase {
                 try ensureAssetsStored(entry.saves, state: &state)
                 let assetsBefore = (entry.deletes.map(\.recordName) + entry.saves.map(\.recordID.recordName))
                     .flatMap { state.index.entries[$0]?.assets ?? [] }
-                try state.journal.append(entry.encodedLine())
+                entry.lineOffset = state.journal.size
+                let line = entry.encodedLine()
+                do throws(RecordStoreError) {
+                    try state.journal.append(line)
+                } catch {
+                    // A full disk: a delete may use the space reserve (it frees more than it takes).
+                    guard error.isOutOfSpace, !entry.deletes.isEmpty, releaseSpaceReserve() else { throw error }
+                    try state.journal.append(line)
+                }
                 state.dirty = true
                 var writtenFiles: [String] = []
-                do {
-                    writtenFiles = try Self.redo(entry, layout: layout, verify: false)
+                do throws(RecordStoreError) {
+                    // Committed in the journal: on a full disk the files are read from it until
+                    // they are written (by a later commit, the background thread or the next open).
+                    let redone = try Self.redo(
+                        entry, layout: layout, verify: false, journalInode: state.journal.inode, unwritten: &state.unwrittenRecordFiles)
+                    writtenFiles = redone.written
+                    if let error = redone.error {
+                        state.unverifiedForeignEntry = entry
+                        log("record files of commit \(seq) not written yet (\(error)): the journal holds the commit")
+                    }
                 } catch {
                     // Committed in the journal; the files are redone by the next commit or open.
                     state.unverifiedForeignEntry = entry
@@ -275,7 +295,10 @@ extension RecordDatabase {
             do throws(RecordStoreError) {
                 try Sys.overwriteFile(layout.recordPath(name), RecordCoding.encode(metadata.record))
             } catch {
+                // Still lagging: tried again later, and the checkpoint writes it before it drops the journal.
+                state.index.staleRecordFiles.insert(name)
                 log("rewriting the record file of \(name): \(error)")
+                if error.isOutOfSpace { return }
             }
         }
     }
@@ -342,11 +365,14 @@ extension RecordDatabase {
     func refreshWholeRecordFiles(limit: Int) throws(RecordStoreError) {
         // Nothing to do while only partial records lag (they wait for the checkpoint): the commit
         // lock is not taken then.
-        guard !isReadOnly, state.withLock({ !Self.wholeStaleRecordFiles($0.index, limit: 1).isEmpty }) else { return }
+        guard !isReadOnly,
+            state.withLock({ !Self.wholeStaleRecordFiles($0.index, limit: 1).isEmpty || !$0.unwrittenRecordFiles.isEmpty })
+        else { return }
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
             try Sys.lock(state.lockFD, path: layout.lockFile)
             defer { Sys.unlock(state.lockFD) }
             let changes = try catchUp(&state)
+            retryUnwrittenRecordFiles(&state)
             refreshWholeRecordFiles(&state, limit: limit)
             return changes
         }

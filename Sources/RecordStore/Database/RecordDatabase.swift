@@ -30,6 +30,9 @@ public final class RecordDatabase: Sendable {
     let checkpointPause = Mutex<(@Sendable () -> Void)?>(nil)
     /// Problems met while reading (damaged files), for logs and fsck.
     let problemLog = Mutex<[String]>([])
+    /// The journal lines recovery could not read at open, and what it did with them: reported by
+    /// ``check(repair:)`` until a repair has reported them.
+    let journalDamage: Mutex<[JournalLineDamage]>
 
     /// Opens (creating when `create` and absent) the database at `path`, running crash recovery.
     ///
@@ -54,13 +57,20 @@ public final class RecordDatabase: Sendable {
                 // record (metadata-only save), which a format-1 binary would take for a full one.
                 try Self.writeFormatFile(layout, databaseID: databaseID)
             }
-            state = Mutex(
-                DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes))
-            if writable { _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) } }
+            var opened = DatabaseState(
+                lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes)
+            opened.unwrittenRecordFiles = recovered.unwritten
+            state = Mutex(opened)
+            journalDamage = Mutex(recovered.damages)
+            if writable {
+                _ = state.withLock { sweepOrphans(&$0, olderThan: Self.assetGracePeriod) }
+                Self.ensureSpaceReserve(layout)
+            }
         } catch {
             Sys.close(lockFD)
             throw error
         }
+        for damage in journalDamage.withLock({ $0 }) { log(damage.description) }
         if backgroundThread { startBackgroundThread() }
     }
 
@@ -82,10 +92,13 @@ public final class RecordDatabase: Sendable {
         }
     }
 
-    /// Stops the background thread and makes everything durable.
+    /// Stops the background thread, rewrites the lagging record files of records the index holds
+    /// whole (so that the record files hold every such save even if the journal is lost) and makes
+    /// everything durable.
     public func close() throws(RecordStoreError) {
         background.store(false, ordering: .relaxed)
         waitForCheckpoint()
+        try refreshWholeRecordFiles(limit: .max)
         try sync()
     }
 
@@ -178,27 +191,30 @@ public final class RecordDatabase: Sendable {
     /// rebuilt from the record files. Read-only (`writable` false), nothing is written: the index
     /// is built in memory and damage is only logged.
     private static func recover(_ layout: DatabaseLayout, writable: Bool) throws(RecordStoreError) -> (
-        index: RecordIndex, journal: JournalFile, snapshotBytes: Int
+        index: RecordIndex, journal: JournalFile, snapshotBytes: Int, damages: [JournalLineDamage],
+        unwritten: [String: UnwrittenRecordFile]
     ) {
         if writable {
             try Sys.mkdir(layout.temp)
             TempFiles.clearLeftovers(layout)
-            if try Sys.fileStatus(layout.journal) == nil {
-                try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 0)
-            }
         }
         let lostAndFound = LostAndFound(layout)
         var journal: JournalFile
         do {
             journal = try JournalFile(path: layout.journal, writable: writable)
         } catch {
-            guard writable, case .damagedRecord = error else { throw error }
-            // An unreadable journal header: keep the file, start a journal whose index is rebuilt from the record files.
-            let moved = try lostAndFound.moveAside(layout.journal)
-            if try Sys.fileStatus(layout.snapshot) != nil { try lostAndFound.moveAside(layout.snapshot) }
-            notice("\(error); the journal was moved to \(moved) and the index is rebuilt from the record files")
-            try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 1)
-            journal = try JournalFile(path: layout.journal, writable: true)
+            // The journal is gone or its header unreadable: the record files are the truth.
+            switch error {
+            case .io(_, _, ENOENT) where writable:
+                notice("\(layout.journal) is missing; the index is rebuilt from the record files")
+            case .damagedRecord where writable:
+                let moved = try lostAndFound.moveAside(layout.journal)
+                notice("\(error); the journal was moved to \(moved) and the index is rebuilt from the record files")
+            default:
+                throw error
+            }
+            let rebuilt = try rebuildFromRecordFiles(layout, lostAndFound: lostAndFound)
+            return (rebuilt.index, rebuilt.journal, rebuilt.snapshotBytes, [], [:])
         }
         // Assigned straight from the load (no second reference to the index's storage, which would
         // make the journal replay's first change copy the whole index).
@@ -230,23 +246,62 @@ public final class RecordDatabase: Sendable {
                     index, generation: journal.generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
             }
         }
+        // A line that does not decode is skipped, not the lines after it: the journal's lines are
+        // consecutive, so it was the commit after the line before it, and an entry built from the
+        // record files of the records it names stands in for it (``standIn(for:seq:index:layout:)``).
+        var lastSeq = journal.baseSeq
+        var damagedLines: [(line: DamagedJournalLine, standIn: JournalEntry)] = []
+        var damages: [JournalLineDamage] = []
+        // On a full disk the files stay unwritten and are read from the journal (the open of a
+        // command that only reads must not fail for want of space).
+        var unwritten: [String: UnwrittenRecordFile] = [:]
+        var outOfSpace: RecordStoreError?
+        let journalInode = journal.inode
         let damage = try journal.readEntries { (entry) throws(RecordStoreError) in
+            lastSeq = entry.seq
             guard entry.seq > index.seq else { return }
             index.apply(entry)
-            if writable { try redo(entry, layout: layout, verify: true) }
+            if writable {
+                let error = try redo(entry, layout: layout, verify: true, journalInode: journalInode, unwritten: &unwritten).error
+                outOfSpace = error ?? outOfSpace
+            }
+        } damaged: { line in
+            lastSeq = lastSeq == .max ? .max : lastSeq + 1
+            var standIn = JournalEntry(seq: lastSeq, saves: [], deletes: [])
+            var report = JournalLineDamage(offset: line.offset, reason: line.reason + "; the index snapshot already holds its commit")
+            if lastSeq > index.seq {
+                (standIn, report) = Self.standIn(for: line, seq: lastSeq, index: index, layout: layout)
+                index.apply(standIn)
+            }
+            damagedLines.append((line, standIn))
+            damages.append(report)
         }
         if let damage {
             if writable {
-                // A complete line that does not parse (power-loss garbage) or one over the limit: keep
-                // the whole file aside and go on with the lines before it.
+                // A line over the limit: keep the whole file aside and go on with the lines before it.
                 let moved = try journal.setAsideTail(lostAndFound)
                 notice("\(damage); the journal was moved to \(moved) and its lines before that byte kept")
             } else {
                 notice("\(damage); the rest of the journal is ignored (read-only)")
             }
         }
+        if writable, !damagedLines.isEmpty {
+            // Each damaged line is kept in lost+found, then replaced in the journal by its stand-in.
+            do throws(RecordStoreError) {
+                for (i, item) in damagedLines.enumerated() {
+                    damages[i].copy = try lostAndFound.keep(item.line.bytes + [0x0A], as: "journal.jsonl-line-at-\(item.line.offset)")
+                }
+                try journal.replaceLines(
+                    damagedLines.map { ($0.line.range, $0.standIn.encodedLine()) }, temp: RecordFiles.tempPath(layout))
+            } catch {
+                notice("setting the damaged journal lines aside: \(error); they stay in the journal")
+            }
+        }
         if writable { try journal.truncateTail() }
-        return (index, journal, snapshotBytes)
+        if let outOfSpace, !unwritten.isEmpty {
+            notice("\(outOfSpace); \(unwritten.count) record files are read from the journal until there is room")
+        }
+        return (index, journal, snapshotBytes, damages, unwritten)
     }
 
     static func notice(_ message: String) {
@@ -262,6 +317,31 @@ public final class RecordDatabase: Sendable {
             }
         }
         return index
+    }
+
+    /// Recovery when the journal is lost (missing, or its header unreadable and set aside): the
+    /// index is rebuilt from the record files (the truth; a snapshot is set aside, as it may hold
+    /// records deleted since), written as the snapshot, and a new journal is started after it.
+    ///
+    /// The new journal's base is above the sequence number of every change tag in the files (a
+    /// tag is its commit's seq in base 36), so no later commit reuses a tag the files hold; and
+    /// every change token from before is expired (the deletes the lost journal held are unknown).
+    /// The snapshot is written before the journal: a crash in between finds the journal still
+    /// missing and rebuilds again.
+    private static func rebuildFromRecordFiles(_ layout: DatabaseLayout, lostAndFound: LostAndFound) throws(RecordStoreError) -> (
+        index: RecordIndex, journal: JournalFile, snapshotBytes: Int
+    ) {
+        if try Sys.fileStatus(layout.snapshot) != nil {
+            let moved = try lostAndFound.moveAside(layout.snapshot)
+            notice("the index snapshot was moved to \(moved) (the record files are newer)")
+        }
+        var index = rebuildIndex(layout)
+        let lastTag = index.entries.values.compactMap { $0.recordChangeTag.flatMap { UInt64($0, radix: 36) } }.max() ?? 0
+        index.seq = lastTag == .max ? .max : lastTag + 1
+        index.tombstoneHorizon = index.seq
+        let snapshotBytes = try Snapshot.write(index, generation: 0, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
+        try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: index.seq)
+        return (index, try JournalFile(path: layout.journal, writable: true), snapshotBytes)
     }
 
     /// Makes the record files match one journal entry (idempotent). With `verify`, files that
@@ -319,7 +399,10 @@ public final class RecordDatabase: Sendable {
                 ticks += 1
                 try? database.refresh()
                 try? database.refreshWholeRecordFiles(limit: Self.staleFilesPerTick)
-                if ticks % 4 == 0 { try? database.syncIfDirty() }
+                if ticks % 4 == 0 {
+                    try? database.syncIfDirty()
+                    if !database.isReadOnly { Self.ensureSpaceReserve(database.layout) }
+                }
             }
         }
         thread.name = "notesfs.store"
@@ -356,6 +439,9 @@ struct DatabaseState: ~Copyable {
     var reservedIdentities: Range<UInt64> = 0..<0
     /// The last journal entry read from another process, whose record files are not yet checked.
     var unverifiedForeignEntry: JournalEntry?
+    /// Record files a full disk kept from being written, by record name: their records are read
+    /// from the journal until they are (``RecordDatabase/retryUnwrittenRecordFiles(_:)``).
+    var unwrittenRecordFiles: [String: UnwrittenRecordFile] = [:]
     /// The background checkpoint this process is writing, if any (``RecordDatabase/startCheckpoint(_:)``).
     var checkpoint: CheckpointInProgress?
     /// After a checkpoint failed (a full disk, say): the journal generation and size before which

@@ -16,6 +16,8 @@ struct JournalEntry: Sendable {
     var encodedSaves: [[UInt8]]? = nil
     /// Identities below this are taken (``RecordDatabase/reserveIdentity()`` hands them out).
     var reservedUpTo: UInt64? = nil
+    /// The byte offset of its line in the journal it was read from or appended to (not stored).
+    var lineOffset: Int? = nil
 
     /// Encodes every saved record once (``encodedSaves``), for the journal line and the record files.
     mutating func encodeSaves() {
@@ -144,13 +146,7 @@ struct JournalFile {
         let header = header(generation: generation, baseSeq: baseSeq)
         try Sys.writeFileAtomically(old.path, temp: temp, durable: true) { (out) throws(RecordStoreError) in
             try Sys.writeAll(out, header, path: temp)
-            var copied = carriedFrom
-            while copied < old.offset {
-                let bytes = try Sys.pread(old.fd, count: min(1 << 20, old.offset - copied), offset: copied, path: old.path)
-                if bytes.isEmpty { throw RecordStoreError.io(path: old.path, operation: "read (file shrank)", errno: EIO) }
-                try Sys.writeAll(out, bytes, path: temp)
-                copied += bytes.count
-            }
+            try old.copy(carriedFrom..<old.offset, to: out, path: temp)
         }
         var next = try JournalFile(path: old.path)
         next.offset = header.count + old.offset - carriedFrom
@@ -193,9 +189,13 @@ struct JournalFile {
     }
 
     /// Reads the complete lines past ``offset``, handing each entry to `body` as it is decoded
-    /// (so that only one entry's records are in memory at a time). Stops at a damaged line and
-    /// returns what is wrong with it.
-    mutating func readEntries(_ body: (JournalEntry) throws(RecordStoreError) -> Void) throws(RecordStoreError) -> String? {
+    /// (so that only one entry's records are in memory at a time), and each complete line that
+    /// does not decode to `damaged` (then reads on: the lines after it are commits too). Stops at
+    /// a line over ``DatabaseLayout/journalLineLimit`` and returns what is wrong with it.
+    mutating func readEntries(
+        _ body: (JournalEntry) throws(RecordStoreError) -> Void,
+        damaged: (DamagedJournalLine) throws(RecordStoreError) -> Void = { _ in }
+    ) throws(RecordStoreError) -> String? {
         let size = try Sys.fileSize(fd, path: path).size
         guard size > offset else {
             trailingBytes = 0
@@ -214,14 +214,14 @@ struct JournalFile {
             case .lines(let block):
                 var lineStart = 0
                 while let newline = block.indexOfNewline(in: lineStart..<block.count) {
-                    let entry: JournalEntry
-                    do {
-                        entry = try JournalEntry.decode(block[lineStart..<newline])
-                    } catch {
-                        damage = "journal line at byte \(offset): \(error)"
-                        break reading
+                    let line = block[lineStart..<newline]
+                    switch Result(catching: { () throws(RecordDecodingError) in try JournalEntry.decode(line) }) {
+                    case .success(var entry):
+                        entry.lineOffset = offset
+                        try body(entry)
+                    case .failure(let error):
+                        try damaged(DamagedJournalLine(offset: offset, bytes: Data(line), reason: error.description))
                     }
-                    try body(entry)
                     offset += newline + 1 - lineStart
                     lineStart = newline + 1
                 }
@@ -238,13 +238,7 @@ struct JournalFile {
         let temp = RecordFiles.tempPath(lostAndFound.layout)
         let out = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL)
         do throws(RecordStoreError) {
-            var copied = 0
-            while copied < offset {
-                let bytes = try Sys.pread(fd, count: min(1 << 20, offset - copied), offset: copied, path: path)
-                if bytes.isEmpty { throw RecordStoreError.io(path: path, operation: "read (file shrank)", errno: EIO) }
-                try Sys.writeAll(out, bytes, path: temp)
-                copied += bytes.count
-            }
+            try copy(0..<offset, to: out, path: temp)
             try Sys.fsync(out, path: temp)
             Sys.close(out)
         } catch {
@@ -261,6 +255,55 @@ struct JournalFile {
         inode = try Sys.fileSize(fd, path: path).inode
         trailingBytes = 0
         return moved
+    }
+
+    /// Writes the bytes of `range` of this file to `out` (the file at `path`), a block at a time.
+    private func copy(_ range: Range<Int>, to out: Int32, path outPath: String) throws(RecordStoreError) {
+        var copied = range.lowerBound
+        while copied < range.upperBound {
+            let bytes = try Sys.pread(fd, count: min(1 << 20, range.upperBound - copied), offset: copied, path: path)
+            if bytes.isEmpty { throw RecordStoreError.io(path: path, operation: "read (file shrank)", errno: EIO) }
+            try Sys.writeAll(out, bytes, path: outPath)
+            copied += bytes.count
+        }
+    }
+
+    /// Replaces the journal at ``path`` durably by a copy of its complete lines (header included)
+    /// in which each line of `replacements`, by its offset and length, is `with` instead (a
+    /// damaged line by the line that stands for it), then reads on from the copy's end. Call with
+    /// the commit lock held, after ``readEntries(_:damaged:)`` read to the end.
+    mutating func replaceLines(_ replacements: [(line: Range<Int>, with: [UInt8])], temp: String) throws(RecordStoreError) {
+        var size = 0
+        try Sys.writeFileAtomically(path, temp: temp, durable: true) { (out) throws(RecordStoreError) in
+            var copied = 0
+            for (line, bytes) in replacements.sorted(by: { $0.line.lowerBound < $1.line.lowerBound }) where line.lowerBound >= copied {
+                try copy(copied..<line.lowerBound, to: out, path: temp)
+                try Sys.writeAll(out, bytes, path: temp)
+                size += line.lowerBound - copied + bytes.count
+                copied = line.upperBound
+            }
+            try copy(copied..<offset, to: out, path: temp)
+            size += offset - copied
+        }
+        let next = try Sys.open(path, O_RDWR | O_APPEND)
+        Sys.close(fd)
+        fd = next
+        inode = try Sys.fileSize(fd, path: path).inode
+        offset = size
+        trailingBytes = 0
+    }
+
+    /// The entry of the complete line at byte `offset` (one ``lineOffset`` named).
+    ///
+    /// - Throws: ``RecordStoreError/damagedRecord(_:path:reason:)`` when no entry starts there.
+    func entry(at offset: Int) throws(RecordStoreError) -> JournalEntry {
+        func damaged(_ why: String) -> RecordStoreError { .damagedRecord(nil, path: path, reason: "line at byte \(offset): \(why)") }
+        var reader = LineBlockReader(
+            fd: fd, path: path, from: offset, end: try Sys.fileSize(fd, path: path).size, lineLimit: DatabaseLayout.journalLineLimit)
+        guard case .lines(let block) = try reader.next(), let newline = block.indexOfNewline(in: 0..<block.count) else {
+            throw damaged("no complete line")
+        }
+        do { return try JournalEntry.decode(block[0..<newline]) } catch { throw damaged(error.description) }
     }
 
     /// Cuts off everything after the last complete line (call with the commit lock held).

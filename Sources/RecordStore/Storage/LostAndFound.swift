@@ -34,6 +34,18 @@ struct LostAndFound {
         return target
     }
 
+    /// Writes `bytes` durably as the new file `name` here (a piece of a file that stays where it
+    /// is, such as one damaged journal line); returns its path.
+    func keep(_ bytes: Data, as name: String) throws(RecordStoreError) -> String {
+        let target = directory + "/" + name
+        try makeDirectories(for: target)
+        let fd = try Sys.open(target, O_WRONLY | O_CREAT | O_EXCL)
+        defer { Sys.close(fd) }
+        try Sys.writeAll(fd, [UInt8](bytes), path: target)
+        try Sys.fsync(fd, path: target)
+        return target
+    }
+
     /// Creates `target`'s parent directories under the database root, each 0700.
     private func makeDirectories(for target: String) throws(RecordStoreError) {
         var parents: [String] = []
