@@ -21,13 +21,18 @@ command psql -X -q -h "$tmp/pg" -U postgres -d postgres -c "CREATE DATABASE benc
 python3 "$root/Benchmarks/note_tree.py" "$tmp/tree" "$notes"
 "$bin" --db "$tmp/a" -q import "$tmp/tree"
 for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server"; done
-for db in a b; do
+# `sync --watch` of database $1 until its first sync has printed; prints LABEL, that line and its memory.
+watch_once() {
+    local db=$1 label=$2
     "$bin" --db "$tmp/$db" sync --watch >"$tmp/$db.out" 2>&1 &
-    pid=$!; pids+=("$pid")
+    local pid=$!; pids+=("$pid")
     for _ in $(seq 6000); do grep -q 'synced:' "$tmp/$db.out" 2>/dev/null && break; sleep 0.1; done
     sleep 1
-    echo "$db ($( [[ $db == a ]] && echo upload || echo download )): $(head -1 "$tmp/$db.out"); $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+    echo "$label: $(head -1 "$tmp/$db.out"); $(grep -E 'VmRSS|VmHWM' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
     kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+for db in a b; do
+    watch_once "$db" "$db ($( [[ $db == a ]] && echo upload || echo download ))"
     echo "$db: state.json $(stat -c %s "$tmp/$db/sync/state.json") bytes; sync dir $(du -sk "$tmp/$db/sync" | cut -f1) KiB; files in sync/records: $(ls "$tmp/$db/sync/records" 2>/dev/null | wc -l)"
 done
 mkdir "$tmp/mnt"
@@ -53,11 +58,6 @@ python3 -c "import base64, os, sys; n = $big << 20; sys.stdout.write(base64.enco
 "$bin" --db "$tmp/c" note new "Big" <"$tmp/big.txt"
 for db in c d; do
     "$bin" --db "$tmp/$db" -q sync init "$bigserver"
-    "$bin" --db "$tmp/$db" sync --watch >"$tmp/$db.out" 2>&1 &
-    pid=$!; pids+=("$pid")
-    for _ in $(seq 6000); do grep -q 'synced:' "$tmp/$db.out" 2>/dev/null && break; sleep 0.1; done
-    sleep 1
-    echo "one ${big} MiB note, $db ($( [[ $db == c ]] && echo upload || echo download )): $(head -1 "$tmp/$db.out"); $(grep -E 'VmHWM' /proc/$pid/status | tr -s ' \t' ' ')"
-    kill "$pid"; wait "$pid" 2>/dev/null || true
+    watch_once "$db" "one ${big} MiB note, $db ($( [[ $db == c ]] && echo upload || echo download ))"
 done
 "$bin" --db "$tmp/d" note cat Big | cmp - "$tmp/big.txt" && echo "one ${big} MiB note: the downloaded bytes are identical"
