@@ -228,18 +228,22 @@ struct ServerContainer {
         } catch { throw .server(error) }
     }
 
-    /// The server's identity: its epoch (nil when it has none, a schema from before epochs) and
-    /// the last seq it handed out.
+    /// The server's identity: its epoch (nil when it has none, a schema from before epochs), the
+    /// last seq it handed out, and the sync generation it holds for `clientID` (0 for none).
     ///
     /// - Throws: ``SyncError/server(_:)``.
-    func identity() throws(SyncError) -> (epoch: String?, lastSeq: Int64) {
+    func identity(clientID: String) throws(SyncError) -> (epoch: String?, lastSeq: Int64, generation: Int64) {
         do {
             let result = try connection.execute(
                 """
                 SELECT (SELECT min(epoch) FROM notesfs_server) AS epoch,
-                    (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM notesfs_seq) AS seq
-                """)
-            return (result.value(0, "epoch"), result.value(0, "seq").flatMap { Int64($0) } ?? 0)
+                    (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM notesfs_seq) AS seq,
+                    (SELECT generation FROM notesfs_clients WHERE client_id = $1) AS generation
+                """, [clientID])
+            return (
+                result.value(0, "epoch"), result.value(0, "seq").flatMap { Int64($0) } ?? 0,
+                result.value(0, "generation").flatMap { Int64($0) } ?? 0
+            )
         } catch { throw .server(error) }
     }
 

@@ -24,26 +24,44 @@ extension SyncEngine {
     /// Each change is said in ``SyncReport/notices``. Nothing local is lost either way.
     ///
     /// - Throws: ``SyncError/server(_:)``, ``SyncError/state(path:reason:)``.
+    ///
+    /// The generation is raised (and `state.json` saved before the server is told, so that the
+    /// server is never ahead of the original) at an engine's first sync only; its later syncs (a
+    /// mount's, at every change) just read the server's and compare.
     func checkIdentity(_ report: inout SyncReport) throws(SyncError) {
-        let server = try container.identity()
+        let server = try container.identity(clientID: state.clientID)
+        var changed = false
         if let epoch = server.epoch, state.serverEpoch != epoch || server.lastSeq < state.serverSeq {
             if state.serverEpoch != nil || state.serverSeq > server.lastSeq {
                 try startOver()
                 report.notices.append(Self.newServerNotice)
             }
             state.serverEpoch = epoch
+            changed = true
+        }
+        guard !generationRaised else {
+            if server.generation > state.generation {
+                try becomeNewClient(&report)
+            } else if changed {
+                try state.save(databasePath: database.path)
+            }
+            return
         }
         let before = state.generation
         state.generation += 1
         try state.save(databasePath: database.path)  // before the server's, so the server is never ahead of the original
-        if try container.startSync(clientID: state.clientID, generation: state.generation) > before {
-            state.clientID = UUID().uuidString.lowercased()
-            try PushIntent.remove(databasePath: database.path)  // the original's push, for it to recover
-            conflicted = []
-            try state.save(databasePath: database.path)
-            _ = try container.startSync(clientID: state.clientID, generation: state.generation)
-            report.notices.append(Self.copyNotice)
-        }
+        if try container.startSync(clientID: state.clientID, generation: state.generation) > before { try becomeNewClient(&report) }
+        generationRaised = true
+    }
+
+    /// This database is a copy of one that synced since: it goes on under a new client ID.
+    private func becomeNewClient(_ report: inout SyncReport) throws(SyncError) {
+        state.clientID = UUID().uuidString.lowercased()
+        try PushIntent.remove(databasePath: database.path)  // the original's push, for it to recover
+        conflicted = []
+        try state.save(databasePath: database.path)
+        _ = try container.startSync(clientID: state.clientID, generation: state.generation)
+        report.notices.append(Self.copyNotice)
     }
 
     /// Points `database` at its server under a new libpq string `server` (a new password, a host
@@ -63,7 +81,7 @@ extension SyncEngine {
         let connection: Connection
         do { connection = try Connection(server) } catch { throw .server(error) }
         try ServerSchema.check(connection)
-        let epoch = try ServerContainer(connection: connection).identity().epoch
+        let epoch = try ServerContainer(connection: connection).identity(clientID: state.clientID).epoch
         if !allowingAnotherServer, let known = state.serverEpoch, epoch != known {
             throw .state(
                 path: SyncState.path(forDatabase: database.path),

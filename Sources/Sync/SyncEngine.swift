@@ -60,6 +60,8 @@ public final class SyncEngine {
     var batchSize = 200
     /// Records whose last push lost to another version; the next pull fetches them by name.
     var conflicted: Set<String> = []
+    /// Whether this engine raised the sync generation already (``checkIdentity(_:)``: once per engine).
+    var generationRaised = false
     /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
     var isListening = false
     /// The records not to push yet (a mount's files open for writing, changed since their last
@@ -107,7 +109,7 @@ public final class SyncEngine {
             return existing
         }
         var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
-        state.serverEpoch = try ServerContainer(connection: connection).identity().epoch
+        state.serverEpoch = try ServerContainer(connection: connection).identity(clientID: state.clientID).epoch
         try state.save(databasePath: database.path)
         return state
     }

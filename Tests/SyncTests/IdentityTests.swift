@@ -139,4 +139,25 @@ import Testing
         #expect(try a.sync().notices == [SyncEngine.newServerNotice])
         #expect(Set(try serverRows(other).keys) == ["plan"])
     }
+
+    /// A long-running engine (a mount's) raises its generation at its first sync only, and still
+    /// tells that a copy synced since when that copy did.
+    @Test func aLongRunningEngineNoticesACopyThatSyncedSince() throws {
+        let (_, machines) = try makeMachines(1)
+        let a = machines[0]
+        let engine = try SyncEngine(database: a.database)
+        try a.save([note("Shared", id: "shared", text: "both\n")])
+        try engine.sync()
+        let generation = try #require(try SyncState.load(databasePath: a.path, includingRecords: false)).generation
+        try a.save([note("Again", id: "again", text: "a\n")])
+        #expect(try engine.sync().notices.isEmpty)
+        #expect(try SyncState.load(databasePath: a.path, includingRecords: false)?.generation == generation)
+        let laptop = a.path + "-laptop"
+        try copy(a.path, to: laptop)
+        let c = try open(laptop)
+        try c.save([note("From laptop", id: "from-laptop", text: "c\n")])
+        try c.sync()
+        #expect(try engine.sync().notices == [SyncEngine.copyNotice])
+        #expect(try a.note("from-laptop").text == "c\n")
+    }
 }
