@@ -97,10 +97,13 @@ extension SyncEngine {
                 plan.applied(server)
                 continue
             }
-            if let payload = server.payload {
-                // The notes layer's reading of it too (a `folder` that is a reference, a `title` that is a string).
-                let fresh = Record(recordType: server.recordType, recordID: RecordID(recordName: name))
-                if let problem = NotesRecords.validityProblem(of: fresh.updated(to: payload)) {
+            // The server's version as a local record; the notes layer must read it too (a `folder`
+            // that is a reference, a `title` that is a string).
+            let incoming = server.payload.map {
+                (local ?? Record(recordType: server.recordType, recordID: RecordID(recordName: name))).updated(to: $0)
+            }
+            if let payload = server.payload, let incoming {
+                if let problem = NotesRecords.validityProblem(of: incoming) {
                     plan.setAside(server, reason: problem)
                     continue
                 }
@@ -114,7 +117,7 @@ extension SyncEngine {
             let localEdited = local != nil && local?.recordChangeTag != synced?.localTag
             report.fetched += 1
             plan.applied(server)
-            guard let payload = server.payload else {
+            guard let payload = server.payload, let incoming else {
                 if let local, localEdited {
                     // An edit beats a delete: keep the record; the push recreates it over the tombstone.
                     plan.states[name] = SyncedRecord(
@@ -142,8 +145,7 @@ extension SyncEngine {
                 }
             } else {
                 // No local edit, or a local delete that the server's newer edit beats: take the server's.
-                let record = local ?? Record(recordType: server.recordType, recordID: RecordID(recordName: name))
-                plan.save(record.updated(to: payload), server: server, pending: false)
+                plan.save(incoming, server: server, pending: false)
             }
         }
         setAsideMissingReferences(&plan)
