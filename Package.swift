@@ -28,15 +28,22 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // C boundary: SQLite with FTS5 (the derived full-text index) through pkg-config (Debian: libsqlite3-dev).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "RecordStore",
             dependencies: ["CCrypto"]),
-        .target(name: "Notes", dependencies: ["RecordStore"]),
+        .target(name: "Index", dependencies: ["RecordStore", "CSQLite"]),
+        .target(name: "Notes", dependencies: ["RecordStore", "Index"]),
         .target(name: "FUSE", dependencies: ["CFuse"]),
         .target(name: "NotesFS", dependencies: ["Notes", "FUSE"]),
         .target(name: "Postgres", dependencies: ["CPostgres"]),
         .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres"]),
-        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync"]),
+        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index"]),
         .executableTarget(name: "notesfs", dependencies: ["NotesCLI"]),
 
         // A child process for the store's crash and multi-process tests (killed with SIGKILL).
@@ -45,7 +52,7 @@ let package = Package(
         // scripts/bench.sh store: figures for the record store at 100,000 notes.
         .executableTarget(name: "store-bench", dependencies: ["RecordStore", "Notes"], path: "Benchmarks/store-bench"),
         .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore", "recordstore-stress"]),
-        .testTarget(name: "NotesTests", dependencies: ["Notes"]),
+        .testTarget(name: "NotesTests", dependencies: ["Notes", "Index", "RecordStore"]),
         .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse"]),
         .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE"]),
         .testTarget(name: "NotesCLITests", dependencies: ["NotesCLI", "Notes", "RecordStore"]),

@@ -1,4 +1,5 @@
 import Foundation
+import Index
 import RecordStore
 import Synchronization
 
@@ -100,7 +101,9 @@ public final class NotesManager: Sendable {
     func fetchNotesNow(in folder: RecordID?) throws(NotesError) -> [Note] {
         let predicate = try Self.predicate(key: "folder", id: folder)
         return try query(
-            Query(recordType: Note.recordType, predicate: predicate, sortDescriptors: [SortDescriptor(key: "modificationDate", ascending: false)]))
+            Query(
+                recordType: Note.recordType, predicate: predicate,
+                sortDescriptors: [SortDescriptor(key: "modificationDate", ascending: false)]))
     }
 
     private func query<W: RecordWrapper>(_ query: Query) throws(NotesError) -> [W] {
@@ -140,5 +143,29 @@ private final class UpdateContinuations: Sendable {
 
     func finishAll() {
         for continuation in streams.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+}
+
+extension NotesManager {
+    /// The notes matching `query` (words, "phrases", prefix*, AND, OR, NOT; case and diacritics
+    /// folded), best first; title matches weigh more than text matches. Uses the database's
+    /// full-text index (built on first use, then caught up with every commit).
+    ///
+    /// - Throws: ``NotesError/search(_:)`` for a malformed query or an index that cannot be read.
+    public func search(_ query: String, limit: Int = 50) async throws(NotesError) -> [Note] {
+        let parsed: SearchQuery
+        do { parsed = try SearchQuery(query) } catch {
+            throw .search(error.description)
+        }
+        let index = NotesSearchIndex(database: database)
+        let hits: [SearchHit]
+        do { hits = try index.search(parsed, limit: limit).hits } catch {
+            throw .search(error.description)
+        }
+        var notes: [Note] = []
+        for hit in hits where hit.recordType == Note.recordType {
+            if let note = try? await fetch(Note.self, id: RecordID(recordName: hit.name)) { notes.append(note) }
+        }
+        return notes
     }
 }

@@ -33,12 +33,15 @@ public enum NotesError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidField(RecordID, key: String)
     /// A store error (conflict, missing record, I/O, …).
     case store(RecordStoreError)
+    /// A search query that cannot be parsed, or a search that could not be run (the reason).
+    case search(String)
 
     public var description: String {
         switch self {
         case .wrongRecordType(let expected, let found): "expected a \(expected) record, found a \(found)"
         case .invalidField(let id, let key): "record \(id): field \(key) has the wrong type"
         case .store(let error): error.description
+        case .search(let reason): "search: \(reason)"
         }
     }
 }

@@ -97,6 +97,7 @@ struct CLIError: Error, Sendable {
         switch error {
         case .store(let failure): Self.store(failure, subject: subject)
         case .wrongRecordType, .invalidField: CLIError(.damaged, subject, error.description)
+        case .search: CLIError(.io, subject, error.description)
         }
     }
 

@@ -37,6 +37,7 @@ struct Output: Sendable {
 
     /// An error line on stderr (always): `notesfs: <subject>: <message>`, then its detail lines.
     func error(_ error: CLIError) {
+        guard !error.message.isEmpty else { return }  // a status alone (search: nothing matched)
         var text = "notesfs: " + error.line + "\n"
         for detail in error.details { text += detail + "\n" }
         write(Data(text.utf8), to: .standardError)

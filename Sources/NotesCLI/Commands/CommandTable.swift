@@ -2,6 +2,7 @@
 enum CommandTable {
     static let all: [CommandSpec] =
         FolderCommand.specs + NoteCommand.specs + [ListCommand.spec, QueryCommand.spec, ChangesCommand.spec]
+        + [SearchCommand.spec, SearchCommand.reindexSpec]
         + [ImportCommand.spec, ExportCommand.spec, FsckCommand.spec, SyncCommand.spec]
 
     /// Top-level command words (`folder`, `note`, `ls`, ..., `help`).

@@ -16,6 +16,9 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         self.seq = seq
     }
 
+    /// Whether this token is of the same database as `other` and later.
+    public func isNewer(than other: ChangeToken) -> Bool { databaseID == other.databaseID && seq > other.seq }
+
     init(databaseID: String, seq: UInt64) {
         self.databaseID = databaseID
         self.seq = seq

@@ -132,6 +132,7 @@ extension RecordDatabase {
         let known: Set<String> = [
             "notesfs.json", "lock", "journal.jsonl", "index.jsonl", "records", "assets", "tmp", "damaged", "lost+found", "reserve",
             "sync",  // the sync engine's state (Sources/Sync/SyncState.swift)
+            "indexes",  // derived indexes (Sources/Index): rebuilt from the records, never the truth
         ]
         for name in ((try? fm.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         where !known.contains(name) && !name.hasPrefix("journal.damaged-") {

@@ -19,8 +19,28 @@ extension RecordDatabase {
     /// predicate or sort needs them).
     public func queryMetadata(_ query: Query) -> [RecordMetadata] {
         // Copied out under the lock, tested outside it (a predicate may take long over a million records).
+        let narrowed = narrowedCandidates(query)
         let candidates: [RecordMetadata] = state.withLock { state in
-            if let (key, name) = query.predicate.referenceConstraint { return state.index.metadata(referringTo: name, key: key) }
+            // An answer from ahead of this process (another one committed since it last read the
+            // journal) may describe records newer than those tested here: not used.
+            let narrowed = narrowed.flatMap { $0.seq <= state.index.seq ? $0 : nil }
+            if let (key, name) = query.predicate.referenceConstraint {
+                let referrers = state.index.metadata(referringTo: name, key: key)
+                return narrowed.map { n in referrers.filter(n.mayMatch) } ?? referrers
+            }
+            if let narrowed {
+                // The source's names, and whatever changed after its token: looked up, not scanned.
+                var result: [RecordMetadata] = []
+                for name in narrowed.names.union(narrowed.alwaysTested) {
+                    if let entry = state.index.entries[name], entry.recordType == query.recordType, entry.seq <= narrowed.seq {
+                        result.append(entry)
+                    }
+                }
+                for entry in state.index.entries.values where entry.seq > narrowed.seq && entry.recordType == query.recordType {
+                    result.append(entry)
+                }
+                return result
+            }
             return state.index.entries.values.filter { $0.recordType == query.recordType }
         }
         let neededKeys = Array(query.predicate.keys.union(query.sortDescriptors.map(\.key)))

@@ -22,6 +22,8 @@ public final class RecordDatabase: Sendable {
     let state: Mutex<DatabaseState>
     let observers = Mutex<[UInt64: @Sendable (RecordStoreChange) -> Void]>([:])
     let nextObserverID = Atomic<UInt64>(1)
+    /// A derived index that narrows substring queries (``setCandidateSource(_:)``); nil: scan.
+    let candidateSource = Mutex<(any QueryCandidateSource)?>(nil)
     let background = Atomic<Bool>(true)
     /// Entered while a background checkpoint runs (``startCheckpoint(_:)``): `close()` waits for it.
     let checkpoints = DispatchGroup()

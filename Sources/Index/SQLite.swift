@@ -1,0 +1,186 @@
+import CSQLite
+import Foundation
+
+/// An SQLite failure: the result code, SQLite's message and what was being done.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The primary result code (`SQLITE_CORRUPT`, `SQLITE_FULL`, ...).
+    public let code: Int32
+    public let message: String
+
+    public var description: String { message }
+
+    /// Whether the file is not a usable index (damaged, truncated, not a database): rebuild it.
+    public var isDamage: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT }
+    /// Whether another process holds the lock past the busy timeout.
+    public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
+}
+
+/// One SQLite connection: the only code that calls `sqlite3_*` (with ``Statement``).
+///
+/// Not shared between threads: each user opens its own (SQLite is built thread-safe, but a
+/// connection's statements and transactions belong to one caller at a time).
+final class SQLiteConnection {
+    private(set) var handle: OpaquePointer?
+    let path: String
+
+    /// Opens (`create`: or creates) the database at `path` (`sqlite3_open_v2`).
+    ///
+    /// - Throws: ``SQLiteError`` when the file cannot be opened.
+    init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
+        self.path = path
+        var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        flags |= SQLITE_OPEN_NOMUTEX
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        handle = db
+        guard rc == SQLITE_OK else {
+            let error = SQLiteError(
+                code: rc & 0xff, message: "\(path): " + (db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"))
+            sqlite3_close_v2(db)
+            handle = nil
+            throw error
+        }
+        // Another process (the mount, a CLI command) may hold the write lock for one batch.
+        sqlite3_busy_timeout(db, 10_000)
+    }
+
+    deinit { close() }
+
+    func close() {
+        sqlite3_close_v2(handle)
+        handle = nil
+    }
+
+    /// Runs statements that return no rows (`sqlite3_exec`).
+    ///
+    /// - Throws: ``SQLiteError``.
+    func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard rc == SQLITE_OK else {
+            throw SQLiteError(code: rc & 0xff, message: "\(path): " + (message.map { String(cString: $0) } ?? errorMessage))
+        }
+    }
+
+    /// Compiles one statement (`sqlite3_prepare_v2`).
+    ///
+    /// - Throws: ``SQLiteError``.
+    func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc) }
+        return Statement(statement, connection: self)
+    }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE` for writers: the lock is taken at once, so
+    /// what `body` reads is what it writes over); rolls back when it throws.
+    ///
+    /// - Throws: ``SQLiteError`` from the transaction or `body`.
+    func transaction<T>(write: Bool, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    var errorMessage: String { handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed" }
+
+    func error(_ rc: Int32) -> SQLiteError { SQLiteError(code: rc & 0xff, message: "\(path): \(errorMessage)") }
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+}
+
+/// A compiled statement: bind, step, read columns. Finalized when released.
+final class Statement {
+    private let statement: OpaquePointer
+    private let connection: SQLiteConnection
+
+    init(_ statement: OpaquePointer, connection: SQLiteConnection) {
+        self.statement = statement
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(statement) }
+
+    /// Binds `values` to parameters 1... after a reset (`sqlite3_bind_*`).
+    ///
+    /// - Throws: ``SQLiteError``.
+    @discardableResult
+    func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> Statement {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(statement, index)
+            case .integer(let n): rc = sqlite3_bind_int64(statement, index, n)
+            case .real(let x): rc = sqlite3_bind_double(statement, index, x)
+            case .text(let s):
+                var s = s
+                rc = s.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { chars in
+                        guard let base = chars.baseAddress, !chars.isEmpty else { return csqlite_bind_empty_text(statement, index) }
+                        return csqlite_bind_text(statement, index, base, Int32(clamping: chars.count))
+                    }
+                }
+            }
+            guard rc == SQLITE_OK else { throw connection.error(rc) }
+        }
+        return self
+    }
+
+    /// Advances to the next row: true when there is one (`sqlite3_step`).
+    ///
+    /// - Throws: ``SQLiteError``.
+    func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(statement)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw connection.error(rc)
+    }
+
+    /// Runs a statement that returns no rows.
+    ///
+    /// - Throws: ``SQLiteError``.
+    func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
+        try bind(values)
+        while try step() {}
+    }
+
+    /// Every row, each turned into a value by `row`.
+    ///
+    /// - Throws: ``SQLiteError``.
+    func rows<T>(_ values: [SQLiteValue] = [], _ row: (Statement) -> T) throws(SQLiteError) -> [T] {
+        try bind(values)
+        var result: [T] = []
+        while try step() { result.append(row(self)) }
+        return result
+    }
+
+    func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+    /// A text column (invalid UTF-8 repaired, as SQLite returns bytes as they were stored).
+    func text(_ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(statement, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteValue {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+}

@@ -1,0 +1,308 @@
+import CSQLite
+import Foundation
+import RecordStore
+
+/// The full-text index of one database: a derived SQLite file beside the records, never synced.
+///
+/// ```
+/// <db>/indexes/text.sqlite (+ -wal, -shm)
+///   meta(key, value)            format, the change token it holds every commit up to
+///   docs(id, name, type, folder, file_name, modified, unreadable)   one row per indexed record
+///   folders(name, path)         every folder's path as the mount shows it
+///   words   FTS5 unicode61 remove_diacritics 2: title, body   (search: ranks, snippets)
+///   grams   FTS5 trigram, contentless, detail=none: body in Predicate.substringForm (query CONTAINS)
+/// ```
+///
+/// Losing the file costs time only: it is rebuilt from the records when missing, damaged, of
+/// another format or of another database. Any number of processes may open it; SQLite's locks
+/// serialise writers (WAL: readers never wait), and each writer reads the token inside its
+/// write transaction, so two indexers never apply one change twice or skip one.
+///
+/// An instance is used by one thread at a time (its connection and statements are not shared);
+/// the owner guards it.
+///
+/// `@unchecked Sendable`: it may move between threads, but the connection (opened in SQLite's
+/// multi-thread mode) must never be used by two at once; every owner keeps it behind one lock
+/// (`NotesSearchIndex`'s `writer` and `reader` mutexes) or on one thread (a CLI command).
+public final class TextIndex: @unchecked Sendable {
+    /// Bumped whenever the schema or what is stored changes: an index of another format is rebuilt.
+    public static let formatVersion = 1
+
+    public let path: String
+    let connection: SQLiteConnection
+
+    /// The file of the index of the database at `databasePath`.
+    public static func path(forDatabaseAt databasePath: String) -> String { databasePath + "/indexes/text.sqlite" }
+
+    /// Opens the index of the database at `databasePath`; creates an empty one when `create` and absent.
+    ///
+    /// - Throws: ``SQLiteError`` when the file cannot be opened or is not an index of this
+    ///   format (``SQLiteError/isDamage``: ``discard(databasePath:)`` it and build again), or
+    ///   when it is absent and `create` is false (`SQLITE_CANTOPEN`).
+    public convenience init(databasePath: String, create: Bool) throws(SQLiteError) {
+        if create { try Self.makeDirectory(databasePath + "/indexes") }
+        try self.init(file: Self.path(forDatabaseAt: databasePath), create: create)
+    }
+
+    /// A private index in a temporary file SQLite removes at close: a scan's, when the database's
+    /// own index cannot be written (a read-only database, a full disk).
+    ///
+    /// - Throws: ``SQLiteError``.
+    public static func temporary() throws(SQLiteError) -> TextIndex { try TextIndex(file: "", create: true) }
+
+    private init(file: String, create: Bool) throws(SQLiteError) {
+        path = file
+        connection = try SQLiteConnection(path: path, create: create)
+        do throws(SQLiteError) {
+            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
+            let tables = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").rows { $0.int(0) }
+            if tables.first == 0 {
+                guard create else { throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(path): not built yet") }
+                try createSchema()
+            }
+            guard try meta("format") == String(Self.formatVersion) else {
+                throw SQLiteError(code: SQLITE_FORMAT, message: "\(path): index of another format")
+            }
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    public func close() { connection.close() }
+
+    /// Removes the index files of the database at `databasePath` (a damaged or outdated index).
+    public static func discard(databasePath: String) {
+        let file = path(forDatabaseAt: databasePath)
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(file + suffix) }
+    }
+
+    private static func makeDirectory(_ path: String) throws(SQLiteError) {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func createSchema() throws(SQLiteError) {
+        try connection.transaction(write: true) { () throws(SQLiteError) in
+            // Another process may have created it between the check and the lock.
+            let tables = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").rows { $0.int(0) }
+            guard tables.first == 0 else {
+                return
+            }
+            try connection.execute(
+                """
+                CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE docs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, type TEXT NOT NULL, folder TEXT,
+                    file_name TEXT NOT NULL, modified REAL, unreadable INTEGER NOT NULL DEFAULT 0);
+                CREATE INDEX docs_folder ON docs(folder);
+                CREATE INDEX docs_modified ON docs(modified);
+                CREATE TABLE folders(name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
+                CREATE VIRTUAL TABLE words USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+                CREATE VIRTUAL TABLE grams USING fts5(body, tokenize = 'trigram case_sensitive 1', content = '', detail = 'none');
+                INSERT INTO meta VALUES ('format', '\(Self.formatVersion)');
+                """)
+        }
+    }
+
+    func meta(_ key: String) throws(SQLiteError) -> String? {
+        try connection.prepare("SELECT value FROM meta WHERE key = ?").rows([.text(key)]) { $0.text(0) }.first
+    }
+
+    /// The change token the index holds every commit up to; nil while it was never completed.
+    public func token() throws(SQLiteError) -> ChangeToken? {
+        try meta("token").flatMap(ChangeToken.init(stringValue:))
+    }
+
+    /// Whether a build is under way (or was left by a killed process): the token is not yet valid.
+    public func isBuilding() throws(SQLiteError) -> Bool { try meta("building") != nil }
+
+    /// How many records it holds.
+    public func documentCount() throws(SQLiteError) -> Int {
+        Int(try connection.prepare("SELECT count(*) FROM docs").rows { $0.int(0) }.first ?? 0)
+    }
+
+    /// Changes the index in one transaction (the write lock is taken first, so `body` reads the
+    /// token the last writer left); all of `body`'s changes or none.
+    ///
+    /// - Throws: ``SQLiteError`` (busy past the timeout, a full disk, damage).
+    public func update<T>(_ body: (IndexWriter) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try connection.transaction(write: true) { () throws(SQLiteError) -> T in
+            try body(IndexWriter(index: self))
+        }
+    }
+
+    /// Runs `body` in one read transaction: everything it reads is of one state of the index.
+    public func read<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try connection.transaction(write: false, body)
+    }
+
+    /// Checks the file (`PRAGMA integrity_check` and FTS5's `integrity-check`): nil when sound.
+    public func damage() -> String? {
+        do {
+            let result = try connection.prepare("PRAGMA integrity_check").rows { $0.text(0) }
+            guard result == ["ok"] else { return result.prefix(3).joined(separator: "; ") }
+            try connection.execute("INSERT INTO words(words) VALUES ('integrity-check')")
+            return nil
+        } catch { return error.message }
+    }
+}
+
+/// What one write transaction of ``TextIndex/update(_:)`` may do.
+public struct IndexWriter {
+    let index: TextIndex
+    var connection: SQLiteConnection { index.connection }
+
+    /// The token the index holds every commit up to (nil: never completed).
+    public func token() throws(SQLiteError) -> ChangeToken? { try index.token() }
+
+    public func setToken(_ token: ChangeToken?) throws(SQLiteError) {
+        try setMeta("token", token?.stringValue)
+    }
+
+    /// A free-form bookkeeping value (a build's progress).
+    public func meta(_ key: String) throws(SQLiteError) -> String? { try index.meta(key) }
+
+    public func setMeta(_ key: String, _ value: String?) throws(SQLiteError) {
+        if let value {
+            try connection.prepare("INSERT OR REPLACE INTO meta VALUES (?, ?)").run([.text(key), .text(value)])
+        } else {
+            try connection.prepare("DELETE FROM meta WHERE key = ?").run([.text(key)])
+        }
+    }
+
+    /// Empties the index (a rebuild starts here).
+    public func removeAll() throws(SQLiteError) {
+        try connection.execute(
+            """
+            DELETE FROM docs; DELETE FROM folders; DELETE FROM meta WHERE key != 'format';
+            DELETE FROM words; INSERT INTO grams(grams) VALUES ('delete-all');
+            """)
+    }
+
+    /// Adds or replaces the document of a record.
+    public func save(_ document: IndexedDocument) throws(SQLiteError) {
+        let id: Int64
+        if let existing = try rowID(document.name) {
+            try removeText(existing)
+            try connection.prepare("UPDATE docs SET type = ?, folder = ?, file_name = ?, modified = ?, unreadable = ? WHERE id = ?").run(
+                document.rowValues + [.integer(existing)])
+            id = existing
+        } else {
+            try connection.prepare("INSERT INTO docs(type, folder, file_name, modified, unreadable, name) VALUES (?, ?, ?, ?, ?, ?)").run(
+                document.rowValues + [.text(document.name)])
+            id = index.connection.lastInsertRowID
+        }
+        guard !document.unreadable else { return }
+        try connection.prepare("INSERT INTO words(rowid, title, body) VALUES (?, ?, ?)").run([
+            .integer(id), .text(document.title), .text(document.body),
+        ])
+        if !document.body.isEmpty {
+            try connection.prepare("INSERT INTO grams(rowid, body) VALUES (?, ?)").run([
+                .integer(id), .text(Predicate.substringForm(document.body)),
+            ])
+        }
+    }
+
+    /// Removes a record's document (nothing when it has none).
+    public func delete(_ name: String) throws(SQLiteError) {
+        guard let id = try rowID(name) else { return }
+        try removeText(id)
+        try connection.prepare("DELETE FROM docs WHERE id = ?").run([.integer(id)])
+    }
+
+    /// Sets the file name a document shows under in its folder.
+    public func setFileName(_ name: String, _ fileName: String) throws(SQLiteError) {
+        try connection.prepare("UPDATE docs SET file_name = ? WHERE name = ?").run([.text(fileName), .text(name)])
+    }
+
+    /// The file names of the documents in `folder` (nil: the root), by record name.
+    public func fileNames(inFolder folder: String?) throws(SQLiteError) -> [String: String] {
+        let rows: [(String, String)]
+        if let folder {
+            rows = try connection.prepare("SELECT name, file_name FROM docs WHERE folder = ?").rows([.text(folder)]) {
+                ($0.text(0), $0.text(1))
+            }
+        } else {
+            rows = try connection.prepare("SELECT name, file_name FROM docs WHERE folder IS NULL").rows { ($0.text(0), $0.text(1)) }
+        }
+        return Dictionary(rows, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// Replaces every folder's path (the mount's names, from the root, no trailing `/`).
+    public func setFolderPaths(_ paths: [String: String]) throws(SQLiteError) {
+        try connection.execute("DELETE FROM folders")
+        let insert = try connection.prepare("INSERT INTO folders VALUES (?, ?)")
+        for (name, path) in paths { try insert.run([.text(name), .text(path)]) }
+    }
+
+    /// The folder a document is in (`.some(nil)`: the root); nil when it has no row.
+    public func folder(of name: String) throws(SQLiteError) -> String?? {
+        let rows = try connection.prepare("SELECT folder FROM docs WHERE name = ?").rows([.text(name)]) { $0.isNull(0) ? nil : $0.text(0) }
+        return rows.first
+    }
+
+    /// Every folder that holds a document (nil: the root).
+    public func allFolders() throws(SQLiteError) -> [String?] {
+        try connection.prepare("SELECT DISTINCT folder FROM docs").rows { $0.isNull(0) ? nil : $0.text(0) }
+    }
+
+    /// The record names of every document.
+    public func documentNames() throws(SQLiteError) -> Set<String> {
+        Set(try connection.prepare("SELECT name FROM docs").rows { $0.text(0) })
+    }
+
+    private func rowID(_ name: String) throws(SQLiteError) -> Int64? {
+        try connection.prepare("SELECT id FROM docs WHERE name = ?").rows([.text(name)]) { $0.int(0) }.first
+    }
+
+    /// Removes a document's text from both tables: the contentless trigram table needs the values
+    /// it was given, rebuilt from the word table's copy.
+    private func removeText(_ id: Int64) throws(SQLiteError) {
+        let old = try connection.prepare("SELECT body FROM words WHERE rowid = ?").rows([.integer(id)]) { $0.text(0) }
+        guard let body = old.first else { return }
+        if !body.isEmpty {
+            try connection.prepare("INSERT INTO grams(grams, rowid, body) VALUES ('delete', ?, ?)").run(
+                [.integer(id), .text(Predicate.substringForm(body))])
+        }
+        try connection.prepare("DELETE FROM words WHERE rowid = ?").run([.integer(id)])
+    }
+}
+
+/// What the index keeps of one record.
+public struct IndexedDocument: Sendable {
+    /// The record name.
+    public var name: String
+    public var recordType: String
+    /// The record name of the folder it is shown in (nil: the root).
+    public var folder: String?
+    /// Its file name in that folder, as the mount shows it.
+    public var fileName: String
+    /// Ranked above the body (a note's title, an attachment's name).
+    public var title: String
+    public var body: String
+    public var modificationDate: Date?
+    /// Its record file could not be read: it has no text here, and queries always test it.
+    public var unreadable: Bool
+
+    public init(
+        name: String, recordType: String, folder: String?, fileName: String, title: String, body: String, modificationDate: Date?,
+        unreadable: Bool = false
+    ) {
+        self.name = name
+        self.recordType = recordType
+        self.folder = folder
+        self.fileName = fileName
+        self.title = title
+        self.body = body
+        self.modificationDate = modificationDate
+        self.unreadable = unreadable
+    }
+
+    var rowValues: [SQLiteValue] {
+        [
+            .text(recordType), folder.map(SQLiteValue.text) ?? .null, .text(fileName),
+            modificationDate.map { .real($0.timeIntervalSinceReferenceDate) } ?? .null, .integer(unreadable ? 1 : 0),
+        ]
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Index
+import RecordStore
+import Synchronization
+
+/// How a search was answered.
+public struct SearchResults: Sendable {
+    public var hits: [SearchHit]
+    /// Nil when the index answered; otherwise why it could not, and the answer came from reading
+    /// every record (slower, same results).
+    public var scannedBecause: String?
+}
+
+extension NotesSearchIndex {
+    /// Searches after catching the index up (building it when it has none), so every committed
+    /// change is seen. When the index cannot be written (a read-only database, a full disk, a
+    /// damaged file that cannot be replaced), the records are read into a temporary index instead.
+    ///
+    /// - Throws: ``SQLiteError`` only when neither way works.
+    public func search(_ query: SearchQuery, folder: String? = nil, limit: Int, progress: ((Int, Int) -> Void)? = nil) throws(SQLiteError)
+        -> SearchResults
+    {
+        do throws(SQLiteError) {
+            try catchUp(progress: progress)
+            if let hits = try withReader({ (index) throws(SQLiteError) in try index.search(query, folder: folder, limit: limit) }) {
+                return SearchResults(hits: hits, scannedBecause: nil)
+            }
+            return try scan(query, folder: folder, limit: limit, because: "the index could not be opened")
+        } catch {
+            return try scan(query, folder: folder, limit: limit, because: error.description)
+        }
+    }
+
+    /// The records matching `query`, best first, from the index when it is built (after catching
+    /// it up with what is committed); nil while it is being built or cannot be used, so that a
+    /// caller that must not wait (the mount) answers another way.
+    public func searchIfReady(_ query: SearchQuery, limit: Int) -> [SearchHit]? {
+        let ready = try? withReader { (index) throws(SQLiteError) -> Bool in
+            let building = try index.isBuilding()
+            return try index.token() != nil && !building
+        }
+        guard ready == true else { return nil }
+        do {
+            try catchUp()
+            return try withReader { (index) throws(SQLiteError) in try index.search(query, limit: limit) }
+        } catch { return nil }
+    }
+
+    /// A search over a temporary index of every record.
+    private func scan(_ query: SearchQuery, folder: String?, limit: Int, because reason: String) throws(SQLiteError) -> SearchResults {
+        let temporary = try TextIndex.temporary()
+        defer { temporary.close() }
+        var listing = FolderListing(database: database)
+        let ids = database.metadata { Self.rowTypes.contains($0.recordType) }.map(\.recordID)
+        try temporary.update { (w) throws(SQLiteError) in
+            for start in stride(from: 0, to: ids.count, by: Self.buildBatch) {
+                try save(Array(ids[start..<min(ids.count, start + Self.buildBatch)]), to: w, listing: &listing)
+            }
+            try w.setFolderPaths(listing.folderPaths())
+        }
+        return SearchResults(hits: try temporary.search(query, folder: folder, limit: limit), scannedBecause: reason)
+    }
+}
+
+extension NotesSearchIndex: QueryCandidateSource {
+    /// Notes' `text` substrings, from the trigram table (see ``TextIndex/bodyCandidates(_:)``).
+    public func candidates(recordType: String, substrings: [(key: String, needle: String)]) -> QueryCandidates? {
+        guard recordType == Note.recordType, substrings.contains(where: { $0.key == "text" }) else { return nil }
+        let needles = substrings.map { $0.key == "text" ? $0.needle : "" }
+        // A build under way has no token (it is set when the build ends): nil, so the query scans.
+        guard let answer = try? withReader({ (index) throws(SQLiteError) in try index.bodyCandidates(needles) }), let token = answer.token
+        else { return nil }
+        let names = zip(substrings, answer.names).map { pair in pair.0.key == "text" ? pair.1 : nil }
+        return QueryCandidates(token: token, names: names, alwaysTested: answer.unreadable)
+    }
+}

@@ -1,0 +1,319 @@
+import Foundation
+import Index
+import RecordStore
+import Synchronization
+
+/// The full-text index of a notes database, kept up to date with its records.
+///
+/// Notes are indexed by title and text, attachments by name; symlinks, special files and links
+/// get a row without text (their names take part in naming their folder's entries). Each row
+/// keeps the path the mount shows, so a search prints paths without opening the store.
+///
+/// ``catchUp(progress:)`` brings the index to the store's current token: incrementally from the
+/// token it holds (one transaction), or, when it has none, is damaged, of another database or
+/// its token expired, by a build in batches of ``buildBatch`` records that a later catch-up
+/// continues after a kill. The mount calls it in the background after commits
+/// (``startBackgroundIndexing()``); a search calls it first, so it sees every committed change.
+///
+/// Locks: `writer` guards the connection that changes the index (one catch-up at a time in this
+/// process; SQLite's lock serialises it with other processes); `reader` guards the connection
+/// searches and query candidates read through (WAL: never blocked by the writer). Neither is held
+/// while the other is taken.
+public final class NotesSearchIndex: Sendable {
+    public let database: RecordDatabase
+    private let writer = Mutex<TextIndex?>(nil)
+    private let reader = Mutex<TextIndex?>(nil)
+    private let wake = Wakeup()
+    /// The last catch-up failure, for logs and `fsck` (nil after a success).
+    private let lastFailure = Mutex<String?>(nil)
+    private let observerID = Mutex<UInt64?>(nil)
+
+    /// Records read and written per build transaction.
+    public static let buildBatch = 1000
+
+    /// Record types with a row in the index (every kind of folder entry but folders).
+    static let rowTypes = Set(FolderTree.itemTypes)
+
+    public init(database: RecordDatabase) {
+        self.database = database
+    }
+
+    deinit {
+        stopBackgroundIndexing()
+    }
+
+    // MARK: Catching up
+
+    /// Brings the index up to the store's current token (building it when it has none).
+    /// `progress(done, total)` is called during a build.
+    ///
+    /// - Throws: ``SQLiteError`` when the index cannot be written (read-only database, full
+    ///   disk, another process holding the lock past the timeout); a damaged index is discarded
+    ///   and built again first.
+    public func catchUp(progress: ((Int, Int) -> Void)? = nil) throws(SQLiteError) {
+        try writer.withLock { (index) throws(SQLiteError) in
+            do throws(SQLiteError) {
+                try catchUp(&index, progress: progress)
+            } catch  where error.isDamage {
+                index?.close()
+                index = nil
+                reader.withLock {
+                    $0?.close()
+                    $0 = nil
+                }
+                TextIndex.discard(databasePath: database.path)
+                try catchUp(&index, progress: progress)
+            }
+        }
+        lastFailure.withLock { $0 = nil }
+    }
+
+    private func catchUp(_ index: inout TextIndex?, progress: ((Int, Int) -> Void)?) throws(SQLiteError) {
+        if index == nil { index = try TextIndex(databasePath: database.path, create: true) }
+        guard let index else { return }
+        try? database.refresh()
+        let current = database.currentToken
+        if try index.token() == current, try !index.isBuilding() { return }
+        // Incremental when the index's token is of this database and not expired.
+        let done = try index.update { (w) throws(SQLiteError) -> Bool in
+            if try w.meta("building") != nil { return false }
+            guard let token = try w.token() else { return false }
+            // Another process may have indexed commits this one has not read yet.
+            if token == current || token.isNewer(than: current) { return true }
+            guard let changes = try? database.changes(since: token) else { return false }
+            try apply(changes, to: w)
+            return true
+        }
+        if !done { try build(index, progress: progress) }
+    }
+
+    /// Builds the index from every record, in batches by record name; continues a build a killed
+    /// process left (its `building` token and `cursor`). Ends with an incremental catch-up from the
+    /// build's token (what changed meanwhile).
+    private func build(_ index: TextIndex, progress: ((Int, Int) -> Void)?) throws(SQLiteError) {
+        let started = database.currentToken
+        try index.update { (w) throws(SQLiteError) in
+            guard try w.meta("building") == nil else { return }
+            try w.removeAll()
+            try w.setMeta("building", started.stringValue)
+            try w.setMeta("cursor", "")
+        }
+        var listing = FolderListing(database: database)
+        let all = database.metadata { Self.rowTypes.contains($0.recordType) }.map(\.recordID.recordName).sorted {
+            $0.utf8.lexicographicallyPrecedes($1.utf8)
+        }
+        var finished = false
+        while !finished {
+            finished = try index.update { (w) throws(SQLiteError) -> Bool in
+                guard let cursor = try w.meta("cursor") else { return true }
+                let start = Self.firstIndex(in: all, after: cursor)
+                let batch = Array(all[start..<min(all.count, start + Self.buildBatch)])
+                progress?(start, all.count)
+                guard !batch.isEmpty else {
+                    let building = try w.meta("building").flatMap(ChangeToken.init(stringValue:))
+                    try w.setFolderPaths(listing.folderPaths())
+                    try w.setToken(building)
+                    try w.setMeta("building", nil)
+                    try w.setMeta("cursor", nil)
+                    return true
+                }
+                try save(batch.map { RecordID(recordName: $0) }, to: w, listing: &listing)
+                try w.setMeta("cursor", batch.last ?? "")
+                return false
+            }
+        }
+        progress?(all.count, all.count)
+        // What changed during the build (or since the token a killed build started from).
+        try index.update { (w) throws(SQLiteError) in
+            guard try w.meta("building") == nil, let token = try w.token(), token != database.currentToken else { return }
+            if let changes = try? database.changes(since: token) {
+                try apply(changes, to: w)
+            } else {
+                try w.setToken(nil)  // expired meanwhile: the next catch-up builds again
+            }
+        }
+    }
+
+    /// The position of the first name in `sorted` (byte order) after `cursor`.
+    static func firstIndex(in sorted: [String], after cursor: String) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if cursor.utf8.lexicographicallyPrecedes(sorted[mid].utf8) { high = mid } else { low = mid + 1 }
+        }
+        return low
+    }
+
+    /// Applies one change set: saved and deleted rows, then the names in every folder they touched
+    /// (and every folder's path when a folder changed).
+    private func apply(_ changes: ChangeSet, to w: IndexWriter) throws(SQLiteError) {
+        var listing = FolderListing(database: database)
+        var touched = Set<String?>()
+        var foldersChanged = false
+        var saved: [RecordID] = []
+        for metadata in changes.changed {
+            if metadata.recordType == Folder.recordType {
+                foldersChanged = true
+            } else if Self.rowTypes.contains(metadata.recordType) {
+                saved.append(metadata.recordID)
+                touched.insert(listing.shownFolder(of: metadata))
+                // The folder it was in: its other entries' names may change.
+                if let old = try w.folder(of: metadata.recordID.recordName) { touched.insert(old) }
+            }
+        }
+        for id in changes.deleted {
+            if let old = try w.folder(of: id.recordName) {
+                touched.insert(old)
+                try w.delete(id.recordName)
+            } else {
+                foldersChanged = true  // a folder (or a record never indexed): paths may change
+            }
+        }
+        for start in stride(from: 0, to: saved.count, by: Self.buildBatch) {
+            try save(Array(saved[start..<min(saved.count, start + Self.buildBatch)]), to: w, listing: &listing)
+        }
+        if foldersChanged {
+            try w.setFolderPaths(listing.folderPaths())
+            touched = Set(try w.allFolders())
+        }
+        for folder in touched {
+            let stored = try w.fileNames(inFolder: folder)
+            for item in listing.items(of: folder) where stored[item.recordName].map({ $0 != item.fileName }) ?? false {
+                try w.setFileName(item.recordName, item.fileName)
+            }
+        }
+        try w.setToken(changes.token)
+    }
+
+    /// Reads records and saves their rows (a record that is gone is deleted from the index).
+    func save(_ ids: [RecordID], to w: IndexWriter, listing: inout FolderListing) throws(SQLiteError) {
+        let records = database.records(for: ids)
+        for id in ids {
+            guard let metadata = database.metadata(for: id) else {
+                try w.delete(id.recordName)
+                continue
+            }
+            let folder = listing.shownFolder(of: metadata)
+            let fileName = listing.items(of: folder).first { $0.recordName == id.recordName }?.fileName ?? ""
+            switch records[id] {
+            case .success(let record):
+                try w.save(Self.document(record, folder: folder, fileName: fileName))
+            case .failure, nil:
+                try w.save(
+                    IndexedDocument(
+                        name: id.recordName, recordType: metadata.recordType, folder: folder, fileName: fileName, title: "", body: "",
+                        modificationDate: metadata.record.modificationDate, unreadable: true))
+            }
+        }
+    }
+
+    /// What the index keeps of a record: a note's title and text, an attachment's name.
+    static func document(_ record: Record, folder: String?, fileName: String) -> IndexedDocument {
+        let title: String
+        var body = ""
+        switch record.recordType {
+        case Note.recordType:
+            title = record["title"]?.stringValue ?? ""
+            body = record["text"]?.stringValue ?? ""
+        case Attachment.recordType:
+            title = record["name"]?.stringValue ?? ""
+        default:
+            title = ""
+        }
+        return IndexedDocument(
+            name: record.recordID.recordName, recordType: record.recordType, folder: folder, fileName: fileName, title: title, body: body,
+            modificationDate: record.modificationDate)
+    }
+
+    // MARK: Background
+
+    /// Catches up after every commit (coalesced, at most a few times a second) on a thread of its
+    /// own, until ``stopBackgroundIndexing()``. Failures are logged and retried at the next commit
+    /// or after a minute.
+    public func startBackgroundIndexing(log: @escaping @Sendable (String) -> Void) {
+        let wake = self.wake
+        let id = database.addObserver { _ in wake.signal() }
+        observerID.withLock { $0 = id }
+        let thread = Thread { [weak self] in
+            wake.signal()  // the first catch-up: whatever happened while nothing indexed
+            while wake.wait(timeout: 60) {
+                guard let self else { return }
+                do throws(SQLiteError) {
+                    try self.catchUp()
+                } catch {
+                    let message = "search index: \(error.message)"
+                    if self.lastFailure.withLock({ $0 }) != message { log(message) }
+                    self.lastFailure.withLock { $0 = message }
+                }
+                Thread.sleep(forTimeInterval: 0.2)  // coalesces a storm of commits into one batch
+            }
+        }
+        thread.name = "notesfs-index"
+        thread.start()
+    }
+
+    public func stopBackgroundIndexing() {
+        if let id = observerID.withLock({ $0 }) { database.removeObserver(id) }
+        observerID.withLock { $0 = nil }
+        wake.stop()
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with the reading connection (opened on first use; nil when there is no index).
+    func withReader<T>(_ body: (TextIndex) throws(SQLiteError) -> T) throws(SQLiteError) -> T? {
+        try reader.withLock { (index) throws(SQLiteError) -> T? in
+            if index == nil { index = try? TextIndex(databasePath: database.path, create: false) }
+            guard let current = index else { return nil }
+            do throws(SQLiteError) { return try body(current) } catch {
+                if error.isDamage {
+                    current.close()
+                    index = nil
+                }
+                throw error
+            }
+        }
+    }
+
+    public var failure: String? { lastFailure.withLock { $0 } }
+}
+
+/// A flag a thread waits on (``NotesSearchIndex``'s background indexer).
+private final class Wakeup: Sendable {
+    /// (pending, stopped), guarded by the condition's lock.
+    private let state = Mutex<(pending: Bool, stopped: Bool)>((false, false))
+    private let condition = NSCondition()
+
+    func signal() {
+        condition.lock()
+        state.withLock { $0.pending = true }
+        condition.signal()
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        state.withLock { $0.stopped = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for a signal or `timeout` seconds; false once stopped.
+    func wait(timeout: TimeInterval) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !state.withLock({ $0.pending || $0.stopped }) {
+            if !condition.wait(until: deadline) { break }
+        }
+        return state.withLock { s in
+            s.pending = false
+            return !s.stopped
+        }
+    }
+}
+
+extension SQLiteError {
+    var message: String { description }
+}
