@@ -1,0 +1,172 @@
+import Foundation
+import Index
+import Notes
+import RecordStore
+import Testing
+
+@Suite struct SearchIndexTests {
+    /// A random corpus with accents, other scripts, punctuation and case; every `CONTAINS` and
+    /// `CONTAINS[c]` query answered with the index's candidates returns exactly what a full scan
+    /// returns (the same database without the candidate source).
+    @Test(arguments: [1, 2, 3]) func narrowedQueriesEqualAScan(seed: UInt64) async throws {
+        let notes = try makeManager()
+        var random = SeededRandom(seed: seed)
+        let pieces = [
+            "milk", "Bread", "crème", "CRÈME", "creme", "e\u{301}te\u{301}", "été", "straße", "STRASSE", "İstanbul", "ﬁle", "file",
+            "naïve", "日本語", "テキスト", "😀", "c++", "don't", "a.b", "password", "sword", "word", "ΣΊΣΥΦΟΣ", "σίσυφος", "Kelvin \u{212A}",
+            "k", "--", "\"q\"", "\\", "%", "_", "ǅ", "ǆ",
+        ]
+        var texts: [String] = []
+        for i in 0..<150 {
+            let words = (0..<Int(random.next() % 12)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }
+            let separator = [" ", "", "\n", ", "][Int(random.next() % 4)]
+            let text = words.joined(separator: separator)
+            texts.append(text)
+            _ = try await notes.save(note: Note(title: "N\(i)", text: text))
+        }
+        let index = NotesSearchIndex(database: notes.database)
+        try index.catchUp()
+        // Some changes after the index caught up: they must be found through the store's tail.
+        _ = try await notes.save(note: Note(title: "late", text: "late password milk Crème"))
+        var needles = pieces + ["ilk", "assw", "rèm", "REM", "sse", "STR", "nb", "é", "ord", "d c", "o", "ssw", "x", "日本", "本語テ"]
+        for text in texts.prefix(30) where text.count > 4 {
+            let start = text.index(text.startIndex, offsetBy: Int(random.next() % UInt64(text.count - 3)))
+            needles.append(String(text[start...].prefix(1 + Int(random.next() % 6))))
+        }
+        for needle in needles {
+            for options in ["", "[c]"] {
+                let predicate = try Predicate(format: "text CONTAINS\(options) %@", .string(needle))
+                let query = Query(recordType: Note.recordType, predicate: predicate)
+                notes.database.setCandidateSource(index)
+                let narrowed = Set(notes.database.queryMetadata(query).map(\.recordID))
+                notes.database.setCandidateSource(nil)
+                let scanned = Set(notes.database.queryMetadata(query).map(\.recordID))
+                #expect(narrowed == scanned, "text CONTAINS\(options) \(needle.debugDescription)")
+            }
+        }
+        // An OR and an AND narrow too, and agree.
+        for format in ["text CONTAINS[c] 'milk' AND text CONTAINS 'Bread'", "text CONTAINS 'sword' OR text CONTAINS[c] 'ÉTÉ'"] {
+            let query = Query(recordType: Note.recordType, predicate: try Predicate(format: format))
+            notes.database.setCandidateSource(index)
+            let narrowed = Set(notes.database.queryMetadata(query).map(\.recordID))
+            notes.database.setCandidateSource(nil)
+            #expect(narrowed == Set(notes.database.queryMetadata(query).map(\.recordID)), "\(format)")
+        }
+    }
+
+    /// The candidate source really narrows: a needle in one note yields that note alone.
+    @Test func candidatesAreNarrow() async throws {
+        let notes = try makeManager()
+        for i in 0..<50 { _ = try await notes.save(note: Note(title: "t\(i)", text: "common words \(i)")) }
+        _ = try await notes.save(note: Note(title: "x", text: "a rare zebrafish"))
+        let index = NotesSearchIndex(database: notes.database)
+        try index.catchUp()
+        let answer = try #require(index.candidates(recordType: Note.recordType, substrings: [("text", Predicate.substringForm("ZEBRA"))]))
+        #expect(answer.names.first??.count == 1)
+        #expect(index.candidates(recordType: Folder.recordType, substrings: [("text", "zebra")]) == nil)
+    }
+
+    @Test func searchRanksFoldsAndSeesEveryCommit() async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        _ = try await notes.save(note: Note(title: "Groceries", text: "milk, bread and Crème fraîche", folder: work.recordID))
+        _ = try await notes.save(note: Note(title: "Bread recipes", text: "flour water salt"))
+        _ = try await notes.save(note: Note(title: "Other", text: "nothing to see"))
+        // Title matches rank above text matches.
+        #expect(try await notes.search("bread").map(\.title) == ["Bread recipes", "Groceries"])
+        #expect(try await notes.search("creme").map(\.title) == ["Groceries"])
+        #expect(try await notes.search("\"milk, bread\"").map(\.title) == ["Groceries"])
+        #expect(try await notes.search("fla* OR flo*").map(\.title) == ["Bread recipes"])
+        #expect(try await notes.search("bread NOT milk").map(\.title) == ["Bread recipes"])
+        // A save and a delete are seen by the next search at once.
+        var other = try #require(try await notes.fetchNotes(for: nil).first { $0.title == "Other" })
+        other.text = "now with bread"
+        _ = try await notes.save(note: other)
+        #expect(Set(try await notes.search("bread").map(\.title)) == ["Bread recipes", "Groceries", "Other"])
+        try await notes.delete(folder: work)
+        #expect(try await notes.search("milk").isEmpty)
+        await #expect(throws: NotesError.self) { try await notes.search("(unclosed") }
+    }
+
+    @Test func pathsFollowRenamesAndNameCollisions() async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        _ = try await notes.save(note: Note(title: "Plan", text: "alpha", folder: work.recordID))
+        let index = NotesSearchIndex(database: notes.database)
+        let query = try SearchQuery("alpha")
+        #expect(try index.search(query, limit: 10).hits.map(\.path) == ["Work/Plan.md"])
+        var renamed = try await notes.fetch(Folder.self, id: work.recordID)
+        renamed.name = "Job"
+        _ = try await notes.save(renamed)
+        #expect(try index.search(query, limit: 10).hits.map(\.path) == ["Job/Plan.md"])
+        // A second "Plan" created later takes a suffix; the first keeps its name.
+        let second = try await notes.save(note: Note(title: "Plan", text: "alpha beta", folder: work.recordID))
+        let paths = try index.search(query, limit: 10).hits.map(\.path)
+        #expect(paths.contains("Job/Plan.md"))
+        #expect(paths.contains { $0.hasPrefix("Job/Plan (") && $0.hasSuffix(").md") })
+        #expect(try index.search(query, folder: "Job", limit: 10).hits.count == 2)
+        #expect(try index.search(query, folder: "Jo", limit: 10).hits.isEmpty)
+        _ = try await notes.delete(second)
+        #expect(try index.search(query, limit: 10).hits.map(\.path) == ["Job/Plan.md"])
+    }
+
+    /// A garbage index file is detected and rebuilt; searches answer correctly.
+    @Test func aDamagedIndexIsRebuilt() async throws {
+        let notes = try makeManager()
+        _ = try await notes.save(note: Note(title: "One", text: "needle in a haystack"))
+        let index = NotesSearchIndex(database: notes.database)
+        try index.catchUp()
+        let file = TextIndex.path(forDatabaseAt: notes.database.path)
+        for damage in [Data(repeating: 0x41, count: 8192), Data()] {
+            for suffix in ["-wal", "-shm"] { unlink(file + suffix) }
+            try damage.write(to: URL(fileURLWithPath: file))
+            let fresh = NotesSearchIndex(database: notes.database)
+            let results = try fresh.search(try SearchQuery("needle"), limit: 10)
+            #expect(results.hits.map(\.path) == ["One.md"])
+            #expect(try TextIndex(databasePath: notes.database.path, create: false).documentCount() == 1)
+        }
+    }
+
+    /// A build interrupted between batches (as by kill -9) is continued, not restarted.
+    @Test func anInterruptedBuildContinues() async throws {
+        let notes = try makeManager()
+        let count = NotesSearchIndex.buildBatch * 2 + 10
+        var records: [Record] = []
+        for i in 0..<count { records.append(Note(title: "n\(i)", text: "word\(i) shared").record) }
+        _ = try notes.database.modify(saving: records)
+        let index = NotesSearchIndex(database: notes.database)
+        var seen: [Int] = []
+        try index.catchUp { done, _ in seen.append(done) }
+        #expect(seen.first == 0 && seen.last == count)
+        // Pretend a build stopped after its first batch: the next catch-up starts from the cursor.
+        let text = try TextIndex(databasePath: notes.database.path, create: false)
+        let names = try text.update { (w) throws(SQLiteError) -> [String] in
+            let sorted = try w.documentNames().sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for name in sorted.dropFirst(NotesSearchIndex.buildBatch) { try w.delete(name) }
+            try w.setMeta("building", notes.database.currentToken.stringValue)
+            try w.setMeta("cursor", sorted[NotesSearchIndex.buildBatch - 1])
+            try w.setToken(nil)
+            return sorted
+        }
+        var resumed: [Int] = []
+        try NotesSearchIndex(database: notes.database).catchUp { done, _ in resumed.append(done) }
+        #expect(resumed.first == NotesSearchIndex.buildBatch)
+        #expect(try text.documentCount() == names.count)
+        #expect(try text.token() == notes.database.currentToken)
+        #expect(try NotesSearchIndex(database: notes.database).search(try SearchQuery("shared"), limit: 0).hits.isEmpty)
+        #expect(try NotesSearchIndex(database: notes.database).search(try SearchQuery("shared"), limit: count).hits.count == count)
+    }
+}
+
+/// SplitMix64: a reproducible random sequence for a seed.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
