@@ -40,8 +40,14 @@ public final class TextIndex: @unchecked Sendable {
     ///   format (``SQLiteError/isDamage``: ``discard(databasePath:)`` it and build again), or
     ///   when it is absent and `create` is false (`SQLITE_CANTOPEN`).
     public convenience init(databasePath: String, create: Bool) throws(SQLiteError) {
-        if create { try Self.makeDirectory(databasePath + "/indexes") }
-        try self.init(file: Self.path(forDatabaseAt: databasePath), create: create)
+        let file = Self.path(forDatabaseAt: databasePath)
+        if create {
+            try Self.makeDirectory(databasePath + "/indexes")
+            // Owner only, as every file of a database: SQLite gives its -wal and -shm the same mode.
+            let fd = open(file, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if fd >= 0 { Glibc.close(fd) }
+        }
+        try self.init(file: file, create: create)
     }
 
     /// A private index in a temporary file SQLite removes at close: a scan's, when the database's

@@ -17,7 +17,9 @@ enum ChangesCommand {
         _ = try context.positionals(min: 0, max: 0)
         var token: ChangeToken?
         if let text = context.arguments.value("--since") {
-            guard let parsed = ChangeToken(stringValue: text) else { throw CLIError.usage("malformed token '\(text)'", command: context.command) }
+            guard let parsed = ChangeToken(stringValue: text) else {
+                throw CLIError.usage("malformed token '\(text)'", command: context.command)
+            }
             token = parsed
         }
         let database = try context.openDatabase()

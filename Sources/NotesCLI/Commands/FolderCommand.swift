@@ -41,7 +41,9 @@ enum FolderCommand {
         let folder = Folder(name: folderName, parent: parent?.recordID)
         let saved: Record
         do throws(RecordStoreError) {
-            guard let first = try database.modify(saving: [folder.record]).savedRecords.first else { throw RecordStoreError.unknownItem(folder.recordID) }
+            guard let first = try database.modify(saving: [folder.record]).savedRecords.first else {
+                throw RecordStoreError.unknownItem(folder.recordID)
+            }
             saved = first
         } catch {
             throw CLIError.store(error, subject: full)
@@ -109,8 +111,10 @@ enum FolderCommand {
         } else {
             context.output.lines(zip(removed, ShellQuoting.shownPaths(removed)).map { $0.1 + ($0.0.kind == .folder ? "/" : "") })
             let counts = [EntryNames.Kind.folder, .note, .attachment].map { kind in removed.filter { $0.kind == kind }.count }
-            let summary = [Formatting.count(counts[0], "folder"), Formatting.count(counts[1], "note"), Formatting.count(counts[2], "attachment")]
-                .joined(separator: ", ")
+            let summary = [
+                Formatting.count(counts[0], "folder"), Formatting.count(counts[1], "note"), Formatting.count(counts[2], "attachment"),
+            ]
+            .joined(separator: ", ")
             context.output.info((dryRun ? "would remove " : "removed ") + summary)
         }
     }

@@ -30,8 +30,13 @@ enum FsckCommand {
         var remaining = report.problems
         // Not repaired: the mount shows such records as empty files.
         let nodeProblems = NodeRecordCheck.problems(in: database, catalog: catalog)
+        // The derived full-text index: damage is a problem (--repair rebuilds it); being behind is not.
+        var indexProblems = SearchIndexCheck.problems(database)
         if repair {
             do { remaining = try database.check().problems } catch { throw CLIError.store(error, subject: database.path) }
+            if !indexProblems.isEmpty {
+                indexProblems = SearchIndexCheck.rebuild(database)
+            }
             try context.finish(database)
         }
         if context.output.json {
@@ -39,6 +44,7 @@ enum FsckCommand {
                 ("recordsChecked", .int(Int64(report.recordsChecked))),
                 ("problems", .array(zip(report.problems, lines).map { json($0.0, line: $0.1) })),
                 ("nodeRecordProblems", .array(nodeProblems.map(JSONValue.string))),
+                ("searchIndexProblems", .array(indexProblems.map(JSONValue.string))),
             ]
             if repair {
                 members.append(("movedAside", .array(report.movedAside.map(JSONValue.string))))
@@ -49,7 +55,7 @@ enum FsckCommand {
             }
             context.output.json(.object(members))
         } else {
-            var out = lines + nodeProblems
+            var out = lines + nodeProblems + indexProblems
             out += report.movedAside.map { "moved aside: \($0)" }
             out += report.droppedRecords.map { "dropped from the index: record \($0.recordName)" }
             out += report.repaired.map { "repaired: \($0)" }
@@ -57,13 +63,13 @@ enum FsckCommand {
             context.output.lines(out)
             context.output.info(
                 Formatting.count(report.recordsChecked, "record file") + " checked, "
-                    + Formatting.count(report.problems.count + nodeProblems.count, "problem") + " found"
+                    + Formatting.count(report.problems.count + nodeProblems.count + indexProblems.count, "problem") + " found"
                     + (repair ? ", \(remaining.count) remaining after repair" : ""))
         }
-        if !remaining.isEmpty || !nodeProblems.isEmpty {
+        if !remaining.isEmpty || !nodeProblems.isEmpty || !indexProblems.isEmpty {
             throw CLIError(
                 .damaged, database.path,
-                Formatting.count(remaining.count + nodeProblems.count, "problem")
+                Formatting.count(remaining.count + nodeProblems.count + indexProblems.count, "problem")
                     + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
         }
     }

@@ -39,7 +39,8 @@ enum ListCommand {
         let width = sizes.map(\.count).max() ?? 1
         context.output.lines(
             entries.indices.map { index in
-                String(repeating: " ", count: width - sizes[index].count) + sizes[index] + "  " + Formatting.short(entries[index].modificationDate) + "  "
+                String(repeating: " ", count: width - sizes[index].count) + sizes[index] + "  "
+                    + Formatting.short(entries[index].modificationDate) + "  "
                     + names[index] + symlinkSuffix(entries[index], database)
             })
     }

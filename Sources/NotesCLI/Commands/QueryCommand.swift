@@ -23,9 +23,14 @@ enum QueryCommand {
         let limit = try context.arguments.integer("--limit", command: context.command)
         let predicate = try parse(format)
         let sort = (context.arguments.value("--sort") ?? "").split(separator: ",").map { key in
-            key.hasPrefix("-") ? SortDescriptor(key: String(key.dropFirst()), ascending: false) : SortDescriptor(key: String(key.drop { $0 == "+" }))
+            key.hasPrefix("-")
+                ? SortDescriptor(key: String(key.dropFirst()), ascending: false) : SortDescriptor(key: String(key.drop { $0 == "+" }))
         }
         let database = try context.openDatabase()
+        // `text CONTAINS` tests only the notes the full-text index names (and what changed since it).
+        let index = NotesSearchIndex(database: database)
+        database.setCandidateSource(index)
+        defer { database.setCandidateSource(nil) }
         let query = Query(recordType: context.arguments.value("--type") ?? Note.recordType, predicate: predicate, sortDescriptors: sort)
         var records: [Record] = []
         do {
@@ -44,7 +49,8 @@ enum QueryCommand {
         if context.output.json {
             context.output.json(.array(zip(records, paths).map { Formatting.json($0.0, path: $0.1) }))
         } else {
-            context.output.lines(zip(records, paths).map { $0.0.recordID.recordName + "\t" + ($0.1.map(ShellQuoting.shown) ?? $0.0.recordType) })
+            context.output.lines(
+                zip(records, paths).map { $0.0.recordID.recordName + "\t" + ($0.1.map(ShellQuoting.shown) ?? $0.0.recordType) })
         }
     }
 
@@ -54,7 +60,8 @@ enum QueryCommand {
     static func parse(_ format: String) throws(CLIError) -> RecordStore.Predicate {
         do { return try RecordStore.Predicate(format: format) } catch {
             guard case .predicateSyntax(let message, let position) = error else { throw CLIError.store(error, subject: "query") }
-            throw CLIError(.usage, "query", "syntax error at column \(position): \(message)", details: caret(under: format, column: position))
+            throw CLIError(
+                .usage, "query", "syntax error at column \(position): \(message)", details: caret(under: format, column: position))
         }
     }
 

@@ -1,0 +1,35 @@
+import Foundation
+import Index
+import Notes
+import RecordStore
+
+/// What `fsck` says of the full-text index (`<db>/indexes/text.sqlite`), and its repair.
+enum SearchIndexCheck {
+    /// Problems of the index file: not an index, damaged pages or FTS5 structures. None when it
+    /// is sound or absent (it is built on first use).
+    static func problems(_ database: RecordDatabase) -> [String] {
+        let path = TextIndex.path(forDatabaseAt: database.path)
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        do {
+            let index = try TextIndex(databasePath: database.path, create: false)
+            defer { index.close() }
+            if let damage = index.damage() {
+                return ["search index \(path) is damaged (\(damage)); 'fsck --repair' or 'reindex' rebuilds it"]
+            }
+            return []
+        } catch {
+            return ["search index \(path) cannot be read (\(error.description)); 'fsck --repair' or 'reindex' rebuilds it"]
+        }
+    }
+
+    /// Discards the index and builds it again; the problems left (none when it worked).
+    static func rebuild(_ database: RecordDatabase) -> [String] {
+        TextIndex.discard(databasePath: database.path)
+        do throws(SQLiteError) {
+            try NotesSearchIndex(database: database).catchUp()
+            return []
+        } catch {
+            return ["search index could not be rebuilt: \(error.description)"]
+        }
+    }
+}
