@@ -26,7 +26,7 @@ import Synchronization
 ///    that moves a scratch or pending file's bytes into a record, unlink of a file still open, and
 ///    an outside change refreshing a clean open buffer.
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
-///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`.
+///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`.
 ///
 /// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
 /// alone, holding none of these locks (`NotesFileSystem+PageCache.swift`).
@@ -55,6 +55,9 @@ public final class NotesFileSystem: FileSystem {
         /// ``FileTimes``), so a read-only open of a note no one opened since the mount can hand
         /// the kernel its bytes at once (``storePagesForOpen(_:)``).
         public var noAccessTime = false
+        /// The search behind `.search/QUERY` (``NoteSearching``), made once the database is open;
+        /// by default ``StoreSearch`` over the store's records.
+        public var search: @Sendable (RecordDatabase) -> any NoteSearching = { StoreSearch(database: $0) }
 
         public init(synchronous: Bool = false, noAccessTime: Bool = false) {
             self.synchronous = synchronous
@@ -77,6 +80,11 @@ public final class NotesFileSystem: FileSystem {
     let notifierBox = Mutex<Notifier?>(nil)
     let running = Atomic<Bool>(false)
     let mountTime = FileTime.now
+    /// The read-only trees at the root (`NotesFileSystem+Virtual.swift`); a tree's number in
+    /// ``VirtualNodeTable`` is its index here.
+    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults()]
+    /// The search `.search` asks (``Options/search``), set with the database; a leaf lock.
+    let searchBox = Mutex<(any NoteSearching)?>(nil)
 
     /// A filesystem over an open database (tests, in-process mounts).
     public init(database: RecordDatabase, options: Options = Options()) {
@@ -117,6 +125,7 @@ public final class NotesFileSystem: FileSystem {
     public var implementsReaddirplus: Bool { true }
 
     private func observe(_ database: RecordDatabase) {
+        searchBox.withLock { $0 = options.search(database) }
         database.addObserver { [weak self] change in
             guard let self else { return }
             pendingChanges.withLock { $0.append(change) }
@@ -223,6 +232,9 @@ struct FileSystemState: ~Copyable {
     var storing: [Inode: Int] = [:]
     /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).
     var queuedStoreBytes = 0
+    /// The virtual trees' directories and links (`.recent`, `.search`): inodes, lookup counts and
+    /// what each directory's tree last answered.
+    var virtualNodes = VirtualNodeTable()
     /// Files whose save failed at their last close (a full disk, an I/O error): their buffers
     /// are saved again by ``NotesFileSystem/retryFailedSaves()``.
     var failedSaves: Set<Inode> = []
