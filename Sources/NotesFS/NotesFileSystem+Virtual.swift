@@ -16,9 +16,9 @@ import RecordStore
 /// - **Fresh.** Entries and attributes of virtual nodes are given to the kernel with timeout 0:
 ///   it asks again at every path walk and `stat`, and it never caches a readdir, so a listing,
 ///   a lookup or a `readlink` always answers from the store as it is now. What a directory holds
-///   is asked of its tree outside the state lock and cached until the store's change token moves;
-///   the names and targets of its links are made from the live listings at every request (a
-///   rename shows at once). Opening a virtual directory first catches up with other processes'
+///   is asked of its tree outside the state lock and cached until the next store change is applied;
+///   the names and targets of its links are made from the listings, again after every change
+///   applied to them (a rename shows at once). Opening a virtual directory first catches up with other processes'
 ///   commits (`refresh`), so a change made by the CLI shows in the next `ls`.
 /// - **Inodes** are numbered by ``VirtualNodeTable`` (2^56 up) with the kernel's lookup counts.
 extension NotesFileSystem {
@@ -75,16 +75,22 @@ extension NotesFileSystem {
     /// - Throws: `ENOENT` when it is not a known virtual directory (`ENOTDIR` for a link); the
     ///   tree's error, mapped.
     func virtualItems(_ directory: Inode) throws(Errno) -> [VirtualItem] {
-        let token = database.currentToken
         let known = try locked { (state) throws -> KnownDirectory in
             guard let node = state.virtualNodes.nodes[directory] else { throw Errno.noEntry }
             guard case .directory(let tree, let path) = node.kind else { throw Errno.notDirectory }
-            let cached = state.virtualNodes.listings[directory].flatMap { $0.token == token ? $0.entries : nil }
-            return KnownDirectory(tree: tree, path: path, cached: cached)
+            let key = VirtualNodeTable.CacheKey(
+                appliedChanges: state.appliedChanges, hidden: state.detached.values.reduce(0) { $0 + $1.count })
+            var known = KnownDirectory(tree: tree, path: path, key: key)
+            if let cached = state.virtualNodes.listings[directory], cached.key.appliedChanges == key.appliedChanges {
+                known.entries = cached.entries
+                if cached.key == key { known.items = cached.items }
+            }
+            return known
         }
-        let (tree, path, cached) = (known.tree, known.path, known.cached)
-        var entries = cached ?? []
-        if cached == nil {
+        if let items = known.items { return items }
+        var entries = known.entries ?? []
+        if known.entries == nil {
+            let (tree, path) = (known.tree, known.path)
             guard let search = searchBox.withLock({ $0 }) else { throw Errno.io }
             do {
                 entries = try virtualTrees[tree].entries(in: path, VirtualContext(database: database, search: search))
@@ -94,9 +100,10 @@ extension NotesFileSystem {
             }
         }
         return try locked { state in
-            // Cached under the token read before asking: a change since makes it ask again.
-            if cached == nil { state.virtualNodes.setListing(of: directory, token: token, entries: entries) }
-            return named(entries, tree: tree, path: path, &state)
+            let items = named(entries, tree: known.tree, path: known.path, &state)
+            // Kept under the key read before asking: a change applied since makes it ask again.
+            state.virtualNodes.setListing(of: directory, VirtualNodeTable.CachedListing(key: known.key, entries: entries, items: items))
+            return items
         }
     }
 
@@ -104,7 +111,11 @@ extension NotesFileSystem {
     private struct KnownDirectory: Sendable {
         var tree: Int
         var path: [String]
-        var cached: [VirtualEntry]?
+        var key: VirtualNodeTable.CacheKey
+        /// The tree's answer, if the store changed nothing since.
+        var entries: [VirtualEntry]?
+        /// The answer as named, if the listings changed nothing since either.
+        var items: [VirtualItem]?
     }
 
     /// `entries` as the mount shows them (``VirtualLinkNames``); records it does not show, and

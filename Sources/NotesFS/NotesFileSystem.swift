@@ -235,6 +235,9 @@ struct FileSystemState: ~Copyable {
     /// The virtual trees' directories and links (`.recent`, `.search`): inodes, lookup counts and
     /// what each directory's tree last answered.
     var virtualNodes = VirtualNodeTable()
+    /// How many store changes ``NotesFileSystem/applyPendingChanges(_:)`` applied: what the
+    /// virtual directories' caches are keyed by.
+    var appliedChanges: UInt64 = 0
     /// Files whose save failed at their last close (a full disk, an I/O error): their buffers
     /// are saved again by ``NotesFileSystem/retryFailedSaves()``.
     var failedSaves: Set<Inode> = []

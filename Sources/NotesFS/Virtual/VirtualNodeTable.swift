@@ -1,5 +1,4 @@
 import FUSE
-import RecordStore
 
 /// The inodes of the virtual trees' directories and links, with the kernel's lookup counts.
 ///
@@ -36,9 +35,25 @@ struct VirtualNodeTable {
     }
 
     private(set) var nodes: [Inode: Node] = [:]
-    /// What each directory's tree answered, and at which store change token (the answer holds
-    /// until the token moves); dropped with the directory.
-    private(set) var listings: [Inode: (token: ChangeToken, entries: [VirtualEntry])] = [:]
+    /// What a cached listing was made from.
+    struct CacheKey: Equatable {
+        /// ``FileSystemState/appliedChanges``: the store changes the listings had taken in.
+        var appliedChanges: UInt64
+        /// How many records editors' renames hid (``FileSystemState/detached``): their names
+        /// come and go without a store change.
+        var hidden: Int
+    }
+
+    /// A virtual directory's tree's answer and its entries as named.
+    struct CachedListing {
+        var key: CacheKey
+        var entries: [VirtualEntry]
+        var items: [NotesFileSystem.VirtualItem]
+    }
+
+    /// What each directory held when last asked (the tree's answer holds until the next store
+    /// change is applied); dropped with the directory.
+    private(set) var listings: [Inode: CachedListing] = [:]
     private var byName: [Key: Inode] = [:]
     /// The nodes below each directory that has any.
     private var children: [Inode: Set<Inode>] = [:]
@@ -60,10 +75,10 @@ struct VirtualNodeTable {
         return inode
     }
 
-    /// Keeps what directory `inode`'s tree answered at `token` (nothing when it was freed meanwhile).
-    mutating func setListing(of inode: Inode, token: ChangeToken, entries: [VirtualEntry]) {
+    /// Keeps what directory `inode` holds (nothing when it was freed meanwhile).
+    mutating func setListing(of inode: Inode, _ listing: CachedListing) {
         guard nodes[inode] != nil else { return }
-        listings[inode] = (token, entries)
+        listings[inode] = listing
     }
 
     /// One more lookup reference the kernel holds (an entry reply reached it).
