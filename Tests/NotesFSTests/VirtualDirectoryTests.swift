@@ -130,6 +130,28 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
         }
     }
 
+    @Test func vimThroughALinkEditsTheRealNote() throws {
+        try withNotesMount(seed: { db in
+            let work = try saveFolder(db, name: "Work")
+            try saveNote(db, "Plan", "the plan\n", in: work.recordID)
+        }) { m in
+            let name = try #require(recordName(m.path("Work/Plan.md")))
+            let home = makeTemporaryDirectory("notesfsvimhome")
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            for (link, line) in [(".search/plan/Plan.md", "from search"), (".recent/Plan.md", "from recent")] {
+                let result = try sh(
+                    "vim -u DEFAULTS -i NONE -es -c 'normal Go\(line)' -c wq \(quoted(link))", in: m.root,
+                    environment: ["HOME": home, "TERM": "dumb"])
+                #expect(result.status == 0, "\(result)")
+                #expect(lstatOf(m.path(link)).map { $0.st_mode & S_IFMT } == S_IFLNK, "the link is still a link")
+            }
+            #expect(readFile(m.path("Work/Plan.md")) == "the plan\nfrom search\nfrom recent\n")
+            #expect(recordName(m.path("Work/Plan.md")) == name, "the same note, edited")
+            #expect(fileRecordCount(m.database) == 1)
+            #expect(listing(m.path("Work")) == ["Plan.md"], "no swap or backup file left")
+        }
+    }
+
     @Test func queriesWithSpacesUnicodeAndDiacritics() throws {
         try withNotesMount(seed: { db in
             try saveNote(db, "Crème brûlée", "Zucker und Sahne")
