@@ -14,12 +14,15 @@ import RecordStore
 ///   tree's own name at the root is `EROFS` (``VirtualTreeError/readOnly``, mapped by
 ///   ``ErrnoMapping``). Directories are `r-x`, owned like the root; links `rwx`.
 /// - **Fresh.** Entries and attributes of virtual nodes are given to the kernel with timeout 0:
-///   it asks again at every path walk and `stat`, and it never caches a readdir, so a listing,
-///   a lookup or a `readlink` always answers from the store as it is now. What a directory holds
-///   is asked of its tree outside the state lock and cached until the next store change is applied;
-///   the names and targets of its links are made from the listings, again after every change
-///   applied to them (a rename shows at once). Opening a virtual directory first catches up with other processes'
-///   commits (`refresh`), so a change made by the CLI shows in the next `ls`.
+///   it asks again at every path walk and `stat`, and it never caches a readdir, so a listing, a
+///   lookup or a `readlink` answers from the mount's view of the store as it is now (the change
+///   is the kernel-side invalidation: nothing virtual is ever cached there). What a directory
+///   holds is asked of its tree outside the state lock and kept, with its links' names and
+///   targets, until the next store change is applied to the listings or an editor's rename hides
+///   a record (``VirtualNodeTable/CacheKey``): a save, rename or delete made here shows at once.
+///   Opening a virtual directory first catches up with other processes' commits (`refresh`), so
+///   a change made by the CLI shows in the next `ls` (and in lookups within the second the
+///   store's watcher takes).
 /// - **Inodes** are numbered by ``VirtualNodeTable`` (2^56 up) with the kernel's lookup counts.
 extension NotesFileSystem {
     /// One entry of a virtual directory as the mount shows it.

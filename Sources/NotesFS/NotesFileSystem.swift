@@ -7,7 +7,8 @@ import Synchronization
 /// The notes filesystem: folders as directories, notes as `Title.md`, other files as attachments.
 ///
 /// Inode numbers are record identities (stable for a record's life, across renames, saves and
-/// remounts); the root is inode 1; scratch files get numbers from 2^48 up. Store changes (this
+/// remounts); the root is inode 1; scratch files get numbers from 2^48 up, the nodes of the
+/// virtual `.recent` and `.search` trees from 2^56 up (``VirtualNodeTable``). Store changes (this
 /// mount's own and other processes') arrive through a store observer, are applied to the directory
 /// listings at the start of the next operation, and the kernel is told about changed names and
 /// contents from a separate thread.
