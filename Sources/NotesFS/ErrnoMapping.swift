@@ -8,6 +8,10 @@ enum ErrnoMapping {
     static func errno(for error: any Error) -> Errno {
         switch error {
         case let errno as Errno: return errno
+        case let virtual as VirtualTreeError:
+            switch virtual {
+            case .readOnly: return .readOnly
+            }
         case let notes as NotesError:
             switch notes {
             case .store(let store): return errno(for: store)

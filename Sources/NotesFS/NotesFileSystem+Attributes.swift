@@ -160,6 +160,7 @@ extension NotesFileSystem {
 
     public func lookup(_ context: RequestContext, parent: Inode, name: FileName) throws(Errno) -> Entry {
         let string = try validName(name)
+        if let entry = try lookupVirtual(parent: parent, name: string) { return entry }
         return try locked { (state) throws(Errno) in
             let inode = try child(parent, string, &state)
             return try entry(inode, state)
@@ -167,15 +168,18 @@ extension NotesFileSystem {
     }
 
     public func forget(_ inode: Inode, lookups: UInt64) {
+        if forgetVirtual(inode, lookups: lookups) { return }
         // Inodes are record identities, derived from the store: only a rename alias to free.
         _ = state.withLock { $0.aliases.removeValue(forKey: inode) }
     }
 
     public func getattr(_ context: RequestContext, inode: Inode, handle: UInt64?) throws(Errno) -> AttributesReply {
-        try locked { (state) throws(Errno) in AttributesReply(try attributes(inode, state), timeout: options.cacheTimeout) }
+        if let reply = try virtualAttributes(inode) { return reply }
+        return try locked { (state) throws(Errno) in AttributesReply(try attributes(inode, state), timeout: options.cacheTimeout) }
     }
 
     public func setattr(_ context: RequestContext, inode: Inode, changes: SetAttributes) throws(Errno) -> AttributesReply {
+        try refuseVirtualChange(of: inode)
         if let size = changes.size { try truncate(inode, to: size) }
         return try locked { (state) throws in
             let node = try self.node(inode, state)

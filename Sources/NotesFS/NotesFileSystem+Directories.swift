@@ -7,6 +7,7 @@ import RecordStore
 extension NotesFileSystem {
     public func mkdir(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t) throws(Errno) -> Entry {
         let string = try validName(name)
+        try refuseVirtualChange(in: parent)
         return try locked { (state) throws in
             let parentFolder = try folderReference(parent, state)
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
@@ -19,6 +20,7 @@ extension NotesFileSystem {
     /// Deletes an empty folder; `ENOTEMPTY` otherwise (cascading deletion is the store's, not rmdir's).
     public func rmdir(_ context: RequestContext, parent: Inode, name: FileName) throws(Errno) {
         let string = try validName(name)
+        try refuseVirtualChange(in: parent, name: name)
         try locked { (state) throws in
             let inode = try child(parent, string, &state)
             if inode == Self.recoveredInode { throw Errno.readOnly }
@@ -30,7 +32,8 @@ extension NotesFileSystem {
     }
 
     public func opendir(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
-        try locked { (state) throws in
+        if let opened = try opendirVirtual(inode) { return opened }
+        return try locked { (state) throws in
             let listing = try listing(inode, &state)
             let parent = inode == Self.rootInode ? inode : (state.parentOf[inode] ?? Self.rootInode)
             var entries = [
@@ -67,6 +70,10 @@ extension NotesFileSystem {
 
     public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno)
     {
+        let virtual = try readdirVirtual(inode, handle: handle, offset: offset, plus: false) { name, entry, next in
+            buffer.add(name, inode: entry.inode, mode: entry.attributes.mode, nextOffset: next)
+        }
+        if virtual { return }
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
             // Offsets are indices into the snapshot; skipped entries still count. The directory
@@ -85,6 +92,10 @@ extension NotesFileSystem {
     public func readdirplus(
         _ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryPlusBuffer
     ) throws(Errno) {
+        let virtual = try readdirVirtual(inode, handle: handle, offset: offset, plus: true) { name, entry, next in
+            buffer.add(name, entry: entry, nextOffset: next)
+        }
+        if virtual { return }
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
             let current = try? listing(inode, &state)

@@ -332,6 +332,7 @@ extension NotesFileSystem {
         Entry, Opened
     ) {
         let string = try validName(name)
+        try refuseVirtualChange(in: parent)
         return try locked { (state) throws in
             let inode = try createFile(context, parent: parent, name: string, mode: mode, &state)
             let open = try openFile(inode, &state)
@@ -345,6 +346,7 @@ extension NotesFileSystem {
 
     public func mknod(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, rdev: UInt64) throws(Errno) -> Entry {
         let string = try validName(name)
+        try refuseVirtualChange(in: parent)
         if let type = Self.specialFileType(mode) {
             return try makeSpecialFile(context, parent: parent, name: string, type: type, mode: mode, rdev: rdev)
         }
@@ -359,6 +361,7 @@ extension NotesFileSystem {
 
     public func open(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
         let writable = flags & O_ACCMODE != O_RDONLY
+        if writable { try refuseVirtualChange(of: inode) }
         // Load a stored file's bytes outside the state lock (an asset may be large).
         if writable, flags & O_TRUNC == 0 { _ = try openFileLoading(inode) }
         // With noatime, a note no one opened since the mount: its bytes go to the kernel's pages
@@ -584,6 +587,7 @@ extension NotesFileSystem {
 
     public func unlink(_ context: RequestContext, parent: Inode, name: FileName) throws(Errno) {
         let string = try validName(name)
+        try refuseVirtualChange(in: parent, name: name)
         // A file still open keeps its bytes after the unlink: load them now, outside the state lock.
         let openElsewhere: Inode? = try locked { state in
             guard let inode = try? child(parent, string, &state), state.openFiles[inode] == nil,

@@ -72,7 +72,8 @@ extension NotesFileSystem {
     }
 
     public func readlink(_ context: RequestContext, inode: Inode) throws(Errno) -> [UInt8] {
-        try locked { (state) throws(Errno) in
+        if let target = try readVirtualLink(inode) { return target }
+        return try locked { (state) throws(Errno) in
             switch try node(inode, state) {
             case .symlink(let m): return symlinkTarget(m)
             case .scratch(let file):
@@ -85,6 +86,7 @@ extension NotesFileSystem {
 
     public func symlink(_ context: RequestContext, target: [UInt8], parent: Inode, name: FileName) throws(Errno) -> Entry {
         let string = try validName(name)
+        try refuseVirtualChange(in: parent)
         guard !target.isEmpty, target.count < Int(PATH_MAX) else { throw target.isEmpty ? .noEntry : .nameTooLong }
         return try locked { (state) throws in
             let folder = try folderReference(parent, state)
@@ -290,6 +292,8 @@ extension NotesFileSystem {
     /// `EPERM`.
     public func link(_ context: RequestContext, inode: Inode, newParent: Inode, newName: FileName) throws(Errno) -> Entry {
         let string = try validName(newName)
+        try refuseVirtualChange(of: inode)
+        try refuseVirtualChange(in: newParent)
         return try locked { (state) throws in
             let folder = try folderReference(newParent, state)
             if try listing(newParent, &state).names[string] != nil { throw Errno.exists }

@@ -23,6 +23,8 @@ extension NotesFileSystem {
         if flags.contains(.exchange) || flags.contains(.whiteout) { throw .invalidArgument }
         let source = try validName(name)
         let target = try validName(newName)
+        try refuseVirtualChange(in: parent, name: name)
+        try refuseVirtualChange(in: newParent, name: newName)
         try locked { (state) throws in
             let inode = try listedChild(parent, source, &state)
             if inode == Self.recoveredInode { throw Errno.readOnly }

@@ -53,6 +53,7 @@ extension NotesFileSystem {
             return pending
         }
         guard !changes.isEmpty else { return }
+        state.appliedChanges &+= UInt64(changes.count)
         var out: [Invalidation] = []
         for change in changes {
             var movedIdentities = Set<Inode>()

@@ -15,7 +15,8 @@ extension NotesFileSystem {
     static let xattrNames = ["user.notesfs.recordName", "user.notesfs.changeTag", "user.notesfs.creationDate"]
 
     public func listxattr(_ context: RequestContext, inode: Inode) throws(Errno) -> [FileName] {
-        try locked { (state) throws in
+        if isVirtualNode(inode) { return [] }
+        return try locked { (state) throws in
             guard try node(inode, state).metadata != nil else { return [] }
             return Self.xattrNames.map { FileName($0) }
         }
@@ -27,6 +28,7 @@ extension NotesFileSystem {
         guard let string = name.string, Self.xattrNames.contains(string) else {
             throw Self.isSupportedNamespace(name) ? Errno.noAttribute : Errno.notSupported
         }
+        if isVirtualNode(inode) { throw Errno.noAttribute }
         return try locked { (state) throws in
             guard let metadata = try node(inode, state).metadata else { throw Errno.noAttribute }
             switch name.string {
@@ -45,11 +47,13 @@ extension NotesFileSystem {
     }
 
     public func setxattr(_ context: RequestContext, inode: Inode, name: FileName, value: [UInt8], flags: XattrFlags) throws(Errno) {
+        try refuseVirtualChange(of: inode)
         if let string = name.string, Self.xattrNames.contains(string) { throw .permissionDenied }
         throw .notSupported
     }
 
     public func removexattr(_ context: RequestContext, inode: Inode, name: FileName) throws(Errno) {
+        try refuseVirtualChange(of: inode)
         if let string = name.string, Self.xattrNames.contains(string) { throw .permissionDenied }
         throw Self.isSupportedNamespace(name) ? Errno.noAttribute : Errno.notSupported
     }

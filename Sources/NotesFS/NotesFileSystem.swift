@@ -7,7 +7,8 @@ import Synchronization
 /// The notes filesystem: folders as directories, notes as `Title.md`, other files as attachments.
 ///
 /// Inode numbers are record identities (stable for a record's life, across renames, saves and
-/// remounts); the root is inode 1; scratch files get numbers from 2^48 up. Store changes (this
+/// remounts); the root is inode 1; scratch files get numbers from 2^48 up, the nodes of the
+/// virtual `.recent` and `.search` trees from 2^56 up (``VirtualNodeTable``). Store changes (this
 /// mount's own and other processes') arrive through a store observer, are applied to the directory
 /// listings at the start of the next operation, and the kernel is told about changed names and
 /// contents from a separate thread.
@@ -26,7 +27,7 @@ import Synchronization
 ///    that moves a scratch or pending file's bytes into a record, unlink of a file still open, and
 ///    an outside change refreshing a clean open buffer.
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
-///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`.
+///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`.
 ///
 /// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
 /// alone, holding none of these locks (`NotesFileSystem+PageCache.swift`).
@@ -55,6 +56,9 @@ public final class NotesFileSystem: FileSystem {
         /// ``FileTimes``), so a read-only open of a note no one opened since the mount can hand
         /// the kernel its bytes at once (``storePagesForOpen(_:)``).
         public var noAccessTime = false
+        /// The search behind `.search/QUERY` (``NoteSearching``), made once the database is open;
+        /// by default ``StoreSearch`` over the store's records.
+        public var search: @Sendable (RecordDatabase) -> any NoteSearching = { StoreSearch(database: $0) }
 
         public init(synchronous: Bool = false, noAccessTime: Bool = false) {
             self.synchronous = synchronous
@@ -77,6 +81,11 @@ public final class NotesFileSystem: FileSystem {
     let notifierBox = Mutex<Notifier?>(nil)
     let running = Atomic<Bool>(false)
     let mountTime = FileTime.now
+    /// The read-only trees at the root (`NotesFileSystem+Virtual.swift`); a tree's number in
+    /// ``VirtualNodeTable`` is its index here.
+    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults()]
+    /// The search `.search` asks (``Options/search``), set with the database; a leaf lock.
+    let searchBox = Mutex<(any NoteSearching)?>(nil)
 
     /// A filesystem over an open database (tests, in-process mounts).
     public init(database: RecordDatabase, options: Options = Options()) {
@@ -117,6 +126,7 @@ public final class NotesFileSystem: FileSystem {
     public var implementsReaddirplus: Bool { true }
 
     private func observe(_ database: RecordDatabase) {
+        searchBox.withLock { $0 = options.search(database) }
         database.addObserver { [weak self] change in
             guard let self else { return }
             pendingChanges.withLock { $0.append(change) }
@@ -223,6 +233,12 @@ struct FileSystemState: ~Copyable {
     var storing: [Inode: Int] = [:]
     /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).
     var queuedStoreBytes = 0
+    /// The virtual trees' directories and links (`.recent`, `.search`): inodes, lookup counts and
+    /// what each directory's tree last answered.
+    var virtualNodes = VirtualNodeTable()
+    /// How many store changes ``NotesFileSystem/applyPendingChanges(_:)`` applied: what the
+    /// virtual directories' caches are keyed by.
+    var appliedChanges: UInt64 = 0
     /// Files whose save failed at their last close (a full disk, an I/O error): their buffers
     /// are saved again by ``NotesFileSystem/retryFailedSaves()``.
     var failedSaves: Set<Inode> = []

@@ -1,0 +1,323 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// The virtual trees at the root (``VirtualTree``: `.recent`, `.search`), served here for every
+/// tree alike.
+///
+/// - **Names at the root.** A tree's name is found by lookup and never listed by the root's
+///   readdir. A real folder or file of that name at the root (made by the CLI, or another machine)
+///   takes the name: the tree is then not reachable until it goes.
+/// - **Read-only.** Every change in a tree (create, mkdir, mknod, symlink, link, unlink, rmdir,
+///   rename into, out of or within it, setattr, a writable open, setxattr, removexattr) and to a
+///   tree's own name at the root is `EROFS` (``VirtualTreeError/readOnly``, mapped by
+///   ``ErrnoMapping``). Directories are `r-x`, owned like the root; links `rwx`.
+/// - **Fresh.** Entries and attributes of virtual nodes are given to the kernel with timeout 0:
+///   it asks again at every path walk and `stat`, and it never caches a readdir, so a listing, a
+///   lookup or a `readlink` answers from the mount's view of the store as it is now (the change
+///   is the kernel-side invalidation: nothing virtual is ever cached there). What a directory
+///   holds is asked of its tree outside the state lock and kept, with its links' names and
+///   targets, until the next store change is applied to the listings or an editor's rename hides
+///   a record (``VirtualNodeTable/CacheKey``): a save, rename or delete made here shows at once.
+///   Opening a virtual directory first catches up with other processes' commits (`refresh`), so
+///   a change made by the CLI shows in the next `ls` (and in lookups within the second the
+///   store's watcher takes).
+/// - **Inodes** are numbered by ``VirtualNodeTable`` (2^56 up) with the kernel's lookup counts.
+extension NotesFileSystem {
+    /// One entry of a virtual directory as the mount shows it.
+    struct VirtualItem: Sendable {
+        enum Kind: Sendable {
+            case directory(path: [String])
+            case link(target: [UInt8], metadata: RecordMetadata)
+        }
+        var name: String
+        var kind: Kind
+
+        /// Its kind in ``VirtualNodeTable`` (in tree number `tree`).
+        func nodeKind(_ tree: Int) -> VirtualNodeTable.Node.Kind {
+            switch kind {
+            case .directory(let path): .directory(tree: tree, path: path)
+            case .link: .link
+            }
+        }
+    }
+
+    /// The tree whose name is `name` at the root, unless a real entry takes the name.
+    private func rootTree(named name: String, _ state: inout FileSystemState) -> Int? {
+        guard let tree = virtualTrees.firstIndex(where: { $0.name == name }) else { return nil }
+        if (try? listing(Self.rootInode, &state).names[name]) != nil { return nil }
+        return tree
+    }
+
+    /// Whether `inode` is a node of a virtual tree (the range test spares the lock for others).
+    func isVirtualNode(_ inode: Inode) -> Bool {
+        VirtualNodeTable.isVirtual(inode) && state.withLock { $0.virtualNodes.nodes[inode] != nil }
+    }
+
+    // MARK: Refusing changes
+
+    /// Throws `EROFS` (through ``ErrnoMapping``) when `parent` is a virtual directory, or when
+    /// `name` in the root is a virtual tree's name that no real entry takes.
+    func refuseVirtualChange(in parent: Inode, name: FileName? = nil) throws(Errno) {
+        if isVirtualNode(parent) { throw ErrnoMapping.errno(for: VirtualTreeError.readOnly) }
+        guard parent == Self.rootInode, let name = name?.string, virtualTrees.contains(where: { $0.name == name }) else { return }
+        if try locked({ state in rootTree(named: name, &state) != nil }) {
+            throw ErrnoMapping.errno(for: VirtualTreeError.readOnly)
+        }
+    }
+
+    /// Throws `EROFS` (through ``ErrnoMapping``) when `inode` is a virtual node.
+    func refuseVirtualChange(of inode: Inode) throws(Errno) {
+        if isVirtualNode(inode) { throw ErrnoMapping.errno(for: VirtualTreeError.readOnly) }
+    }
+
+    // MARK: What a directory holds
+
+    /// The entries of virtual directory `directory`, named, with their targets.
+    /// - Throws: `ENOENT` when it is not a known virtual directory (`ENOTDIR` for a link); the
+    ///   tree's error, mapped.
+    func virtualItems(_ directory: Inode) throws(Errno) -> [VirtualItem] {
+        let known = try locked { (state) throws -> KnownDirectory in
+            guard let node = state.virtualNodes.nodes[directory] else { throw Errno.noEntry }
+            guard case .directory(let tree, let path) = node.kind else { throw Errno.notDirectory }
+            let key = VirtualNodeTable.CacheKey(
+                appliedChanges: state.appliedChanges, hidden: state.detached.values.reduce(0) { $0 + $1.count })
+            var known = KnownDirectory(tree: tree, path: path, key: key)
+            if let cached = state.virtualNodes.listings[directory], cached.key.appliedChanges == key.appliedChanges {
+                known.entries = cached.entries
+                if cached.key == key { known.items = cached.items }
+            }
+            return known
+        }
+        if let items = known.items { return items }
+        var entries = known.entries ?? []
+        if known.entries == nil {
+            let (tree, path) = (known.tree, known.path)
+            guard let search = searchBox.withLock({ $0 }) else { throw Errno.io }
+            do {
+                entries = try virtualTrees[tree].entries(in: path, VirtualContext(database: database, search: search))
+            } catch {
+                Log.error("\(virtualTrees[tree].name)/\(path.joined(separator: "/")): \(error)")
+                throw ErrnoMapping.errno(for: error)
+            }
+        }
+        return try locked { state in
+            let items = named(entries, tree: known.tree, path: known.path, &state)
+            // Kept under the key read before asking: a change applied since makes it ask again.
+            state.virtualNodes.setListing(of: directory, VirtualNodeTable.CachedListing(key: known.key, entries: entries, items: items))
+            return items
+        }
+    }
+
+    /// A virtual directory and what its tree last answered, if that still holds.
+    private struct KnownDirectory: Sendable {
+        var tree: Int
+        var path: [String]
+        var key: VirtualNodeTable.CacheKey
+        /// The tree's answer, if the store changed nothing since.
+        var entries: [VirtualEntry]?
+        /// The answer as named, if the listings changed nothing since either.
+        var items: [VirtualItem]?
+    }
+
+    /// `entries` as the mount shows them (``VirtualLinkNames``); records it does not show, and
+    /// targets longer than a path may be, are left out.
+    private func named(_ entries: [VirtualEntry], tree: Int, path: [String], _ state: inout FileSystemState) -> [VirtualItem] {
+        var items: [VirtualItem] = []
+        var hits: [VirtualLinkNames.Hit] = []
+        var linked: [RecordMetadata] = []
+        for entry in entries {
+            switch entry {
+            case .directory(let name):
+                items.append(VirtualItem(name: name, kind: .directory(path: path + [name])))
+            case .link(let id):
+                guard let metadata = database.metadata(for: id), let mountPath = mountPath(of: metadata, &state) else { continue }
+                hits.append(VirtualLinkNames.Hit(recordName: id.recordName, path: mountPath))
+                linked.append(metadata)
+            }
+        }
+        var seen = Set(items.map(\.name))
+        for ((hit, metadata), name) in zip(zip(hits, linked), VirtualLinkNames.names(hits)) {
+            let target = VirtualLinkNames.target(depth: path.count + 1, path: hit.path)
+            guard target.count < Int(PATH_MAX), seen.insert(name).inserted else { continue }
+            items.append(VirtualItem(name: name, kind: .link(target: target, metadata: metadata)))
+        }
+        return items
+    }
+
+    /// Folders deeper than this are not followed to the root (a path the kernel could not walk).
+    static let maximumMountDepth = 2048
+
+    /// Where a record shows in the mount: the names of the folders from the root down, then its
+    /// own file name, as listed (collision suffixes and `Recovered` included); nil when it does
+    /// not show (hidden behind an editor's backup name, an unknown type).
+    func mountPath(of metadata: RecordMetadata, _ state: inout FileSystemState) -> [String]? {
+        var names: [String] = []
+        var inode = metadata.identity
+        var parent = parentInode(of: metadata, &state)
+        for _ in 0..<Self.maximumMountDepth {
+            guard let directory = parent, let name = (try? listing(directory, &state))?.nameOf[inode] else { return nil }
+            names.append(name)
+            if directory == Self.rootInode { return names.reversed() }
+            inode = directory
+            if directory == Self.recoveredInode {
+                parent = Self.rootInode
+            } else {
+                guard let folder = database.metadata(identity: directory) else { return nil }
+                parent = parentInode(of: folder, &state)
+            }
+        }
+        return nil
+    }
+
+    // MARK: Lookup and attributes
+
+    /// `lookup` of a virtual tree's name at the root or of a name in a virtual directory; nil
+    /// when `parent` and `name` are not virtual (the real tree answers).
+    func lookupVirtual(parent: Inode, name: String) throws(Errno) -> Entry? {
+        if parent == Self.rootInode {
+            guard virtualTrees.contains(where: { $0.name == name }) else { return nil }
+            return try locked { (state) throws -> Entry? in
+                guard let tree = rootTree(named: name, &state) else { return nil }
+                let inode = state.virtualNodes.inode(parent: parent, name: name, kind: .directory(tree: tree, path: []), pinned: true)
+                state.virtualNodes.countLookup(inode)
+                return try virtualEntry(inode, item: nil, state)
+            }
+        }
+        guard VirtualNodeTable.isVirtual(parent), let directory = state.withLock({ $0.virtualNodes.nodes[parent] }) else { return nil }
+        guard case .directory(let tree, let path) = directory.kind else { throw .notDirectory }
+        let item = try virtualItems(parent).first { $0.name == name }
+        return try locked { (state) throws -> Entry? in
+            let kind: VirtualNodeTable.Node.Kind
+            if let item {
+                kind = item.nodeKind(tree)
+            } else if virtualTrees[tree].isDirectory(path + [name]) {
+                kind = .directory(tree: tree, path: path + [name])
+            } else {
+                throw Errno.noEntry
+            }
+            let inode = state.virtualNodes.inode(parent: parent, name: name, kind: kind)
+            state.virtualNodes.countLookup(inode)
+            return try virtualEntry(inode, item: item, state)
+        }
+    }
+
+    /// The entry of virtual node `inode` (`item`: what its directory lists under its name; a
+    /// link needs it). Timeouts are 0: see the type's documentation.
+    private func virtualEntry(_ inode: Inode, item: VirtualItem?, _ state: borrowing FileSystemState) throws(Errno) -> Entry {
+        Entry(try virtualAttributes(inode, item: item, state), attributeTimeout: 0, entryTimeout: 0)
+    }
+
+    private func virtualAttributes(_ inode: Inode, item: VirtualItem?, _ state: borrowing FileSystemState) throws(Errno) -> Attributes {
+        guard let node = state.virtualNodes.nodes[inode] else { throw .noEntry }
+        if node.isDirectory {
+            return Attributes(
+                inode: inode, mode: S_IFDIR | 0o555, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
+                accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
+        }
+        guard case .link(let target, let metadata)? = item?.kind else { throw .noEntry }
+        let time = Self.fileTime(metadata)
+        return Attributes(
+            inode: inode, mode: S_IFLNK | 0o777, uid: options.uid, gid: options.gid, size: UInt64(target.count),
+            accessTime: time, modificationTime: time, changeTime: time)
+    }
+
+    /// What virtual link `inode`'s directory lists under its name now; nil for a directory.
+    /// - Throws: `ENOENT` when the link's name is gone from its directory.
+    private func currentItem(of inode: Inode) throws(Errno) -> (node: VirtualNodeTable.Node, item: VirtualItem?) {
+        guard let node = state.withLock({ $0.virtualNodes.nodes[inode] }) else { throw .noEntry }
+        if node.isDirectory { return (node, nil) }
+        guard let item = try virtualItems(node.parent).first(where: { $0.name == node.name }) else { throw .noEntry }
+        return (node, item)
+    }
+
+    /// `getattr` of a virtual node; nil for any other inode.
+    func virtualAttributes(_ inode: Inode) throws(Errno) -> AttributesReply? {
+        guard isVirtualNode(inode) else { return nil }
+        let (_, item) = try currentItem(of: inode)
+        return AttributesReply(try locked { (state) throws in try virtualAttributes(inode, item: item, state) }, timeout: 0)
+    }
+
+    /// `readlink` of a virtual link; nil for any other inode.
+    func readVirtualLink(_ inode: Inode) throws(Errno) -> [UInt8]? {
+        guard isVirtualNode(inode) else { return nil }
+        guard case .link(let target, _)? = try currentItem(of: inode).item?.kind else { throw .invalidArgument }
+        return target
+    }
+
+    /// `forget` of a virtual node (false for any other inode).
+    func forgetVirtual(_ inode: Inode, lookups: UInt64) -> Bool {
+        guard VirtualNodeTable.isVirtual(inode) else { return false }
+        return state.withLock { state in
+            guard state.virtualNodes.nodes[inode] != nil else { return false }
+            state.virtualNodes.forget(inode, lookups: lookups)
+            return true
+        }
+    }
+
+    // MARK: Listing
+
+    /// `opendir` of a virtual directory: a snapshot of what it holds now (after catching up with
+    /// other processes' commits); nil for any other inode.
+    func opendirVirtual(_ inode: Inode) throws(Errno) -> Opened? {
+        guard isVirtualNode(inode) else { return nil }
+        try? database.refresh()  // a failure shows in the next commit; the listing is the index's
+        let items = try virtualItems(inode)
+        return try locked { (state) throws in
+            guard let node = state.virtualNodes.nodes[inode] else { throw Errno.noEntry }
+            state.virtualNodes.dropUnreferencedChildren(of: inode)
+            var entries = [
+                DirectorySnapshotEntry(name: ".", inode: inode, mode: S_IFDIR),
+                DirectorySnapshotEntry(name: "..", inode: node.parent, mode: S_IFDIR),
+            ]
+            for item in items {
+                let mode: mode_t = if case .directory = item.kind { S_IFDIR } else { S_IFLNK }
+                entries.append(DirectorySnapshotEntry(name: item.name, inode: 0, mode: mode))
+            }
+            let handle = state.newHandle()
+            state.directorySnapshots[handle] = entries
+            return Opened(handle: handle)
+        }
+    }
+
+    /// `readdir` (`plus`: `readdirplus`) of a virtual directory; false for any other inode. Each
+    /// snapshot name is checked against what the directory holds now (as for real directories):
+    /// a name gone since `opendir` is skipped.
+    func readdirVirtual(
+        _ inode: Inode, handle: UInt64, offset: Int64, plus: Bool,
+        add: (FileName, Entry, Int64) -> Bool
+    ) throws(Errno) -> Bool {
+        guard isVirtualNode(inode) else { return false }
+        let current = (try? virtualItems(inode)) ?? []
+        try locked { (state) throws in
+            guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
+            guard case .directory(let tree, _)? = state.virtualNodes.nodes[inode]?.kind else { return }
+            var index = offset < 0 ? entries.count : Int(clamping: offset)
+            while index < entries.count {
+                let item = entries[index]
+                index += 1
+                let entry: Entry
+                var child = item.inode
+                var listed: VirtualItem?
+                if item.name != "." && item.name != ".." {
+                    guard let live = current.first(where: { $0.name == item.name }) else { continue }
+                    child = state.virtualNodes.inode(parent: inode, name: live.name, kind: live.nodeKind(tree))
+                    listed = live
+                }
+                if !plus {
+                    entry = Entry(Attributes(inode: child, mode: item.mode), attributeTimeout: 0, entryTimeout: 0)
+                } else if VirtualNodeTable.isVirtual(child) {
+                    guard let virtual = try? virtualEntry(child, item: listed, state) else { continue }
+                    entry = virtual
+                } else {
+                    guard let real = try? self.entry(child, state) else { continue }
+                    entry = real
+                }
+                guard add(FileName(item.name), entry, Int64(index)) else { break }
+                if plus, listed != nil { state.virtualNodes.countLookup(child) }
+            }
+        }
+        return true
+    }
+}
