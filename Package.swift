@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "Index", dependencies: ["RecordStore", "CSQLite"]),
         .target(name: "Notes", dependencies: ["RecordStore", "Index"]),
         .target(name: "FUSE", dependencies: ["CFuse"]),
-        .target(name: "NotesFS", dependencies: ["Notes", "FUSE"]),
+        .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "Index"]),
         .target(name: "Postgres", dependencies: ["CPostgres"]),
         .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres"]),
         .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index"]),

@@ -57,8 +57,8 @@ public final class NotesFileSystem: FileSystem {
         /// the kernel its bytes at once (``storePagesForOpen(_:)``).
         public var noAccessTime = false
         /// The search behind `.search/QUERY` (``NoteSearching``), made once the database is open;
-        /// by default ``StoreSearch`` over the store's records.
-        public var search: @Sendable (RecordDatabase) -> any NoteSearching = { StoreSearch(database: $0) }
+        /// by default ``IndexedSearch`` (the full-text index, ``StoreSearch`` while it is built).
+        public var search: @Sendable (RecordDatabase) -> any NoteSearching = { IndexedSearch(database: $0, log: { Log.warning($0) }) }
 
         public init(synchronous: Bool = false, noAccessTime: Bool = false) {
             self.synchronous = synchronous

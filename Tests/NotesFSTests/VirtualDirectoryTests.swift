@@ -274,7 +274,7 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             #expect(listing(query) == ["third.md"])
             #expect(rawListing(m.path(".recent")) == ["third.md", "second.md"])
             // From inside the directory (its inode kept as the cwd) too.
-            let inside = try sh("cd \(quoted(query)) && ls && echo needle >> ../../second.md && ls")
+            let inside = try sh("cd \(quoted(query)) && ls && echo ' needle' >> ../../second.md && ls")
             #expect(inside.output == "third.md\nsecond.md\nthird.md\n")
         }
     }
