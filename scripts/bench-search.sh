@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# scripts/bench.sh search [NOTES]: the full-text index at NOTES notes of 1-4 KB (default 100,000),
+# beside `grep -rl` over the same notes exported to tmpfs, in one run. Prints; asserts nothing.
+#   build: `notesfs reindex` wall time and the index's size against the notes' text
+#   search: 100 queries (common and rare words, AND, phrases, prefixes), one process each,
+#           median / p90 / p99 wall time, process start included, beside /bin/true run the same way
+#   mount: `ls .search/QUERY` for 20 of them; query 'text CONTAINS[c] "word"' with and without the index
+set -euo pipefail
+cd "$(dirname "$0")/.."
+notes=${1:-100000}
+scratch=${NOTESFS_BENCH_BUILD:-.build}
+scripts/release-build.sh "$scratch" notesfs >/dev/null
+scripts/release-build.sh "$scratch" store-bench >/dev/null
+bin=$scratch/release/notesfs
+work=$(mktemp -d /var/tmp/notesfs-search.XXXXXX)
+shm=/dev/shm/notesfs-search-$$
+mnt=$work/mnt
+cleanup() {
+    fusermount3 -uz "$mnt" 2>/dev/null || true
+    rm -rf "$work" "$shm"
+}
+trap cleanup EXIT
+db=$work/db
+echo "== full-text search: $notes notes of 1-4 KB in 100 folders ($db), $(nproc) cores, $(uname -r)"
+"$scratch/release/store-bench" generate "$db" "$notes" 100 >/dev/null
+mkdir -p "$shm"
+"$bin" --db "$db" export "$shm/tree" >/dev/null
+text_bytes=$(du -sb --apparent-size "$shm/tree" | cut -f1)
+sync
+start=$(date +%s.%N)
+"$bin" --db "$db" reindex -q
+end=$(date +%s.%N)
+index_bytes=$(du -sb --apparent-size "$db/indexes" | cut -f1)
+printf "%-44s %10.2f s\n" "build the index (notesfs reindex)" "$(echo "$end - $start" | bc)"
+printf "%-44s %10.1f MB  (notes' text %.1f MB: %.2fx)\n" "index size" "$(echo "$index_bytes / 1000000" | bc -l)" \
+    "$(echo "$text_bytes / 1000000" | bc -l)" "$(echo "$index_bytes / $text_bytes" | bc -l)"
+python3 - "$bin" "$db" "$shm/tree" <<'PY'
+import subprocess, sys, time, statistics
+bin, db, tree = sys.argv[1:4]
+words = ["alpha", "note", "linux", "swift", "record", "folder", "journal", "kernel", "markdown", "editor", "rsync", "grep"]
+queries = []
+for i in range(100):
+    kind = i % 5
+    if kind == 0: queries.append(words[i % len(words)])                       # common word
+    elif kind == 1: queries.append(str(997 * (i + 1)))                          # rare: a note's number
+    elif kind == 2: queries.append(f"zanzibar {words[i % len(words)]}")         # two words, AND
+    elif kind == 3: queries.append(f'"note {997 * i + 1}"')                     # phrase
+    else: queries.append(words[i % len(words)][:3] + "*" if i % 2 else "zanz*") # prefix
+def timed(argv):
+    t = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - t) * 1000
+def summary(ms):
+    ms = sorted(ms)
+    return f"median {statistics.median(ms):6.1f} ms  p90 {ms[int(len(ms) * 0.9)]:6.1f}  p99 {ms[min(len(ms) - 1, int(len(ms) * 0.99))]:6.1f}"
+for q in queries[:5]: timed([bin, "--db", db, "search", q])  # warm the page cache
+true = [timed(["/bin/true"]) for _ in queries]
+search = [timed([bin, "--db", db, "search", q]) for q in queries]
+version = [timed([bin, "--version"]) for _ in queries]
+grep = [timed(["grep", "-rl", w, tree]) for w in ["zanzibar", "kernel", "Note 4242"]]
+print(f"{'/bin/true (100 runs)':<44} {summary(true)}")
+print(f"{'notesfs --version (100 runs)':<44} {summary(version)}")
+print(f"{'notesfs search, 100 queries':<44} {summary(search)}")
+print(f"{'grep -rl over the notes on tmpfs (3 words)':<44} {summary(grep)}")
+for label, q in [("common word", "kernel"), ("rare word", "zanzibar"), ("phrase", '"note 4242"'), ("prefix", "zanz*")]:
+    print(f"  search {label:<36} {statistics.median([timed([bin, '--db', db, 'search', q]) for _ in range(5)]):6.1f} ms")
+PY
+query_ms() { local s e; s=$(date +%s%N); "$bin" --db "$db" query 'text CONTAINS[c] "zanzibar"' >/dev/null; e=$(date +%s%N); echo $(((e - s) / 1000000)); }
+printf "%-44s %6s ms (index) / " "query 'text CONTAINS[c] \"zanzibar\"'" "$(query_ms)"
+mv "$db/indexes" "$work/indexes.aside"
+printf "%s ms (no index: every record file read)\n" "$(query_ms)"
+mv "$work/indexes.aside" "$db/indexes"
+mkdir -p "$mnt"
+"$bin" "$db" "$mnt"
+for _ in $(seq 100); do [ "$(stat -c %d "$mnt")" != "$(stat -c %d "$mnt/..")" ] && break; sleep 0.05; done
+python3 - "$mnt" <<'PY'
+import os, sys, time, statistics
+mnt = sys.argv[1]
+ms = []
+for i, q in enumerate(["zanzibar", "kernel", "zanz*", '"note 4242"', "zanzibar grep"] * 4):
+    t = time.perf_counter()
+    os.listdir(os.path.join(mnt, ".search", q + ("" if i < 5 else " " * (i // 5))))
+    ms.append((time.perf_counter() - t) * 1000)
+print(f"{'ls .search/QUERY through the mount (20)':<44} median {statistics.median(ms):6.1f} ms  max {max(ms):6.1f}")
+PY
+fusermount3 -u "$mnt"
