@@ -79,6 +79,8 @@ final class SQLiteConnection {
     ///
     /// - Throws: ``SQLiteError`` from the transaction or `body`.
     func transaction<T>(write: Bool, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        // Inside a transaction already (a read that calls another read): part of it.
+        if sqlite3_get_autocommit(handle) == 0 { return try body() }
         try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()

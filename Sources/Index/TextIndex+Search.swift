@@ -11,7 +11,7 @@ public struct SearchHit: Sendable, Equatable {
     public var modificationDate: Date?
     /// Body text around the matches, each match between ``SearchHit/matchStart`` and ``SearchHit/matchEnd``.
     public var snippet: String
-    /// BM25 with the title weighted ten times the body: lower is better.
+    /// BM25 with the title weighted ten times the body (the `words` table's `rank`): lower is better.
     public var rank: Double
 
     /// Marks a match's start and end in ``snippet`` (control characters no note text shows).
@@ -25,24 +25,40 @@ extension TextIndex {
     ///
     /// - Throws: ``SQLiteError`` (damage: rebuild the index).
     public func search(_ query: SearchQuery, folder: String? = nil, limit: Int) throws(SQLiteError) -> [SearchHit] {
-        var sql = """
-            SELECT d.name, d.type, coalesce(f.path, ''), d.file_name, d.modified,
-                snippet(words, 1, char(2), char(3), '…', 16), bm25(words, 10.0, 1.0) AS rank
-            FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder
-            WHERE words MATCH ?1
-            """
+        // First the best `limit` row IDs by rank alone: SQLite evaluates a result column for every
+        // row it sorts, so a snippet there would be made for every match of a common word.
+        var sql = "SELECT words.rowid, words.rank FROM words"
         var values: [SQLiteValue] = [.text(query.expression), .integer(Int64(max(0, min(limit, Int(Int32.max)))))]
         if let folder, !folder.isEmpty {
-            sql += " AND (f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')"
+            sql += """
+                 JOIN docs d ON d.id = words.rowid JOIN folders f ON f.name = d.folder
+                WHERE words MATCH ?1 AND (f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')
+                """
             values.append(.text(folder))
+        } else {
+            sql += " WHERE words MATCH ?1"
         }
-        sql += " ORDER BY rank LIMIT ?2"
-        return try connection.prepare(sql).rows(values) { row in
-            let folderPath = row.text(2)
-            return SearchHit(
-                name: row.text(0), recordType: row.text(1), path: folderPath.isEmpty ? row.text(3) : folderPath + "/" + row.text(3),
-                modificationDate: row.isNull(4) ? nil : Date(timeIntervalSinceReferenceDate: row.double(4)),
-                snippet: row.text(5), rank: row.double(6))
+        sql += " ORDER BY words.rank LIMIT ?2"
+        return try read { () throws(SQLiteError) -> [SearchHit] in
+            let best = try connection.prepare(sql).rows(values) { ($0.int(0), $0.double(1)) }
+            let describe = try connection.prepare(
+                """
+                SELECT d.name, d.type, coalesce(f.path, ''), d.file_name, d.modified, snippet(words, 1, char(2), char(3), '…', 16)
+                FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder
+                WHERE words MATCH ?1 AND words.rowid = ?2
+                """)
+            var hits: [SearchHit] = []
+            for (rowID, rank) in best {
+                let found = try describe.rows([.text(query.expression), .integer(rowID)]) { row in
+                    let folderPath = row.text(2)
+                    return SearchHit(
+                        name: row.text(0), recordType: row.text(1), path: folderPath.isEmpty ? row.text(3) : folderPath + "/" + row.text(3),
+                        modificationDate: row.isNull(4) ? nil : Date(timeIntervalSinceReferenceDate: row.double(4)), snippet: row.text(5),
+                        rank: rank)
+                }
+                hits += found
+            }
+            return hits
         }
     }
 

@@ -106,6 +106,7 @@ public final class TextIndex: @unchecked Sendable {
                 CREATE TABLE folders(name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE words USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
                 CREATE VIRTUAL TABLE grams USING fts5(body, tokenize = 'trigram case_sensitive 1', content = '', detail = 'none');
+                INSERT INTO words(words, rank) VALUES ('rank', 'bm25(10.0, 1.0)');
                 INSERT INTO meta VALUES ('format', '\(Self.formatVersion)');
                 """)
         }
@@ -246,6 +247,11 @@ public struct IndexWriter {
     public func folder(of name: String) throws(SQLiteError) -> String?? {
         let rows = try connection.prepare("SELECT folder FROM docs WHERE name = ?").rows([.text(name)]) { $0.isNull(0) ? nil : $0.text(0) }
         return rows.first
+    }
+
+    /// Whether `name` is a folder the index has a path for.
+    public func hasFolder(_ name: String) throws(SQLiteError) -> Bool {
+        try !connection.prepare("SELECT 1 FROM folders WHERE name = ?").rows([.text(name)]) { $0.int(0) }.isEmpty
     }
 
     /// Every folder that holds a document (nil: the root).

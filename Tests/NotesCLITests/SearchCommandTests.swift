@@ -51,3 +51,36 @@ import Testing
         #expect(try notesfs(["search", "needle"], db: db).out.contains("One.md"))
     }
 }
+
+@Suite struct SearchKillTests {
+    /// `kill -9` of a build at random moments: the next search continues it and answers exactly
+    /// what the notes hold (every note has "common", every seventh "rare").
+    @Test func aKilledBuildContinuesAndAnswersCorrectly() throws {
+        let source = makeTemporaryDirectory("search-kill-src")
+        let count = 3500
+        for i in 0..<count {
+            let text = "note \(i) common" + (i % 7 == 0 ? " rare" : "") + "\n"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: "\(source)/n\(i).md"))
+        }
+        let db = makeDatabasePath("search-kill")
+        #expect(try notesfs(["import", source], db: db).status == 0)
+        for delay in [30_000, 120_000, 250_000] as [useconds_t] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: notesfsBinary)
+            process.arguments = ["--db", db, "reindex", "-q"]
+            try process.run()
+            usleep(delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let rare = try notesfs(["search", "rare", "--limit", "0", "--json"], db: db)
+        #expect(rare.status == 0)
+        let hits = try #require(try parseJSON(rare.stdout) as? [[String: Any]])
+        #expect(hits.count == (count + 6) / 7)
+        #expect(Set(hits.compactMap { $0["path"] as? String }).count == hits.count)
+        let all = try #require(
+            try parseJSON(try notesfs(["search", "common", "--limit", "0", "--json"], db: db).stdout) as? [[String: Any]])
+        #expect(all.count == count)
+        #expect(try notesfs(["fsck"], db: db).status == 0)
+    }
+}

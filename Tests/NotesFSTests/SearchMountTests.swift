@@ -41,4 +41,51 @@ import Testing
             #expect(m.database.queryMetadata(query).count == 1)
         }
     }
+
+    /// A mount (indexing in the background) and CLI searches (catching up the same index) at once,
+    /// while notes are written: neither corrupts it, and the last answers are exact.
+    @Test func aMountAndTheCommandLineShareTheIndex() throws {
+        try withNotesMount { m in
+            let notesfs = try #require(notesfsBinary)
+            var searches = 0
+            for i in 0..<60 {
+                try Data("shared word \(i)\n".utf8).write(to: URL(fileURLWithPath: m.path("n\(i).md")))
+                if i % 6 == 0 {
+                    let found = try run([notesfs, "--db", m.databasePath, "search", "shared", "--limit", "0"])
+                    #expect(found.status == 0)
+                    searches += 1
+                }
+            }
+            #expect(searches == 10)
+            let last = try run([notesfs, "--db", m.databasePath, "search", "shared", "--limit", "0", "--json"])
+            #expect(last.output.components(separatedBy: "\"path\"").count - 1 == 60)
+            #expect(listing(m.path(".search/shared"))?.count == 60)
+            let check = try run([notesfs, "--db", m.databasePath, "fsck"])
+            #expect(check.status == 0, "\(check.output)")
+        }
+    }
+
+    /// A full disk while the index is built: the search still answers exactly (by reading the
+    /// notes into a temporary index elsewhere) and says why; room again, the index is built.
+    @Test func aFullDiskStillAnswers() throws {
+        try withTmpfs("notesfs-search-full", options: "size=4m") { point in
+            let notesfs = try #require(notesfsBinary)
+            let db = point + "/db"
+            for i in 0..<20 {
+                let made = try run([notesfs, "--db", db, "note", "new", "n\(i)", "--text", "word\(i) " + (i % 2 == 0 ? "even" : "odd")])
+                #expect(made.status == 0, "\(made)")
+            }
+            let fill = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill", "bs=4k"])
+            #expect(fill.status != 0)
+            let found = try run([notesfs, "--db", db, "search", "even", "--limit", "0"])
+            #expect(found.status == 0, "\(found)")
+            #expect(found.output.split(separator: "\n").filter { $0.hasSuffix(".md") || $0.contains(".md ") }.count == 10)
+            #expect(found.error.contains("search index not usable"))
+            try FileManager.default.removeItem(atPath: point + "/fill")
+            let again = try run([notesfs, "--db", db, "search", "odd", "--limit", "0"])
+            #expect(again.status == 0)
+            #expect(!again.error.contains("not usable"), "\(again)")
+            #expect(FileManager.default.fileExists(atPath: db + "/indexes/text.sqlite"))
+        }
+    }
 }

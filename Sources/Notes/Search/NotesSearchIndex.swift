@@ -166,8 +166,8 @@ public final class NotesSearchIndex: Sendable {
             if let old = try w.folder(of: id.recordName) {
                 touched.insert(old)
                 try w.delete(id.recordName)
-            } else {
-                foldersChanged = true  // a folder (or a record never indexed): paths may change
+            } else if try w.hasFolder(id.recordName) {
+                foldersChanged = true  // paths and names may change
             }
         }
         for start in stride(from: 0, to: saved.count, by: Self.buildBatch) {
