@@ -10,7 +10,7 @@ import Testing
     /// returns (the same database without the candidate source).
     @Test(arguments: [1, 2, 3]) func narrowedQueriesEqualAScan(seed: UInt64) async throws {
         let notes = try makeManager()
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix(state: seed)
         let pieces = [
             "milk", "Bread", "crème", "CRÈME", "creme", "e\u{301}te\u{301}", "été", "straße", "STRASSE", "İstanbul", "ﬁle", "file",
             "naïve", "日本語", "テキスト", "😀", "c++", "don't", "a.b", "password", "sword", "word", "ΣΊΣΥΦΟΣ", "σίσυφος", "Kelvin \u{212A}",
@@ -155,18 +155,5 @@ import Testing
         #expect(try text.token() == notes.database.currentToken)
         #expect(try NotesSearchIndex(database: notes.database).search(try SearchQuery("shared"), limit: 0).hits.isEmpty)
         #expect(try NotesSearchIndex(database: notes.database).search(try SearchQuery("shared"), limit: count).hits.count == count)
-    }
-}
-
-/// SplitMix64: a reproducible random sequence for a seed.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
