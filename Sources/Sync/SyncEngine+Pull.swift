@@ -132,6 +132,7 @@ extension SyncEngine {
                 let base = synced.flatMap { try? RecordPayload(jsonText: $0.base, recordName: name) }
                 let merge = RecordMerge(base: base, local: RecordPayload(local), server: payload, recordType: server.recordType)
                 plan.save(local.updated(to: merge.payload), server: server, pending: merge.payload != payload)
+                plan.mergeReasons[name] = merge.losingLocalFields.isEmpty ? ModifyReason.merge : ModifyReason.conflict
                 report.merged += 1
                 for (key, values) in merge.decidedFields.sorted(by: { $0.key < $1.key }) {
                     plan.decided.append(
