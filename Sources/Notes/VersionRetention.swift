@@ -17,8 +17,9 @@ public struct PrunePlan: Sendable, Equatable {
 /// Which versions history keeps as they age (``HistorySettings``): every version for
 /// ``HistorySettings/keepAll`` (7 days), then the newest of each day until
 /// ``HistorySettings/keepDaily`` (90 days), then the newest of each week; and in all, no more bytes
-/// than the budget (oldest go first, but each note's newest version stays: it is a deleted note's
-/// last state). Ages are from the version's date (the state it keeps was written then).
+/// than the budget: the oldest go first, except the newest version of each live note (a deleted
+/// note's last version goes too when the budget needs its room: then it cannot be undeleted).
+/// Ages are from the version's date (the state it keeps was written then).
 ///
 /// A prune is one modify of deletes: a crash leaves all of it or none.
 public enum VersionRetention {
@@ -26,12 +27,14 @@ public enum VersionRetention {
     public static func plan(in database: RecordDatabase, settings: HistorySettings, now: Date = Date()) -> PrunePlan {
         var plan = PrunePlan()
         var byNote: [String: [RecordMetadata]] = [:]
+        var live = Set<String>()
         for metadata in database.metadata(where: { [Note.recordType, Attachment.recordType, Version.recordType].contains($0.recordType) }) {
             if metadata.recordType == Version.recordType {
                 byNote[metadata.field("note")?.stringValue ?? "", default: []].append(metadata)
                 plan.versionBytesBefore += size(metadata)
             } else {
                 plan.liveBytes += size(metadata)
+                live.insert(metadata.recordID.recordName)
             }
         }
         var doomed = Set<String>()
@@ -53,7 +56,7 @@ public enum VersionRetention {
                 }
                 if let bucket, !seenBuckets.insert(bucket).inserted {
                     doomed.insert(metadata.recordID.recordName)
-                } else if index > 0 {
+                } else if index > 0 || !live.contains(metadata.field("note")?.stringValue ?? "") {
                     candidates.append((date, metadata))
                 }
             }

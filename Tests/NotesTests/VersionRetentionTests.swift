@@ -56,7 +56,7 @@ import Testing
         let note = try edits(database, from: now - 20_000, step: 1000, count: 20) {
             String(repeating: Character(String($0 % 10)), count: 1000)
         }
-        // A deleted note: its last version must stay.
+        // A deleted note: its last version goes after the live note's older ones (it is older).
         var gone = Note(title: "Gone", text: String(repeating: "g", count: 1000)).record
         gone.modificationDate = now - 100_000
         gone = try database.modify(saving: [gone]).savedRecords[0]
@@ -64,12 +64,21 @@ import Testing
         let settings = HistorySettings(interval: 0, budgetFraction: 0.2)
         let plan = try VersionRetention.prune(in: database, settings: settings, now: now)
         #expect(plan.versionBytesBefore == 21_000)
-        // Live 1,000 bytes: versions may keep at most 20% of live + versions, so 250 bytes, but the
-        // two newest versions (one per note) stay whatever the budget.
-        #expect(plan.versionBytesAfter == 2000)
+        // Live 1,000 bytes: versions may keep at most 20% of live + versions, so 250 bytes; but the
+        // live note's newest version stays whatever the budget. The deleted note's goes.
+        #expect(plan.versionBytesAfter == 1000)
         let left = VersionHistory.versions(ofNoteNamed: note.recordID.recordName, in: database)
         #expect(left.map { now.timeIntervalSince($0.date) } == [1000])
-        #expect(VersionHistory.deletedNotes(in: database).map(\.title) == ["Gone"])
+        #expect(VersionHistory.deletedNotes(in: database).isEmpty)
+        // With 50%, the deleted note's last version (1,000 bytes, the oldest) still goes first.
+        let other = try makeDatabase()
+        _ = try edits(other, from: now - 20_000, step: 1000, count: 2) { String(repeating: "x", count: 1000 + $0) }
+        var gone2 = Note(title: "Gone", text: String(repeating: "g", count: 1000)).record
+        gone2.modificationDate = now - 100_000
+        gone2 = try other.modify(saving: [gone2]).savedRecords[0]
+        try other.modify(deleting: [gone2.recordID])
+        try VersionRetention.prune(in: other, settings: HistorySettings(interval: 0, budgetFraction: 0.5), now: now)
+        #expect(VersionHistory.deletedNotes(in: other).isEmpty)
         // With a larger budget the newest go last: the oldest are deleted first.
         let roomy = try makeDatabase()
         let kept = try edits(roomy, from: now - 20_000, step: 1000, count: 20) {
