@@ -17,7 +17,8 @@ import RecordStore
 ///   that machine kept its version, which syncs too).
 public struct VersionPolicy: CommitHook {
     public let settings: HistorySettings
-    static let versionedTypes: Set<String> = [Note.recordType, Attachment.recordType]
+    /// The record types whose states are kept.
+    public static let versionedTypes: Set<String> = [Note.recordType, Attachment.recordType]
 
     public init(settings: HistorySettings = .fromEnvironment()) { self.settings = settings }
 

@@ -49,7 +49,8 @@ import Testing
         try b.sync()  // merges A's edit into B's: B's own state before the merge is kept
         #expect(try b.note("plan").text == "intro by A\n\nmiddle\n\nend by B\n")
         let kinds = versions(b).map { "\($0.kindName):\($0.text!)" }
-        #expect(kinds.contains("merge:intro\n\nmiddle\n\nend by B\n"))
+        #expect(kinds.contains("merge:intro\n\nmiddle\n\nend by B\n"))  // B's side
+        #expect(kinds.contains("merge:intro by A\n\nmiddle\n\nend\n"))  // and A's
         try syncAll([a, b])
         #expect(versions(a).count == versions(b).count)
         #expect(try a.contents() == b.contents())
