@@ -77,7 +77,9 @@ public enum VersionHistory {
             }
             record.setReference("folder", to: folder)
         }
-        if let asset = full.content {
+        if record.recordType == Attachment.recordType {
+            record["content"] = full.content.map(FieldValue.asset)  // an attachment has no text
+        } else if let asset = full.content {
             record["content"] = .asset(asset)
             record["text"] = nil
         } else {

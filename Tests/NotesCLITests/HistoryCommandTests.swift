@@ -1,4 +1,5 @@
 import Foundation
+import RecordStore
 import Testing
 
 @testable import NotesCLI
@@ -76,6 +77,36 @@ import Testing
         #expect(try notesfs(["note", "undelete", "Work/Plan"], db: db).status == 0)
         #expect(try notesfs(["note", "cat", "Recovered/Plan"], db: db).out == "four\n")
         #expect(try notesfs(["fsck"], db: db).status == 0)
+    }
+
+    @Test func fsckReportsADamagedVersionAndRepairKeepsIt() throws {
+        let db = makeDatabasePath("history-fsck")
+        try notesfs(["note", "new", "N", "--text", "a"], db: db)
+        try notesfs(["note", "rm", "N"], db: db)  // a version of a deleted note: not a problem
+        #expect(try notesfs(["fsck"], db: db).status == 0)
+        do {
+            let store = try RecordDatabase(path: db, backgroundThread: false)
+            var record = Record(recordType: "Version", recordID: RecordID(recordName: "bad-version"))
+            record["note"] = .string("gone")
+            record["noteType"] = .string("Note")
+            record["title"] = .string("T")
+            record["text"] = .string("four")
+            record["date"] = .date(Date(timeIntervalSince1970: 0))
+            record["kind"] = .string("edit")
+            record["size"] = .int64(99)  // not the size of its text
+            var noDate = Record(recordType: "Version", recordID: RecordID(recordName: "no-date"))
+            noDate["note"] = .string("gone")
+            try store.modify(saving: [record, noDate])
+            try store.close()
+        }
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 4)
+        #expect(fsck.lines.contains("version bad-version of record gone: damaged: size 99, but it holds 4 bytes"))
+        #expect(fsck.lines.contains { $0.hasPrefix("version no-date: damaged: ") })
+        // --repair keeps every readable version.
+        #expect(try notesfs(["fsck", "--repair"], db: db).status == 4)
+        let store = try RecordDatabase(path: db, backgroundThread: false)
+        #expect(store.metadata(ofType: "Version").count == 3)
     }
 
     @Test func everySaveKeepsAVersionWithNoInterval() throws {

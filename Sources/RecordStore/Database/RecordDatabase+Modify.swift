@@ -55,8 +55,19 @@ extension RecordDatabase {
         for record in records {
             if let problem = record.validityProblem { throw .invalidArguments("record \(record.recordID): \(problem)") }
         }
-        let entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
-            try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason)
+        let entry: JournalEntry
+        do {
+            entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
+                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, hook: true)
+            }
+        } catch {
+            // A full disk: a delete must still work (it frees space), so it goes without what the
+            // commit hook adds (the versions of what it deletes), which may be what did not fit.
+            guard error.isOutOfSpace, !recordIDs.isEmpty, commitHook.withLock({ $0 != nil }) else { throw error }
+            log("no room for the records the commit hook adds to a delete: deleting without them (\(error))")
+            entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
+                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, hook: false)
+            }
         }
         return ModifyResult(savedRecords: entry.saves.map { $0.clearingChanges() }, deletedRecordIDs: entry.deletes)
     }
@@ -175,7 +186,7 @@ extension RecordDatabase {
     /// Builds the journal entry for a modify, checking change tags and references against `index`.
     private func prepare(
         _ records: [Record], deleting recordIDs: [RecordID], policy: SavePolicy, seq: UInt64, index: RecordIndex,
-        reason: ModifyReason?
+        reason: ModifyReason?, hook useHook: Bool
     ) throws(RecordStoreError) -> JournalEntry {
         for id in recordIDs where index.entries[id.recordName] == nil { throw .unknownItem(id) }
         var savedNames = Set(records.map(\.recordID.recordName))
@@ -256,7 +267,7 @@ extension RecordDatabase {
             saves.append(stored)
         }
         for client in records { try store(client) }
-        if let hook = commitHook.withLock({ $0 }) {
+        if useHook, let hook = commitHook.withLock({ $0 }) {
             let pending = PendingCommit(
                 reason: reason,
                 saves: zip(records, saves).map { client, stored in
