@@ -20,8 +20,11 @@ public final class NotesManager: Sendable {
     private let observerID: UInt64
     private let continuations = UpdateContinuations()
 
+    /// A manager of `database`, with note history on (``VersionHistory/install(on:settings:)``)
+    /// unless a commit hook is installed already.
     public init(database: RecordDatabase) {
         self.database = database
+        if database.installedCommitHook == nil { VersionHistory.install(on: database) }
         let continuations = self.continuations
         observerID = database.addObserver { change in
             var updates: [NoteUpdate] = []
