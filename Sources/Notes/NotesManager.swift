@@ -21,8 +21,11 @@ public final class NotesManager: Sendable {
     private let observerID: UInt64
     private let continuations = UpdateContinuations()
 
+    /// A manager of `database`, with note history on (``VersionHistory/install(on:settings:)``)
+    /// unless a commit hook is installed already.
     public init(database: RecordDatabase) {
         self.database = database
+        if database.installedCommitHook == nil { VersionHistory.install(on: database) }
         let continuations = self.continuations
         observerID = database.addObserver { change in
             var updates: [NoteUpdate] = []
@@ -67,6 +70,21 @@ public final class NotesManager: Sendable {
     public func fetchFolders(in parent: Folder?) async throws(NotesError) -> [Folder] {
         let predicate = try Self.predicate(key: "parent", id: parent?.recordID)
         return try query(Query(recordType: Folder.recordType, predicate: predicate, sortDescriptors: [SortDescriptor(key: "name")]))
+    }
+
+    // MARK: History
+
+    /// The kept versions of a note (or attachment), oldest first (``VersionHistory``); the current
+    /// state is the note itself. Long texts are left out: ``fetch(_:id:)`` a version to read its text.
+    public func versions<W: RecordWrapper>(of item: W) async -> [Version] {
+        VersionHistory.versions(ofNoteNamed: item.recordID.recordName, in: database)
+    }
+
+    /// Puts `version`'s bytes back into `note` (or brings a deleted note back); the state it
+    /// replaces is kept as a `restore` version. Returns the note as saved.
+    public func restore(_ note: Note, to version: Version) async throws(NotesError) -> Note {
+        guard version.noteName == note.recordID.recordName else { throw .invalidField(version.recordID, key: "note") }
+        return try Note(record: VersionHistory.restore(version, in: database))
     }
 
     // MARK: Generic save and delete
