@@ -18,8 +18,11 @@ sources=$( (git ls-files -s -- Package.swift Sources Benchmarks Tests/Support 2>
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$sources" ]; then
     rm -rf "$scratch/release" "$scratch"/*-unknown-linux-gnu/release
 fi
+# --static-swift-stdlib: the Swift runtime and Foundation are linked into the executable, not
+# loaded as fifteen shared libraries whose symbols the dynamic loader looks up at every start
+# (`notesfs --version` took 17 ms instead of 10 with them; docs/benchmarks.md, "Start-up").
 for product in "$@"; do
-    swift build -c release --scratch-path "$scratch" --product "$product" >&2
+    swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2
 done
 mkdir -p "$scratch"
 echo "$sources" >"$stamp"
