@@ -36,10 +36,10 @@ sync
 
 echo "== start-up: $runs runs of each, taking turns (release build; notesfs $("$bin" --version | cut -d' ' -f2), $(ldd "$bin" | wc -l) shared objects; target: --version ≤ 5 ms median)"
 "$tmp/spawn_times" "$runs" \
-    /bin/true -- /bin/true \
-    "sqlite3 :memory: .quit" -- sqlite3 :memory: .quit \
-    "hello.swift (static stdlib)" -- "$tmp/hello-swift" \
-    "notesfs --version" -- "$bin" --version \
-    "notesfs --help" -- "$bin" --help \
-    "notesfs ls (300 notes)" -- "$bin" --db "$tmp/db" ls \
+    /bin/true -- /bin/true -- \
+    "sqlite3 :memory: .quit" -- sqlite3 :memory: .quit -- \
+    "hello.swift (static stdlib)" -- "$tmp/hello-swift" -- \
+    "notesfs --version" -- "$bin" --version -- \
+    "notesfs --help" -- "$bin" --help -- \
+    "notesfs ls (300 notes)" -- "$bin" --db "$tmp/db" ls -- \
     "notesfs note cat" -- "$bin" --db "$tmp/db" note cat "$note"
