@@ -19,7 +19,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$sources" ]; then
     rm -rf "$scratch/release" "$scratch"/*-unknown-linux-gnu/release
 fi
 # Start-up (docs/benchmarks.md, "Start-up"): --static-swift-stdlib links the Swift runtime and
-# Foundation into the executable instead of loading them as fifteen shared libraries whose symbols
+# Foundation into the executable instead of loading them as fourteen shared libraries whose symbols
 # the dynamic loader looks up at every start, and GCC's libstdc++.a (the runtime's C++ library)
 # is linked in too, which saves resolving libstdc++.so's 1,700 symbols: the toolchain's link asks
 # for `-lstdc++`, and a directory holding only the archive, first in the library path

@@ -15,9 +15,10 @@ package enum SHA256 {
     package static let blockByteCount = 64
 
     /// libcrypto's SHA-256 functions, loaded the first time a digest is taken (`dlopen` of
-    /// libcrypto.so.3, `ccrypto_load` in CCrypto): linked, libcrypto cost every command 1.5-2.5 ms
-    /// of its start (docs/benchmarks.md, "Start-up"). Computed once (a global's lazy
-    /// initialisation, which Swift runs once under its own lock) and never changed after.
+    /// libcrypto.so.3, `ccrypto_load` in CCrypto): linked, libcrypto cost every command 2.4-3.0 ms
+    /// of CPU at its start, binding its thousands of symbols (docs/benchmarks.md, "Start-up").
+    /// Computed once (a global's lazy initialisation, which Swift runs once under its own lock)
+    /// and never changed after.
     ///
     /// When libcrypto cannot be loaded the process says so and exits with status 127, as it did
     /// when libcrypto was linked (the dynamic loader then refused to start it): a digest cannot
