@@ -25,7 +25,7 @@ let package = Package(
         ),
         // C boundary: libpq (the PostgreSQL client), its header only (Debian: libpq-dev): the
         // Postgres module loads libpq.so.5 when it first connects, so that a command which never
-        // syncs does not load it (and the twenty libraries it needs) at start. Not through
+        // syncs does not load it (and the 21 libraries it needs) at start. Not through
         // pkg-config, whose `-lpq` would link it.
         .systemLibrary(
             name: "CPostgres",

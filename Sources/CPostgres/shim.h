@@ -3,7 +3,7 @@
 
 // libpq's declarations only: the library itself is not linked but loaded (dlopen) the first time
 // a connection or a conninfo parse needs it, so that commands which never talk to a server do
-// not pay for loading libpq and the twenty libraries it pulls in (libssl, libkrb5, libldap,
+// not pay for loading libpq and the 21 libraries it pulls in (libssl, libkrb5, libldap,
 // libgnutls, ...) at every start. The Postgres module calls libpq only through a cpq_library.
 // Debian's libpq-dev puts the header under /usr/include/postgresql.
 #include <dlfcn.h>

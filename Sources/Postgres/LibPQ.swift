@@ -3,9 +3,9 @@ import CPostgres
 /// libpq, loaded the first time a connection or a conninfo parse needs it (`dlopen` of
 /// `libpq.so.5`, then `dlsym` of each function this module calls; `cpq_load` in CPostgres).
 ///
-/// The executable does not link libpq: loading it and the libraries it needs (libssl, libkrb5,
-/// libldap, libgnutls and more) at every start cost a command that never syncs several
-/// milliseconds. The functions' types come from libpq-fe.h (``cpq_library``).
+/// The executable does not link libpq: loading it and the 21 libraries it needs (libssl, libkrb5,
+/// libldap, libgnutls and more) cost every start about 6 ms, a command that never syncs too
+/// (docs/benchmarks.md, "Start-up"). The functions' types come from libpq-fe.h (``cpq_library``).
 enum LibPQ {
     /// The loaded functions, or why libpq could not be loaded; computed once (a global's lazy
     /// initialisation, which Swift runs once under its own lock) and never changed after.
