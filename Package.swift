@@ -16,16 +16,19 @@ let package = Package(
             pkgConfig: "fuse3",
             providers: [.apt(["libfuse3-dev"])]
         ),
-        // C boundary: libcrypto (SHA-256 of assets) through pkg-config (Debian: libssl-dev).
+        // C boundary: libcrypto (SHA-256 of assets), its headers only (Debian: libssl-dev): the
+        // record store loads libcrypto.so.3 when it first hashes (not through pkg-config, whose
+        // `-lcrypto` would link it and make every command load it at start).
         .systemLibrary(
             name: "CCrypto",
-            pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // C boundary: libpq (the PostgreSQL client) through pkg-config (Debian: libpq-dev).
+        // C boundary: libpq (the PostgreSQL client), its header only (Debian: libpq-dev): the
+        // Postgres module loads libpq.so.5 when it first connects, so that a command which never
+        // syncs does not load it (and the 21 libraries it needs) at start. Not through
+        // pkg-config, whose `-lpq` would link it.
         .systemLibrary(
             name: "CPostgres",
-            pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
         // C boundary: SQLite with FTS5 (the derived full-text index) through pkg-config (Debian: libsqlite3-dev).

@@ -11,7 +11,9 @@
 #   scripts/bench.sh cold-reads [NOTES]   every note read twice after a fresh mount, default vs -o noatime
 #                                         (20,000 notes, ROUNDS=3 rounds)
 #   scripts/bench.sh bigfile [MIB]        one 1 GiB file written and read: MB/s and daemons' peak RSS
-#   scripts/bench.sh cli                  notesfs import of 10,000 notes vs cp -r
+#   scripts/bench.sh cli [RUNS]           start-up: notesfs --version, --help, ls and note cat vs /bin/true,
+#                                         sqlite3 and a Swift hello world, RUNS (200) runs each (median, p90);
+#                                         then notesfs import of 10,000 notes vs cp -r
 #   scripts/bench.sh sync [NOTES] [EDITS] sync through PostgreSQL: 10,000 notes up and down vs psql \copy,
 #                                         rows and bytes per note, 1,000 changed notes pushed, one
 #                                         edit's delay mount to mount (200)
@@ -202,6 +204,7 @@ PY
 }
 
 bench_cli() {
+    scripts/bench-startup.sh "${1:-200}"
     if [ -x scripts/bench-cli.sh ]; then scripts/bench-cli.sh; else echo "cli benchmark: scripts/bench-cli.sh missing"; fi
 }
 
@@ -212,9 +215,9 @@ scale) bench_scale "${2:-100000}" ;;
 parallel-grep) bench_parallel_grep "${2:-100000}" ;;
 cold-reads) bench_cold_reads "${2:-20000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
-cli) bench_cli ;;
+cli) bench_cli "${2:-200}" ;;
 search) scripts/bench-search.sh "${2:-100000}" ;;
 sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli | search [NOTES] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac

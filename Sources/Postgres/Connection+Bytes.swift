@@ -10,8 +10,8 @@ extension Connection {
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?], bytes: [UInt8]) throws(PostgresError) -> ResultSet {
         let result = try run(sql, parameters, bytes: bytes)
-        defer { PQclear(result) }
-        return ResultSet(copying: result)
+        defer { pq.PQclear(result) }
+        return ResultSet(copying: result, pq)
     }
 
     /// Runs one query with text parameters (and `sending` as one more, binary, when given) and
@@ -24,11 +24,11 @@ extension Connection {
     /// - Throws: ``PostgresError`` as ``execute(_:_:)`` does.
     public func fetchBytes(_ sql: String, _ parameters: [String?], sending bytes: [UInt8]? = nil) throws(PostgresError) -> [[UInt8]?] {
         let result = try run(sql, parameters, bytes: bytes, binaryResults: true)
-        defer { PQclear(result) }
-        guard PQnfields(result) >= 1 else { return [] }
-        return (0..<PQntuples(result)).map { row -> [UInt8]? in
-            guard PQgetisnull(result, row, 0) == 0, let value = PQgetvalue(result, row, 0) else { return nil }
-            let length = Int(PQgetlength(result, row, 0))
+        defer { pq.PQclear(result) }
+        guard pq.PQnfields(result) >= 1 else { return [] }
+        return (0..<pq.PQntuples(result)).map { row -> [UInt8]? in
+            guard pq.PQgetisnull(result, row, 0) == 0, let value = pq.PQgetvalue(result, row, 0) else { return nil }
+            let length = Int(pq.PQgetlength(result, row, 0))
             return value.withMemoryRebound(to: UInt8.self, capacity: length) { [UInt8](UnsafeBufferPointer(start: $0, count: length)) }
         }
     }

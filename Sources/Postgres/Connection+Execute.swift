@@ -10,13 +10,13 @@ extension Connection {
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> ResultSet {
         let result = try run(sql, parameters)
-        defer { PQclear(result) }
-        return ResultSet(copying: result)
+        defer { pq.PQclear(result) }
+        return ResultSet(copying: result, pq)
     }
 
     /// Runs one statement (`PQexecParams`) with text parameters, then `bytes` as one more
     /// parameter in binary format when given; results in binary format when `binaryResults`.
-    /// Returns a successful result, which the caller must `PQclear`.
+    /// Returns a successful result, which the caller must `PQclear` (`pq.PQclear`).
     func run(_ sql: String, _ parameters: [String?], bytes: [UInt8]? = nil, binaryResults: Bool = false) throws(PostgresError)
         -> OpaquePointer
     {
@@ -35,13 +35,13 @@ extension Connection {
             var values = copies.map { UnsafePointer<CChar>($0) }
             if bytes != nil { values.append(raw.baseAddress?.assumingMemoryBound(to: CChar.self)) }
             return values.withUnsafeBufferPointer { buffer in
-                PQexecParams(handle, sql, Int32(values.count), nil, buffer.baseAddress, lengths, formats, resultFormat)
+                pq.PQexecParams(handle, sql, Int32(values.count), nil, buffer.baseAddress, lengths, formats, resultFormat)
             }
         }
         guard let result else { throw connectionError() }
-        let status = PQresultStatus(result)
+        let status = pq.PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            defer { PQclear(result) }
+            defer { pq.PQclear(result) }
             throw error(from: result)
         }
         return result
@@ -49,12 +49,12 @@ extension Connection {
 
     /// The error a failed result reports: the server's fields when it sent them, else libpq's message.
     func error(from result: OpaquePointer) -> PostgresError {
-        func field(_ value: UnsafePointer<CChar>?) -> String? { value.map { String(cString: $0) } }
-        if let sqlState = field(cpq_result_sqlstate(result)) {
-            let message = field(cpq_result_primary_message(result)) ?? String(cString: PQresultErrorMessage(result)).trimmedMessage
-            return PostgresError(.server, message, sqlState: sqlState, detail: field(cpq_result_detail(result)))
+        func field(_ code: Int) -> String? { pq.PQresultErrorField(result, Int32(code)).map { String(cString: $0) } }
+        if let sqlState = field(CPQ_DIAG_SQLSTATE) {
+            let message = field(CPQ_DIAG_MESSAGE_PRIMARY) ?? String(libpq: pq.PQresultErrorMessage(result)).trimmedMessage
+            return PostgresError(.server, message, sqlState: sqlState, detail: field(CPQ_DIAG_MESSAGE_DETAIL))
         }
-        let message = String(cString: PQresultErrorMessage(result)).trimmedMessage
+        let message = String(libpq: pq.PQresultErrorMessage(result)).trimmedMessage
         if !isOpen { return PostgresError(.connectionLost, message.isEmpty ? "connection lost" : message) }
         return PostgresError(.client, message.isEmpty ? "statement failed" : message)
     }
@@ -85,8 +85,8 @@ extension Connection {
     ///
     /// - Throws: ``PostgresError`` of kind `client` when libpq refuses the string.
     public func quotedIdentifier(_ name: String) throws(PostgresError) -> String {
-        guard let quoted = PQescapeIdentifier(handle, name, strlen(name)) else { throw connectionError() }
-        defer { PQfreemem(quoted) }
+        guard let quoted = pq.PQescapeIdentifier(handle, name, strlen(name)) else { throw connectionError() }
+        defer { pq.PQfreemem(quoted) }
         return String(cString: quoted)
     }
 }

@@ -36,7 +36,7 @@ extension Connection {
     public func notifications(waitingUpTo timeout: Double, wakeFD: Int32? = nil) throws(PostgresError) -> [Notification] {
         var received = try drainNotifications()
         guard received.isEmpty, timeout > 0 else { return received }
-        let socket = PQsocket(handle)
+        let socket = pq.PQsocket(handle)
         guard socket >= 0 else { throw connectionError() }
         var pollers = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0)]
         if let wakeFD { pollers.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)) }
@@ -56,14 +56,14 @@ extension Connection {
 
     /// Reads what the socket holds and returns the notifications queued so far.
     private func drainNotifications() throws(PostgresError) -> [Notification] {
-        guard PQconsumeInput(handle) != 0 else { throw connectionError() }
+        guard pq.PQconsumeInput(handle) != 0 else { throw connectionError() }
         var received: [Notification] = []
-        while let notice = PQnotifies(handle) {
+        while let notice = pq.PQnotifies(handle) {
             received.append(
                 Notification(
                     channel: String(cString: notice.pointee.relname), payload: String(cString: notice.pointee.extra),
                     senderPID: notice.pointee.be_pid))
-            PQfreemem(notice)
+            pq.PQfreemem(notice)
         }
         return received
     }

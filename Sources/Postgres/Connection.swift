@@ -11,43 +11,48 @@ import Foundation
 public final class Connection {
     /// The `PGconn *`; valid until ``close()`` or deinit.
     let handle: OpaquePointer
+    /// libpq's functions (``LibPQ``), loaded before the connection was opened.
+    let pq: cpq_library
 
-    /// Connects (`PQconnectdb`), blocking until the connection is up or has failed.
+    /// Connects (`PQconnectdb`), blocking until the connection is up or has failed. The first
+    /// connection of the process loads libpq (``LibPQ``).
     ///
     /// - Throws: ``PostgresError`` of kind `authenticationFailed` for a wrong or missing password,
     ///   `connectionFailed` for anything else (unreachable host, no such database, bad conninfo),
-    ///   with libpq's message.
+    ///   with libpq's message; of kind `client` when libpq cannot be loaded.
     public init(_ conninfo: String) throws(PostgresError) {
-        guard let handle = PQconnectdb(conninfo) else {
+        let pq = try LibPQ.functions()
+        guard let handle = pq.PQconnectdb(conninfo) else {
             throw PostgresError(.client, "libpq could not allocate a connection")
         }
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let message = String(cString: PQerrorMessage(handle)).trimmedMessage
-            let needsPassword = PQconnectionNeedsPassword(handle) != 0
-            PQfinish(handle)
+        guard pq.PQstatus(handle) == CONNECTION_OK else {
+            let message = String(libpq: pq.PQerrorMessage(handle)).trimmedMessage
+            let needsPassword = pq.PQconnectionNeedsPassword(handle) != 0
+            pq.PQfinish(handle)
             let isAuthentication = needsPassword || message.contains("authentication failed")
             throw PostgresError(isAuthentication ? .authenticationFailed : .connectionFailed, message)
         }
         self.handle = handle
+        self.pq = pq
         // Server messages (NOTICE) go nowhere instead of stderr.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        _ = pq.PQsetNoticeProcessor(handle, { _, _ in }, nil)
     }
 
-    deinit { PQfinish(handle) }
+    deinit { pq.PQfinish(handle) }
 
     /// Whether the connection still works as far as libpq knows (`PQstatus`).
-    public var isOpen: Bool { PQstatus(handle) == CONNECTION_OK }
+    public var isOpen: Bool { pq.PQstatus(handle) == CONNECTION_OK }
 
     /// The server's version as an integer (`PQserverVersion`): 150014 for 15.14.
-    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+    public var serverVersion: Int { Int(pq.PQserverVersion(handle)) }
 
     /// The server process serving this connection (`PQbackendPID`): a ``Notification`` whose
     /// `senderPID` it is came from this connection.
-    public var backendPID: Int32 { PQbackendPID(handle) }
+    public var backendPID: Int32 { pq.PQbackendPID(handle) }
 
     /// The error for a failure with no result to read it from.
     func connectionError() -> PostgresError {
-        let message = String(cString: PQerrorMessage(handle)).trimmedMessage
+        let message = String(libpq: pq.PQerrorMessage(handle)).trimmedMessage
         return PostgresError(isOpen ? .client : .connectionLost, message.isEmpty ? "connection failed" : message)
     }
 }

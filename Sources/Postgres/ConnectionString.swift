@@ -5,14 +5,16 @@ public enum ConnectionString {
     /// `conninfo` without its password, in any form libpq accepts (`password=`, quoted with
     /// escapes, `user:secret@` in a URL, `?password=` in a URL's query): libpq parses it
     /// (`PQconninfoParse`) and the options it holds are written back as `keyword=value` pairs,
-    /// the password as `***`. A string libpq cannot parse is not shown at all.
+    /// the password as `***`. A string libpq cannot parse is not shown at all, nor is any when
+    /// libpq cannot be loaded (``LibPQ``).
     public static func redacted(_ conninfo: String) -> String {
+        guard let pq = try? LibPQ.functions() else { return "(a server string: libpq cannot be loaded to parse it)" }
         var message: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(conninfo, &message) else {
-            if let message { PQfreemem(message) }
+        guard let options = pq.PQconninfoParse(conninfo, &message) else {
+            if let message { pq.PQfreemem(message) }
             return "(a server string libpq cannot parse)"
         }
-        defer { PQconninfoFree(options) }
+        defer { pq.PQconninfoFree(options) }
         var parts: [String] = []
         var option = options
         while let keyword = option.pointee.keyword {

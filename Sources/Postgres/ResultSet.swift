@@ -14,16 +14,16 @@ public struct ResultSet: Sendable {
         return rows[row][index]
     }
 
-    /// Copies a result out (`PQntuples`, `PQgetvalue`, `PQgetisnull`); does not clear it.
-    init(copying result: OpaquePointer) {
-        let columnCount = Int(PQnfields(result))
-        columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
-        rows = (0..<Int(PQntuples(result))).map { row in
+    /// Copies a result out (`PQntuples`, `PQgetvalue`, `PQgetisnull`, through `pq`); does not clear it.
+    init(copying result: OpaquePointer, _ pq: cpq_library) {
+        let columnCount = Int(pq.PQnfields(result))
+        columns = (0..<columnCount).map { String(libpq: pq.PQfname(result, Int32($0))) }
+        rows = (0..<Int(pq.PQntuples(result))).map { row in
             (0..<columnCount).map { column in
-                PQgetisnull(result, Int32(row), Int32(column)) != 0
-                    ? nil : String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+                pq.PQgetisnull(result, Int32(row), Int32(column)) != 0
+                    ? nil : String(libpq: pq.PQgetvalue(result, Int32(row), Int32(column)))
             }
         }
-        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+        affectedRows = Int(String(libpq: pq.PQcmdTuples(result))) ?? 0
     }
 }

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// `notesfs` starts without libpq and libcrypto: the Postgres module loads libpq (`dlopen`) when
+/// a command first talks to a server, the record store libcrypto when it first takes a SHA-256,
+/// so that the other commands do not pay for loading them (and the libraries libpq needs) at
+/// start. The dynamic loader's own trace (`LD_DEBUG=files`, on stderr) says which
+/// files a run loaded and why.
+@Suite struct StartupLibraryTests {
+    /// The files the dynamic loader opened for one run (`file=NAME` lines), and the run.
+    func loadedFiles(_ arguments: [String], db: String?) throws -> (files: [String], result: RunResult) {
+        let result = try notesfs(arguments, db: db, environment: ["LD_DEBUG": "files"])
+        let files = result.stderr.split(separator: "\n").compactMap { line -> String? in
+            guard let start = line.range(of: "file=") else { return nil }
+            return String(line[start.upperBound...].prefix(while: { $0 != " " && $0 != "\t" }))
+        }
+        return (files, result)
+    }
+
+    @Test(arguments: [["--version"], ["--help"], ["ls"]])
+    func aCommandThatDoesNotSyncOrHashLoadsNeitherLibpqNorLibcrypto(_ arguments: [String]) throws {
+        let db = makeDatabasePath("startup")
+        defer { try? FileManager.default.removeItem(atPath: (db as NSString).deletingLastPathComponent) }
+        try notesfs(["folder", "new", "Inbox"], db: db)
+        let (files, result) = try loadedFiles(arguments, db: arguments == ["ls"] ? db : nil)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(files.contains { $0.hasPrefix("libc.so") }, "the loader's trace lists what it loaded: \(files)")
+        #expect(!files.contains { $0.contains("libpq") || $0.contains("libcrypto") }, "\(files)")
+    }
+
+    /// A sync command loads libpq when it connects: `sync init` with a server that is not there
+    /// fails with libpq's own message (so libpq was loaded and ran), not with a load failure.
+    @Test func aSyncCommandLoadsLibpqWhenItConnects() throws {
+        let db = makeDatabasePath("startup-sync")
+        defer { try? FileManager.default.removeItem(atPath: (db as NSString).deletingLastPathComponent) }
+        let missing = "/tmp/notesfs-no-server-" + UUID().uuidString
+        let (files, result) = try loadedFiles(["sync", "init", "host=\(missing) dbname=notes"], db: db)
+        #expect(result.status != 0)
+        #expect(files.contains("libpq.so.5"), "\(files)")
+        #expect(result.stderr.contains(missing), "libpq's message names the socket: \(result.stderr)")
+        #expect(!result.stderr.contains("cannot load libpq"), "\(result.stderr)")
+    }
+}
