@@ -29,7 +29,7 @@ _notesfs() {
     fi
 
     local global="--db --json -q --quiet -v --verbose -h --help --version"
-    local commands="folder note ls query changes import export fsck help"
+    local commands="folder note ls query changes log history import export fsck help"
 
     # Find the command word, the action and the --db value typed so far.
     local i command="" action="" db=""
@@ -41,7 +41,7 @@ _notesfs() {
         *)
             if [[ -z $command ]]; then
                 command=${words[i]}
-            elif [[ -z $action && ($command == folder || $command == note) ]]; then
+            elif [[ -z $action && ($command == folder || $command == note || $command == history) ]]; then
                 action=${words[i]}
             fi
             ;;
@@ -64,7 +64,7 @@ _notesfs() {
         COMPREPLY=($(compgen -W "title -title name -name modificationDate -modificationDate creationDate -creationDate" -- "$cur"))
         return
         ;;
-    --text | --limit | --since) return ;;
+    --text | --limit | --since | --at) return ;;
     -o) return ;;
     esac
 
@@ -87,16 +87,24 @@ _notesfs() {
         esac
         ;;
     note)
-        [[ -z $action ]] && { COMPREPLY=($(compgen -W "new cat edit rm mv" -- "$cur")); return; }
-        [[ $action == new ]] && options="--text --force -f"
+        [[ -z $action ]] && { COMPREPLY=($(compgen -W "new cat edit rm mv log diff restore undelete" -- "$cur")); return; }
+        case $action in
+        new) options="--text --force -f" ;;
+        cat | restore) options="--at" ;;
+        esac
         ;;
+    history)
+        [[ -z $action ]] && { COMPREPLY=($(compgen -W "prune" -- "$cur")); return; }
+        options="--dry-run -n"
+        ;;
+    log) options="--deleted --since" ;;
     ls) options="-l --long" ;;
     query) options="--type -t --sort -s --limit" ;;
     changes) options="--since" ;;
     import) options="--into" ;;
     export) options="--from" ;;
     fsck) options="--repair" ;;
-    help) COMPREPLY=($(compgen -W "folder note ls query changes import export fsck" -- "$cur")); return ;;
+    help) COMPREPLY=($(compgen -W "folder note ls query changes log history import export fsck" -- "$cur")); return ;;
     esac
 
     if [[ $cur == -* ]]; then

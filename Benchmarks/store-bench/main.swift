@@ -8,6 +8,8 @@
 //                                           save beside the median, then the wait for the checkpoint
 //                                           (RENAMES notes renamed first, through their metadata alone)
 //   store-bench ops DB                      saves+sync/s, folder fetch, CONTAINS[c] query, cascade delete
+//   store-bench history DB                  note history: a save with and without a version; a note's
+//                                           versions read at 1,000 (HistoryBench.swift; DB: a new directory)
 //   store-bench reads DB [ROUNDS] [fetch|contains]
 //                                           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS
 //                                           times; `fetch` or `contains` runs that one alone (for perf)
@@ -100,6 +102,8 @@ guard args.count >= 3 else {
 let path = args[2]
 do {
     switch args[1] {
+    case "history":
+        try historyBench(path: path)
     case "generate":
         let total = Int(args[3])!
         let folders = Int(args[4])!

@@ -69,6 +69,21 @@ public final class NotesManager: Sendable {
         return try query(Query(recordType: Folder.recordType, predicate: predicate, sortDescriptors: [SortDescriptor(key: "name")]))
     }
 
+    // MARK: History
+
+    /// The kept versions of a note (or attachment), oldest first (``VersionHistory``); the current
+    /// state is the note itself. Long texts are left out: ``fetch(_:id:)`` a version to read its text.
+    public func versions<W: RecordWrapper>(of item: W) async -> [Version] {
+        VersionHistory.versions(ofNoteNamed: item.recordID.recordName, in: database)
+    }
+
+    /// Puts `version`'s bytes back into `note` (or brings a deleted note back); the state it
+    /// replaces is kept as a `restore` version. Returns the note as saved.
+    public func restore(_ note: Note, to version: Version) async throws(NotesError) -> Note {
+        guard version.noteName == note.recordID.recordName else { throw .invalidField(version.recordID, key: "note") }
+        return try Note(record: VersionHistory.restore(version, in: database))
+    }
+
     // MARK: Generic save and delete
 
     /// Saves any wrapped record with a CloudKit save policy; returns it as stored.

@@ -98,7 +98,7 @@ extension Record {
 public enum NotesRecords {
     /// Every wrapper, by the record type it reads.
     public static let wrappers: [any RecordWrapper.Type] = [
-        Folder.self, Note.self, Attachment.self, Symlink.self, SpecialFile.self, Link.self,
+        Folder.self, Note.self, Attachment.self, Symlink.self, SpecialFile.self, Link.self, Version.self,
     ]
 
     /// Why the notes layer could not read `record`; nil when it can, or when its type is none of ours.

@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 /// What a running subcommand gets: its parsed arguments, its output and the database location.
@@ -11,13 +12,17 @@ struct CommandContext {
     /// The command's synopsis (`note mv SRC DST`), to name a missing argument.
     var synopsis: String = ""
 
-    /// Opens the database (without a background thread: the CLI is short-lived and syncs at the end).
+    /// Opens the database (without a background thread: the CLI is short-lived and syncs at the
+    /// end), with note history on (``VersionHistory/install(on:settings:)``).
     ///
     /// - Throws: a ``CLIError`` mapped from the store (missing or foreign directory, newer format, I/O).
     func openDatabase(create: Bool = false) throws(CLIError) -> RecordDatabase {
-        do { return try RecordDatabase(path: databasePath, create: create, backgroundThread: false) } catch {
+        let database: RecordDatabase
+        do { database = try RecordDatabase(path: databasePath, create: create, backgroundThread: false) } catch {
             throw CLIError.store(error, subject: databasePath)
         }
+        VersionHistory.install(on: database)
+        return database
     }
 
     /// Makes every change durable before the process exits.

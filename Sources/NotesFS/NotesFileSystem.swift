@@ -127,6 +127,9 @@ public final class NotesFileSystem: FileSystem {
 
     private func observe(_ database: RecordDatabase) {
         searchBox.withLock { $0 = options.search(database) }
+        // Note history: every save and delete through the mount keeps the version it replaces
+        // (coalesced), in the same commit. A hook installed already (tests' settings) is kept.
+        if database.installedCommitHook == nil { VersionHistory.install(on: database) }
         database.addObserver { [weak self] change in
             guard let self else { return }
             pendingChanges.withLock { $0.append(change) }
@@ -149,6 +152,7 @@ public final class NotesFileSystem: FileSystem {
         let thread = Thread { [weak self] in self?.runNotifications() }
         thread.name = "notesfs.invalidate"
         thread.start()
+        startPruning()
     }
 
     public func destroy() {

@@ -13,6 +13,10 @@ struct LocalApplyPlan {
     var states: [String: SyncedRecord?] = [:]
     /// Conflict copies to create.
     var copies: [(record: Record, entry: ConflictCopy)] = []
+    /// The records a merge saves, by name, with what note history calls it (``ModifyReason/merge``,
+    /// or ``ModifyReason/conflict`` when a conflict copy took the local side): the version each
+    /// replaces is kept. Every other save of a page keeps none (``ModifyReason/sync``).
+    var mergeReasons: [String: String] = [:]
     /// Fields both sides changed, decided by the later edit.
     var decided: [DecidedConflict] = []
     /// Server rows set aside by this page, by name (``SyncState/setAside`` once committed).
@@ -106,7 +110,7 @@ extension SyncEngine {
         do {
             result = try database.modify(
                 saving: plan.saves.values.map(\.record) + [markerRecord], deleting: deletes.map(RecordID.init(recordName:)),
-                savePolicy: .ifServerRecordUnchanged, asExternalChange: true)
+                savePolicy: .ifServerRecordUnchanged, asExternalChange: true, reason: ModifyReason("sync", records: plan.mergeReasons))
         } catch { throw .store(error) }
         for (name, synced) in plan.states { state.records[name] = synced }
         for id in result.deletedRecordIDs { state.records[id.recordName] = nil }

@@ -132,6 +132,13 @@ extension SyncEngine {
                 let base = synced.flatMap { try? RecordPayload(jsonText: $0.base, recordName: name) }
                 let merge = RecordMerge(base: base, local: RecordPayload(local), server: payload, recordType: server.recordType)
                 plan.save(local.updated(to: merge.payload), server: server, pending: merge.payload != payload)
+                plan.mergeReasons[name] = merge.losingLocalFields.isEmpty ? ModifyReason.merge : ModifyReason.conflict
+                // Note history keeps both states a merge came from: the local one (the commit's
+                // version of what it replaces) and the server's, unless the merge took it whole (a
+                // conflict's server state is the note itself, its local one the conflict copy).
+                if merge.losingLocalFields.isEmpty, VersionPolicy.versionedTypes.contains(server.recordType), merge.payload != payload {
+                    plan.save(Version(of: incoming, kind: .merge).record, server: nil, pending: true)
+                }
                 report.merged += 1
                 for (key, values) in merge.decidedFields.sorted(by: { $0.key < $1.key }) {
                     plan.decided.append(

@@ -83,6 +83,9 @@ public final class SyncEngine {
         }
         self.database = database
         self.state = state
+        // Note history: a merge keeps the version it replaces; another machine's change keeps none
+        // here (its own machine kept it, and that version syncs too).
+        if database.installedCommitHook == nil { VersionHistory.install(on: database) }
         let connection: Connection
         do { connection = try Connection(state.server) } catch { throw .server(error) }
         try ServerSchema.check(connection)

@@ -1,8 +1,10 @@
 /// Attachments' contents are freed through the mount: overwriting, removing and removing a whole
-/// folder of attachments leaves no asset behind once nothing uses it, and `fsck` is clean.
+/// folder of attachments leaves no asset behind once nothing uses it (note history's versions use
+/// them until retention lets them go), and `fsck` is clean.
 
 import Foundation
 import Glibc
+import Notes
 import RecordStore
 import Testing
 
@@ -23,10 +25,14 @@ private func assetFiles(_ databasePath: String) -> [String] {
                 let big = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
                 #expect(writeBytes(m.path("big.bin"), big) == 0)
                 #expect(poll(seconds: 10) { assetFiles(db).count == 1 })
-                // An overwrite replaces the asset.
+                // An overwrite replaces the asset; the replaced one is its version's (note history).
                 #expect(writeBytes(m.path("big.bin"), Array(big.reversed())) == 0)
-                #expect(poll(seconds: 10) { assetFiles(db).count == 1 }, "\(assetFiles(db))")
+                #expect(poll(seconds: 10) { assetFiles(db).count == 2 }, "\(assetFiles(db))")
                 #expect(unlink(m.path("big.bin")) == 0)
+                #expect(assetFiles(db).count == 2)
+                // Retention with no room for versions lets them go, and their assets with them.
+                let settings = HistorySettings(interval: 600, budgetFraction: 0)
+                #expect(try VersionRetention.prune(in: m.database, settings: settings).deleting.count == 2)
                 #expect(poll(seconds: 10) { assetFiles(db).isEmpty }, "\(assetFiles(db))")
                 // A folder of attachments (and a binary note) removed with rm -r.
                 #expect(mkdir(m.path("d"), 0o755) == 0)
@@ -37,6 +43,7 @@ private func assetFiles(_ databasePath: String) -> [String] {
                 #expect(poll(seconds: 10) { assetFiles(db).count == 3 }, "\(assetFiles(db))")
                 let rm = try run(["/bin/rm", "-r", m.path("d")])
                 #expect(rm.status == 0, "\(rm)")
+                #expect(try VersionRetention.prune(in: m.database, settings: settings).deleting.count == 3)
                 #expect(poll(seconds: 10) { assetFiles(db).isEmpty }, "\(assetFiles(db))")
             }
             let database = try RecordDatabase(path: db)

@@ -73,7 +73,8 @@ import Testing
         let status = try notesfs(a.path, ["sync", "status"])
         #expect(status.out.contains("last error: server: "))
         #expect(status.out.contains("Is the server running"))
-        #expect(status.out.contains("pending changes: 4"))  // shared, overlap, doomed (deleted), only-a
+        // shared, overlap, doomed (deleted), only-a, and the versions the two edits and the delete kept
+        #expect(status.out.contains("pending changes: 7"))
         #expect(try a.note("shared").text.contains("shared line 2 edited by A"))
         #expect(!a.has("doomed"))
 

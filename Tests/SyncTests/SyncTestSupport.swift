@@ -47,6 +47,11 @@ struct Machine {
     }
 }
 
+/// The record names of the note history versions a machine holds.
+func versionNames(_ machine: Machine) -> Set<String> {
+    Set(machine.database.metadata(ofType: Version.recordType).map(\.recordID.recordName))
+}
+
 /// The directory every machine of this test process lives in; removed once the process has
 /// exited (a kill test's machines hold thousands of notes). `--one-file-system`: a mount a
 /// crashed test left inside is not walked into.

@@ -1,7 +1,7 @@
 /// Every subcommand, in the order `--help` lists them.
 enum CommandTable {
     static let all: [CommandSpec] =
-        FolderCommand.specs + NoteCommand.specs + [ListCommand.spec, QueryCommand.spec, ChangesCommand.spec]
+        FolderCommand.specs + NoteCommand.specs + HistoryCommand.specs + [ListCommand.spec, QueryCommand.spec, ChangesCommand.spec]
         + [SearchCommand.spec, SearchCommand.reindexSpec]
         + [ImportCommand.spec, ExportCommand.spec, FsckCommand.spec, SyncCommand.spec]
 

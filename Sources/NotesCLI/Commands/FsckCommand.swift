@@ -7,8 +7,8 @@ enum FsckCommand {
         name: "fsck", synopsis: "fsck [--repair]", summary: "check the database (and repair it)",
         help: """
             Reads every record file (each at most 64 MiB), checks the index, references, folder
-            cycles, assets and file modes, and prints each problem with the file or note it is
-            about. Works on a database you may only read. Exits 0 when the database is clean, 4
+            cycles, assets, file modes and note history (versions whose fields or size are
+            damaged), and prints each problem with the file or note it is about. Works on a database you may only read. Exits 0 when the database is clean, 4
             when problems remain.
               --repair   move damaged, oversized and foreign record files into <db>/lost+found/
                          (nothing is deleted) and drop their records from the index; put a
@@ -29,7 +29,7 @@ enum FsckCommand {
         let lines = report.problems.map { line(for: $0, catalog: catalog) }
         var remaining = report.problems
         // Not repaired: the mount shows such records as empty files.
-        let nodeProblems = NodeRecordCheck.problems(in: database, catalog: catalog)
+        let nodeProblems = NodeRecordCheck.problems(in: database, catalog: catalog) + VersionRecordCheck.problems(in: database)
         // The derived full-text index: damage is a problem (--repair rebuilds it); being behind is not.
         var indexProblems = SearchIndexCheck.problems(database)
         if repair {

@@ -18,12 +18,14 @@ enum NoteCommand {
                 """,
             options: [OptionSpec("--text", value: true), OptionSpec("--force", "-f")], writes: true, run: new),
         CommandSpec(
-            name: "note cat", synopsis: "note cat PATH|RECORDNAME", summary: "print a note's or an attachment's bytes",
+            name: "note cat", synopsis: "note cat PATH|RECORDNAME [--at DATE|VERSION]", summary: "print a note's or an attachment's bytes",
             help: """
                 Prints the stored bytes exactly, without adding a newline: a note's text, or the
                 bytes of a note that is not UTF-8 text or larger than 8 MiB (kept as its content),
                 streamed.
-                """, run: cat),
+                  --at DATE|VERSION   an earlier version: a version ID from 'note log' (or a
+                                      unique prefix), or a date (UTC: the version in effect then)
+                """, options: [OptionSpec("--at", value: true)], run: cat),
         CommandSpec(
             name: "note edit", synopsis: "note edit PATH", summary: "edit a note in $VISUAL or $EDITOR (default vi)",
             help: """
@@ -148,6 +150,13 @@ enum NoteCommand {
             if entry == nil { throw error }
         }
         guard let entry, entry.kind != .folder else { throw CLIError(.notFound, argument, "is a folder, not a note") }
+        if let selector = context.arguments.value("--at") {
+            guard entry.kind == .note || entry.kind == .attachment else { throw CLIError(.notFound, entry.path, "has no versions") }
+            let state = try VersionSelector.state(selector, in: VersionSelector.states(of: entry, database: database), path: entry.path)
+            try VersionSelector.bytes(of: state, entry: entry, database: database).write(
+                to: STDOUT_FILENO, destination: "stdout", database: database)
+            return
+        }
         let record: Record
         do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
         try StoredBytes(of: record).write(to: STDOUT_FILENO, destination: "stdout", database: database)
@@ -197,7 +206,8 @@ enum NoteCommand {
         }
         edited.apply(to: &record)
         do {
-            try database.modify(saving: [record], savePolicy: .ifServerRecordUnchanged)
+            // `note edit` always keeps the version it replaces (not coalesced with recent saves).
+            try database.modify(saving: [record], savePolicy: .ifServerRecordUnchanged, reason: .editKeepingVersion)
         } catch {
             switch error {
             case .serverRecordChanged:

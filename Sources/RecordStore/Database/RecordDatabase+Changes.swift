@@ -190,6 +190,7 @@ extension RecordDatabase {
                 last = entry
             }
             state.endCheckpoint()  // its earlier metadata went with the old index
+            for field in state.index.fieldIndexes.keys { index.addFieldIndex(field) }
             state.index = index
             if let damage { log(damage) }
             state.unverifiedForeignEntry = last

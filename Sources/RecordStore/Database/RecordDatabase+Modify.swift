@@ -35,14 +35,17 @@ extension RecordDatabase {
     ///   for a reference to a missing or deleted record, ``RecordStoreError/invalidArguments(_:)``,
     ///   ``RecordStoreError/io(path:operation:errno:)``.
     ///
-    /// - Parameter asExternalChange: observers see this commit as another process's
-    ///   (``RecordStoreChange/isExternal``): for a writer that shares this instance with the
-    ///   observer's owner but is not it, as a sync engine applying another machine's changes in
-    ///   a mount's process (the mount must tell the kernel about them as about any outside change).
+    /// - Parameters:
+    ///   - asExternalChange: observers see this commit as another process's
+    ///     (``RecordStoreChange/isExternal``): for a writer that shares this instance with the
+    ///     observer's owner but is not it, as a sync engine applying another machine's changes in
+    ///     a mount's process (the mount must tell the kernel about them as about any outside change).
+    ///   - reason: why the caller makes this change, handed to the commit hook (``CommitHook``)
+    ///     as it is; the store itself ignores it.
     @discardableResult
     public func modify(
         saving records: [Record] = [], deleting recordIDs: [RecordID] = [],
-        savePolicy: SavePolicy = .ifServerRecordUnchanged, asExternalChange: Bool = false
+        savePolicy: SavePolicy = .ifServerRecordUnchanged, asExternalChange: Bool = false, reason: ModifyReason? = nil
     ) throws(RecordStoreError) -> ModifyResult {
         var seen = Set<RecordID>()
         for id in records.map(\.recordID) + recordIDs where !seen.insert(id).inserted {
@@ -52,8 +55,19 @@ extension RecordDatabase {
         for record in records {
             if let problem = record.validityProblem { throw .invalidArguments("record \(record.recordID): \(problem)") }
         }
-        let entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
-            try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index)
+        let entry: JournalEntry
+        do {
+            entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
+                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, hook: true)
+            }
+        } catch {
+            // A full disk: a delete must still work (it frees space), so it goes without what the
+            // commit hook adds (the versions of what it deletes), which may be what did not fit.
+            guard error.isOutOfSpace, !recordIDs.isEmpty, commitHook.withLock({ $0 != nil }) else { throw error }
+            log("no room for the records the commit hook adds to a delete: deleting without them (\(error))")
+            entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
+                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, hook: false)
+            }
         }
         return ModifyResult(savedRecords: entry.saves.map { $0.clearingChanges() }, deletedRecordIDs: entry.deletes)
     }
@@ -171,10 +185,11 @@ extension RecordDatabase {
 
     /// Builds the journal entry for a modify, checking change tags and references against `index`.
     private func prepare(
-        _ records: [Record], deleting recordIDs: [RecordID], policy: SavePolicy, seq: UInt64, index: RecordIndex
+        _ records: [Record], deleting recordIDs: [RecordID], policy: SavePolicy, seq: UInt64, index: RecordIndex,
+        reason: ModifyReason?, hook useHook: Bool
     ) throws(RecordStoreError) -> JournalEntry {
         for id in recordIDs where index.entries[id.recordName] == nil { throw .unknownItem(id) }
-        let savedNames = Set(records.map(\.recordID.recordName))
+        var savedNames = Set(records.map(\.recordID.recordName))
         let roots = recordIDs.map(\.recordName)
         let deletes = roots + index.cascade(from: roots, sparing: savedNames)
         let deletedNames = Set(deletes)
@@ -183,7 +198,7 @@ extension RecordDatabase {
         let tag = String(seq, radix: 36)
         var nextIdentity = index.nextIdentity
         var saves: [Record] = []
-        for client in records {
+        func store(_ client: Record) throws(RecordStoreError) {
             var stored: Record
             if let server = index.entries[client.recordID.recordName] {
                 guard server.recordType == client.recordType else {
@@ -250,6 +265,26 @@ extension RecordDatabase {
                 }
             }
             saves.append(stored)
+        }
+        for client in records { try store(client) }
+        if useHook, let hook = commitHook.withLock({ $0 }) {
+            let pending = PendingCommit(
+                reason: reason,
+                saves: zip(records, saves).map { client, stored in
+                    PendingCommit.Save(
+                        record: stored, previous: index.entries[stored.recordID.recordName], takesIdentity: client.takenIdentity != nil)
+                },
+                deleted: deletes.compactMap { index.entries[$0] },
+                takenIdentities: Set(records.compactMap(\.takenIdentity)), date: now, database: self, index: index)
+            let additions = try hook.records(toAddTo: pending)
+            for record in additions {
+                let name = record.recordID.recordName
+                guard record.recordChangeTag == nil, index.entries[name] == nil, !savedNames.contains(name), !deletedNames.contains(name)
+                else { throw .invalidArguments("record \(record.recordID) added by the commit hook is not a new record") }
+                if let problem = record.validityProblem { throw .invalidArguments("record \(record.recordID): \(problem)") }
+                savedNames.insert(name)
+            }
+            for record in additions { try store(record) }
         }
         return JournalEntry(seq: seq, saves: saves, deletes: deletes.map(RecordID.init(recordName:)))
     }

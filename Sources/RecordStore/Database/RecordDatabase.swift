@@ -35,6 +35,9 @@ public final class RecordDatabase: Sendable {
     /// The journal lines recovery could not read at open, and what it did with them: reported by
     /// ``check(repair:)`` until a repair has reported them.
     let journalDamage: Mutex<[JournalLineDamage]>
+    /// The hook every modify of this instance calls (``setCommitHook(_:)``). Its own lock, read
+    /// inside a commit with the state lock held (never taken the other way round).
+    let commitHook = Mutex<(any CommitHook)?>(nil)
 
     /// Opens (creating when `create` and absent) the database at `path`, running crash recovery.
     ///

@@ -31,6 +31,8 @@ struct RecordIndex {
     /// the next checkpoint all of them before it drops those journal lines. Rebuilt from the
     /// journal at open; empty after a checkpoint.
     var staleRecordFiles: Set<String> = []
+    /// Lookup tables of indexed string fields: value → record names (``RecordDatabase/indexField(_:ofType:)``).
+    var fieldIndexes: [IndexedField: [String: Set<String>]] = [:]
 
     /// Identities start above the FUSE root inode (1) and leave room for fixed inodes.
     static let firstIdentity: UInt64 = 16
@@ -66,6 +68,7 @@ struct RecordIndex {
     }
 
     private mutating func removeReferences(of metadata: RecordMetadata) {
+        if !fieldIndexes.isEmpty { removeFromFieldIndexes(metadata) }
         metadata.forEachAsset { asset in
             let count = (assetReferences[asset.sha256] ?? 1) - 1
             assetReferences[asset.sha256] = count > 0 ? count : nil

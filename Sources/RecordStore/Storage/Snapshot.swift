@@ -291,6 +291,7 @@ extension RecordIndex {
             if identity >= nextIdentity { nextIdentity = identity == .max ? .max : identity + 1 }
         }
         metadata.forEachAsset { asset in assetReferences[asset.sha256, default: 0] += 1 }
+        if !fieldIndexes.isEmpty { addToFieldIndexes(metadata) }
         entries[name] = metadata  // its last use, so that it can be moved in rather than copied
     }
 }

@@ -1,0 +1,59 @@
+import Foundation
+import Notes
+import RecordStore
+
+/// `store-bench history DB`: what note history costs a save, and `note log`'s read at 1,000
+/// versions. DB is a new directory (1,000 notes of 1-4 KB are generated in it).
+///
+/// Saves are timed in rounds of 50 that alternate between no history, history that keeps a version
+/// of every save (interval 0: the worst case) and the default 10-minute interval (a burst of saves
+/// keeps one version per note), so that the machine's load falls alike on all three.
+func historyBench(path: String) throws {
+    let db = try RecordDatabase(path: path, backgroundThread: false)
+    let notes = (0..<1000).map { Note(title: "Note \($0)", text: body($0), recordID: RecordID(recordName: "note-\($0)")) }
+    try db.modify(saving: notes.map(\.record))
+    db.indexField("note", ofType: Version.recordType)
+    let policies: [(String, (any CommitHook)?)] = [
+        ("no history", nil), ("history, a version every save", VersionPolicy(settings: HistorySettings(interval: 0))),
+        ("history, 10-minute interval", VersionPolicy(settings: HistorySettings(interval: 600))),
+    ]
+    var times = Array(repeating: [Double](), count: policies.count)
+    var cpu = Array(repeating: 0.0, count: policies.count)
+    var next = 0
+    for round in 0..<10 {
+        for (p, policy) in policies.enumerated() {
+            db.setCommitHook(policy.1)
+            let cpuStart = cpuTime()
+            for _ in 0..<50 {
+                times[p].append(try editAndSave(db, RecordID(recordName: "note-\(next % 1000)"), " r\(round)"))
+                next += 1
+            }
+            cpu[p] += cpuTime() - cpuStart
+        }
+    }
+    for (p, policy) in policies.enumerated() {
+        report(
+            "save (1-4 KB note, 1,000 notes): \(policy.0)",
+            String(
+                format: "median %.3f ms, CPU %.3f ms/save (%d saves)", median(times[p]) * 1000, cpu[p] / Double(times[p].count) * 1000,
+                times[p].count),
+            target: p == 0 ? "" : "≤ 1.2x no history")
+    }
+    report("versions made", "\(db.metadata(ofType: Version.recordType).count)")
+
+    // One note with 1,000 versions: what `note log` reads.
+    db.setCommitHook(VersionPolicy(settings: HistorySettings(interval: 0)))
+    let id = RecordID(recordName: "note-0")
+    while VersionHistory.versions(ofNoteNamed: id.recordName, in: db).count < 1000 { _ = try editAndSave(db, id, "\n") }
+    var reads: [Double] = []
+    for _ in 0..<20 {
+        let start = now()
+        let versions = VersionHistory.versions(ofNoteNamed: id.recordName, in: db)
+        reads.append(now() - start)
+        precondition(versions.count >= 1000)
+    }
+    report(
+        "versions of a note with 1,000 versions (note log's read)", String(format: "median %.2f ms", median(reads) * 1000),
+        target: "≤ 100 ms")
+    try db.close()
+}

@@ -1,0 +1,105 @@
+import Foundation
+import RecordStore
+
+/// Reading and restoring note history (the records ``VersionPolicy`` keeps): what the CLI and a
+/// mount's history view call.
+public enum VersionHistory {
+    /// Installs ``VersionPolicy`` on `database` and indexes versions by note (so that a save finds
+    /// its note's versions without a scan). Call it wherever a database is opened for notes; a
+    /// second call only replaces the settings.
+    public static func install(on database: RecordDatabase, settings: HistorySettings = .fromEnvironment()) {
+        database.indexField("note", ofType: Version.recordType)
+        database.setCommitHook(VersionPolicy(settings: settings))
+    }
+
+    /// The versions of the note (or attachment) named `recordName`, oldest first; live or deleted.
+    /// Long texts are left out (``Version/text`` is nil): ``fullVersion(_:in:)`` reads one.
+    public static func versions(ofNoteNamed recordName: String, in database: RecordDatabase) -> [Version] {
+        database.metadata(ofType: Version.recordType, whereField: "note", equals: recordName)
+            .compactMap { try? Version(record: $0.record) }
+            .sorted { ($0.date, $0.recordID.recordName) < ($1.date, $1.recordID.recordName) }
+    }
+
+    /// The whole version (its text read from its file).
+    /// - Throws: ``NotesError/store(_:)`` (`unknownItem` when it is gone), ``NotesError/invalidField(_:key:)``.
+    public static func fullVersion(_ id: RecordID, in database: RecordDatabase) throws(NotesError) -> Version {
+        let record: Record
+        do { record = try database.record(for: id) } catch { throw .store(error) }
+        return try Version(record: record)
+    }
+
+    /// The last version of every deleted note (or attachment) whose record is gone: the newest
+    /// `delete` version of each, newest first; only those deleted at or after `since`, and in the
+    /// folder named `folderName` when given (`.some(nil)`: the root).
+    public static func deletedNotes(in database: RecordDatabase, since: Date? = nil, folder: String?? = .none) -> [Version] {
+        let deletes = database.metadata(ofType: Version.recordType) { $0.field("kind")?.stringValue == Version.Kind.delete.rawValue }
+        var newest: [String: Version] = [:]
+        for metadata in deletes {
+            guard let version = try? Version(record: metadata.record) else { continue }
+            if let current = newest[version.noteName], current.madeAt >= version.madeAt { continue }
+            newest[version.noteName] = version
+        }
+        return newest.values.filter { version in
+            guard database.metadata(for: RecordID(recordName: version.noteName)) == nil else { return false }
+            if let since, version.madeAt < since { return false }
+            if case .some(let folder) = folder, version.folderName != folder { return false }
+            return true
+        }.sorted { $0.madeAt > $1.madeAt }
+    }
+
+    /// The record name of the folder an undeleted note goes to when its own folder is gone: the
+    /// same `Recovered` folder a sync uses for records whose folder was deleted.
+    public static let recoveredFolderName = "notesfs-recovered"
+
+    /// Puts `version`'s bytes back: into its note when the note exists (which keeps its title and
+    /// folder; the state replaced becomes a `restore` version, so a restore can be undone), else as
+    /// the note itself again, with its record name, title and folder (a folder that is gone:
+    /// `Recovered`, made when missing). Returns the note's record as saved.
+    ///
+    /// - Throws: ``NotesError/store(_:)``: a conflict when the note changed meanwhile, I/O.
+    @discardableResult
+    public static func restore(_ version: Version, in database: RecordDatabase) throws(NotesError) -> Record {
+        let full = version.text == nil && version.content == nil ? try fullVersion(version.recordID, in: database) : version
+        let noteID = RecordID(recordName: full.noteName)
+        var saving: [Record] = []
+        var record: Record
+        if database.metadata(for: noteID) != nil {
+            do { record = try database.record(for: noteID) } catch { throw .store(error) }
+        } else {
+            record = Record(recordType: full.noteType == Attachment.recordType ? Attachment.recordType : Note.recordType, recordID: noteID)
+            record[record.recordType == Note.recordType ? "title" : "name"] = .string(full.title)
+            var folder = full.folderName.map { RecordID(recordName: $0) }
+            if let id = folder, database.metadata(for: id)?.recordType != Folder.recordType {
+                folder = RecordID(recordName: recoveredFolderName)
+                if database.metadata(for: folder!) == nil {
+                    saving.append(Folder(name: "Recovered", recordID: folder!).record)
+                }
+            }
+            record.setReference("folder", to: folder)
+        }
+        if record.recordType == Attachment.recordType {
+            record["content"] = full.content.map(FieldValue.asset)  // an attachment has no text
+        } else if let asset = full.content {
+            record["content"] = .asset(asset)
+            record["text"] = nil
+        } else {
+            record["text"] = .string(full.text ?? "")
+            record["content"] = nil
+        }
+        do throws(RecordStoreError) {
+            let saved = try database.modify(saving: saving + [record], reason: .restore).savedRecords
+            guard let note = saved.first(where: { $0.recordID == noteID }) else { throw RecordStoreError.unknownItem(noteID) }
+            return note
+        } catch { throw .store(error) }
+    }
+
+    /// A version's date as the index holds it (``Version/date``).
+    static func date(of metadata: RecordMetadata) -> Date {
+        metadata.field("date")?.dateValue ?? metadata.creationDate ?? Date(timeIntervalSince1970: 0)
+    }
+}
+
+extension Version {
+    /// When the version was made (its record's creation): for a `delete` version, when the note was deleted.
+    public var madeAt: Date { record.creationDate ?? date }
+}

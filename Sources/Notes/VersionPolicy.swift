@@ -1,0 +1,85 @@
+import Foundation
+import RecordStore
+
+/// The commit hook that keeps note history: every save of a note or an attachment that changes its
+/// bytes, and every delete of one, keeps the state it replaces as a ``Version`` record in the same
+/// atomic commit.
+///
+/// Which saves keep one:
+/// - an edit (no reason, or ``ModifyReason/edit``) keeps the replaced state unless the note's newest
+///   version was made by an edit and its date is less than ``HistorySettings/interval`` from the
+///   replaced state's: a storm of saves keeps the state at least every interval;
+/// - always: a delete (cascades included), a rename over the note (``PendingCommit/Save/takesIdentity``),
+///   ``ModifyReason/editKeepingVersion`` (`note edit`), ``ModifyReason/restore``, and a sync's
+///   `merge` and `conflict` records;
+/// - never: a save that leaves the bytes as they were (a rename, `chmod`, `touch`), a new record,
+///   versions themselves, and a sync applying another machine's change (``ModifyReason/sync``:
+///   that machine kept its version, which syncs too).
+public struct VersionPolicy: CommitHook {
+    public let settings: HistorySettings
+    /// The record types whose states are kept.
+    public static let versionedTypes: Set<String> = [Note.recordType, Attachment.recordType]
+
+    public init(settings: HistorySettings = .fromEnvironment()) { self.settings = settings }
+
+    public func records(toAddTo commit: PendingCommit) throws(RecordStoreError) -> [Record] {
+        var versions: [Record] = []
+        let reasonName = commit.reason?.name ?? ModifyReason.edit.name
+        for save in commit.saves where Self.versionedTypes.contains(save.record.recordType) {
+            guard let previous = save.previous, previous.recordType == save.record.recordType else { continue }
+            let name = save.record.recordID.recordName
+            let reason = commit.reason?.reason(for: name) ?? reasonName
+            let kind: Version.Kind
+            switch reason {
+            case ModifyReason.sync.name, ModifyReason.prune.name: continue
+            case ModifyReason.merge: kind = .merge
+            case ModifyReason.conflict: kind = .conflict
+            case ModifyReason.restore.name: kind = .restore
+            default: kind = save.takesIdentity ? .rename : .edit
+            }
+            // A metadata-only save (rename, chmod, touch) carries no bytes: they did not change.
+            if save.record.isPartial, save.record["text"] == nil, save.record["content"] == nil { continue }
+            if kind == .edit, reason != ModifyReason.editKeepingVersion.name, coalesces(previous, in: commit) { continue }
+            guard let replaced = whole(previous, in: commit) else { continue }
+            if Self.sameBytes(replaced, save.record) { continue }
+            versions.append(Version(of: replaced, kind: kind).record)
+        }
+        if reasonName != ModifyReason.sync.name, reasonName != ModifyReason.prune.name {
+            for deleted in commit.deleted where Self.versionedTypes.contains(deleted.recordType) {
+                // A rename over a file deletes the source: its bytes live on in the target.
+                if commit.takenIdentities.contains(deleted.identity) { continue }
+                if let replaced = whole(deleted, in: commit) { versions.append(Version(of: replaced, kind: .delete).record) }
+            }
+        }
+        return versions
+    }
+
+    /// Whether an edit of the note whose stored state is `previous` keeps no version: its newest
+    /// version was made by an edit within ``HistorySettings/interval`` of `previous`'s date.
+    func coalesces(_ previous: RecordMetadata, in commit: PendingCommit) -> Bool {
+        guard settings.interval > 0 else { return false }
+        let versions = commit.records(ofType: Version.recordType, whereField: "note", equals: previous.recordID.recordName)
+        guard let newest = versions.max(by: { VersionHistory.date(of: $0) < VersionHistory.date(of: $1) }) else { return false }
+        guard newest.field("kind")?.stringValue == Version.Kind.edit.rawValue else { return false }
+        let replacedDate = previous.modificationDate ?? commit.date
+        return abs(replacedDate.timeIntervalSince(VersionHistory.date(of: newest))) < settings.interval
+    }
+
+    /// The whole stored record; nil (logged) when its file cannot be read: a damaged file must not
+    /// stop the save that replaces it.
+    private func whole(_ metadata: RecordMetadata, in commit: PendingCommit) -> Record? {
+        do { return try commit.wholeRecord(metadata) } catch {
+            FileHandle.standardError.write(Data("notesfs: no version kept of \(metadata.recordID): \(error)\n".utf8))
+            return nil
+        }
+    }
+
+    /// Whether `new` (a full record, or a partial one carrying some content field) holds the same
+    /// bytes as `old`.
+    static func sameBytes(_ old: Record, _ new: Record) -> Bool {
+        for key in ["text", "content"] where new.omittedSizes[key] == nil {
+            if old[key] != new[key] { return false }
+        }
+        return true
+    }
+}

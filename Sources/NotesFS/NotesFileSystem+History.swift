@@ -1,0 +1,41 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+extension NotesFileSystem {
+    /// The mount prunes note history (``VersionRetention``) this long after it starts, then at this interval.
+    static let firstPruneDelay: TimeInterval = 60
+    static let pruneInterval: TimeInterval = 3600
+
+    /// Starts the thread that prunes note history in the background while the mount runs (none
+    /// for a read-only database). Each prune is one atomic modify of deletes: a crash or an
+    /// unmount in the middle leaves all of it or none.
+    func startPruning() {
+        guard !database.isReadOnly else { return }
+        let thread = Thread { [weak self] in
+            var next = Date().addingTimeInterval(Self.firstPruneDelay)
+            while true {
+                sleep(1)
+                guard let fileSystem = self, fileSystem.running.load(ordering: .relaxed) else { return }
+                guard Date() >= next else { continue }
+                next = Date().addingTimeInterval(Self.pruneInterval)
+                fileSystem.pruneHistory()
+            }
+        }
+        thread.name = "notesfs.prune"
+        thread.start()
+    }
+
+    /// Prunes note history now (logged; a failure is tried again at the next interval).
+    func pruneHistory() {
+        do {
+            let plan = try VersionRetention.prune(in: database, settings: .fromEnvironment())
+            if !plan.deleting.isEmpty {
+                Log.info("history: pruned \(plan.deleting.count) versions (\(plan.versionBytesBefore - plan.versionBytesAfter) bytes)")
+            }
+        } catch {
+            Log.warning("history: pruning failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import RecordStore
+import Testing
+
+@testable import NotesCLI
+
+@Suite struct HistoryCommandTests {
+    /// The version IDs `note log` prints, newest first (the current state's is `current`).
+    private func versionIDs(_ path: String, db: String) throws -> [String] {
+        try notesfs(["note", "log", path], db: db).lines.map { String($0.split(separator: " ")[0]) }
+    }
+
+    @Test func logCatDiffRestoreAndUndelete() throws {
+        let db = makeDatabasePath("history")
+        try notesfs(["folder", "new", "Work"], db: db)
+        try notesfs(["note", "new", "Work/Plan", "--text", "one\n"], db: db)
+        try notesfs(["note", "new", "Work/Plan", "--text", "two\n", "--force"], db: db)  // keeps "one"
+        try notesfs(["note", "new", "Work/Plan", "--text", "three\n", "--force"], db: db)  // within 10 minutes: coalesced
+        // `note edit` always keeps the version it replaces.
+        let edit = try notesfs(["note", "edit", "Work/Plan"], db: db, environment: ["VISUAL": "sed -i s/three/four/", "EDITOR": ""])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let log = try notesfs(["note", "log", "Work/Plan"], db: db)
+        #expect(log.status == 0)
+        #expect(log.lines.map { $0.split(separator: " ").dropFirst(3).joined(separator: " ") } == ["5 current", "6 edit", "4 edit"])
+        let ids = try versionIDs("Work/Plan", db: db)
+        #expect(try notesfs(["note", "cat", "Work/Plan", "--at", ids[2]], db: db).out == "one\n")
+        #expect(try notesfs(["note", "cat", "Work/Plan", "--at", ids[1]], db: db).out == "three\n")
+        #expect(try notesfs(["note", "cat", "Work/Plan", "--at", "2999-01-01"], db: db).out == "four\n")
+        #expect(try notesfs(["note", "cat", "Work/Plan", "--at", "current"], db: db).out == "four\n")
+        let json = try #require(try parseJSON(notesfs(["note", "log", "Work/Plan", "--json"], db: db).stdout) as? [[String: Any]])
+        #expect(json.count == 3)
+        #expect(json.allSatisfy { $0["version"] is String && ($0["date"] as? String)?.hasSuffix("Z") == true })
+        #expect((json[2]["version"] as? String)?.hasPrefix(ids[2]) == true)
+
+        // Bad versions and dates: clear errors and the exit statuses of ExitStatus.swift.
+        let early = try notesfs(["note", "cat", "Work/Plan", "--at", "2000-01-01"], db: db)
+        #expect(early.status == 1)
+        #expect(early.stderr.hasPrefix("notesfs: Work/Plan.md: no version at or before 2000-01-01T00:00:00.000000Z"))
+        #expect(try notesfs(["note", "cat", "Work/Plan", "--at", "ffffffff"], db: db).status == 1)
+        let bad = try notesfs(["note", "cat", "Work/Plan", "--at", "yes"], db: db)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("neither a date"))
+        #expect(try notesfs(["note", "cat", "Work/Plan", "--at", "2026-13-01"], db: db).status == 2)
+        #expect(try notesfs(["note", "restore", "Work/Plan"], db: db).status == 2)
+        #expect(try notesfs(["log", "--since", "yesterday"], db: db).status == 2)
+
+        // Diff: the previous version against the current text; and two chosen ones.
+        let diff = try notesfs(["note", "diff", "Work/Plan"], db: db)
+        #expect(diff.lines.dropFirst(2) == ["@@ -1 +1 @@", "-three", "+four"])
+        #expect(diff.lines[0].hasPrefix("--- Work/Plan.md@\(ids[1])"))
+        #expect(
+            try notesfs(["note", "diff", "Work/Plan", ids[2], ids[1]], db: db).lines.dropFirst(2) == ["@@ -1 +1 @@", "-one", "+three"])
+        #expect(try notesfs(["note", "diff", "Work/Plan", "current", "current"], db: db).out == "")
+
+        // A restore is itself a version: it can be undone.
+        #expect(try notesfs(["note", "restore", "Work/Plan", "--at", ids[2]], db: db).status == 0)
+        #expect(try notesfs(["note", "cat", "Work/Plan"], db: db).out == "one\n")
+        let afterRestore = try notesfs(["note", "log", "Work/Plan"], db: db).lines
+        #expect(afterRestore.count == 4 && afterRestore[1].hasSuffix(" restore"))
+        let restoreID = try versionIDs("Work/Plan", db: db)[1]
+        #expect(try notesfs(["note", "restore", "Work/Plan", "--at", restoreID], db: db).status == 0)
+        #expect(try notesfs(["note", "cat", "Work/Plan"], db: db).out == "four\n")
+
+        // Deleted notes: listed, and brought back in their folder.
+        #expect(try notesfs(["note", "rm", "Work/Plan"], db: db).status == 0)
+        let deleted = try notesfs(["log", "--deleted"], db: db)
+        #expect(deleted.lines.count == 1)
+        #expect(deleted.lines[0].hasSuffix(" 5  delete  Work/Plan.md"))
+        #expect(try notesfs(["log", "--deleted", "--since", "2999-01-01"], db: db).out == "")
+        let undelete = try notesfs(["note", "undelete", "Work/Plan"], db: db)
+        #expect(undelete.status == 0, "\(undelete.stderr)")
+        #expect(try notesfs(["note", "cat", "Work/Plan"], db: db).out == "four\n")
+        #expect(try notesfs(["log", "--deleted"], db: db).out == "")
+        #expect(try notesfs(["note", "undelete", "Work/Plan"], db: db).status == 1)
+        // With its folder gone, a deleted note comes back in Recovered.
+        #expect(try notesfs(["folder", "rm", "Work"], db: db).status == 0)
+        #expect(try notesfs(["note", "undelete", "Work/Plan"], db: db).status == 0)
+        #expect(try notesfs(["note", "cat", "Recovered/Plan"], db: db).out == "four\n")
+        #expect(try notesfs(["fsck"], db: db).status == 0)
+    }
+
+    @Test func fsckReportsADamagedVersionAndRepairKeepsIt() throws {
+        let db = makeDatabasePath("history-fsck")
+        try notesfs(["note", "new", "N", "--text", "a"], db: db)
+        try notesfs(["note", "rm", "N"], db: db)  // a version of a deleted note: not a problem
+        #expect(try notesfs(["fsck"], db: db).status == 0)
+        do {
+            let store = try RecordDatabase(path: db, backgroundThread: false)
+            var record = Record(recordType: "Version", recordID: RecordID(recordName: "bad-version"))
+            record["note"] = .string("gone")
+            record["noteType"] = .string("Note")
+            record["title"] = .string("T")
+            record["text"] = .string("four")
+            record["date"] = .date(Date(timeIntervalSince1970: 0))
+            record["kind"] = .string("edit")
+            record["size"] = .int64(99)  // not the size of its text
+            var noDate = Record(recordType: "Version", recordID: RecordID(recordName: "no-date"))
+            noDate["note"] = .string("gone")
+            try store.modify(saving: [record, noDate])
+            try store.close()
+        }
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 4)
+        #expect(fsck.lines.contains("version bad-version of record gone: damaged: size 99, but it holds 4 bytes"))
+        #expect(fsck.lines.contains { $0.hasPrefix("version no-date: damaged: ") })
+        // --repair keeps every readable version.
+        #expect(try notesfs(["fsck", "--repair"], db: db).status == 4)
+        let store = try RecordDatabase(path: db, backgroundThread: false)
+        #expect(store.metadata(ofType: "Version").count == 3)
+    }
+
+    @Test func everySaveKeepsAVersionWithNoInterval() throws {
+        let db = makeDatabasePath("history-interval")
+        let environment = ["NOTESFS_HISTORY_INTERVAL": "0"]
+        try notesfs(["note", "new", "N", "--text", "a"], db: db, environment: environment)
+        for text in ["b", "c", "d"] { try notesfs(["note", "new", "N", "--text", text, "--force"], db: db, environment: environment) }
+        #expect(try notesfs(["note", "log", "N"], db: db).lines.count == 4)
+    }
+
+    @Test func unifiedDiffs() {
+        #expect(LineDiff.unified("a\nb\nc\n", "a\nb\nc\n", oldLabel: "x", newLabel: "y") == "")
+        #expect(
+            LineDiff.unified("a\nb\nc\n", "a\nB\nc\n", oldLabel: "x", newLabel: "y") == "--- x\n+++ y\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n")
+        #expect(LineDiff.unified("", "new\n", oldLabel: "x", newLabel: "y") == "--- x\n+++ y\n@@ -0,0 +1 @@\n+new\n")
+        #expect(
+            LineDiff.unified("end", "end\n", oldLabel: "x", newLabel: "y")
+                == "--- x\n+++ y\n@@ -1 +1 @@\n-end\n\\ No newline at end of file\n+end\n")
+        // Two changes far apart: two hunks with three lines of context each.
+        let old = (1...20).map { "\($0)\n" }.joined()
+        let new = old.replacingOccurrences(of: "2\n3\n", with: "2\nthree\n").replacingOccurrences(of: "18\n", with: "")
+        #expect(
+            LineDiff.unified(old, new, oldLabel: "x", newLabel: "y")
+                == "--- x\n+++ y\n@@ -1,6 +1,6 @@\n 1\n 2\n-3\n+three\n 4\n 5\n 6\n@@ -15,6 +15,5 @@\n 15\n 16\n 17\n-18\n 19\n 20\n")
+        // The script of a random edit turns the old lines into the new ones.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            let a = (0..<Int.random(in: 0..<30, using: &generator)).map { _ in "\(Int.random(in: 0..<5, using: &generator))\n" }
+            let b = (0..<Int.random(in: 0..<30, using: &generator)).map { _ in "\(Int.random(in: 0..<5, using: &generator))\n" }
+            let script = LineDiff.edits(a.map { Substring($0) }, b.map { Substring($0) })
+            var rebuilt: [String] = []
+            var oldSeen: [Int] = []
+            for edit in script {
+                switch edit {
+                case .same(let i, let j):
+                    #expect(a[i] == b[j])
+                    rebuilt.append(b[j])
+                    oldSeen.append(i)
+                case .delete(let i): oldSeen.append(i)
+                case .insert(let j): rebuilt.append(b[j])
+                }
+            }
+            #expect(rebuilt == b)
+            #expect(oldSeen == Array(a.indices))
+        }
+    }
+}
