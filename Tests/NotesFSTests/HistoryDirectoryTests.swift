@@ -72,6 +72,11 @@ private func everySave(_ database: RecordDatabase) {
             let now = try #require(listing(m.path(".history/Work/Plan.md")))
             #expect(now.count == 3)
             #expect(now.last.map { readFile(m.path(".history/Work/Plan.md/" + $0)) } == "v3 now\n")
+            // A moved note's versions follow it.
+            #expect(rename(m.path("Work/Plan.md"), m.path("Moved.md")) == 0)
+            #expect(listing(m.path(".history")) == ["Moved.md"])
+            #expect(listing(m.path(".history/Moved.md")) == now)
+            #expect(statOf(m.path(".history/Work")).1 == ENOENT)
         }
     }
 
