@@ -99,8 +99,7 @@ extension NotesFileSystem {
         let known = try locked { (state) throws -> KnownDirectory in
             guard let node = state.virtualNodes.nodes[directory] else { throw Errno.noEntry }
             guard case .directory(let tree, let path) = node.kind else { throw Errno.notDirectory }
-            let key = VirtualNodeTable.CacheKey(
-                appliedChanges: state.appliedChanges, hidden: state.detached.values.reduce(0) { $0 + $1.count })
+            let key = virtualCacheKey(state)
             var known = KnownDirectory(tree: tree, path: path, key: key)
             if let cached = state.virtualNodes.listings[directory], cached.key.appliedChanges == key.appliedChanges {
                 known.entries = cached.entries
@@ -114,7 +113,7 @@ extension NotesFileSystem {
             let (tree, path) = (known.tree, known.path)
             guard let search = searchBox.withLock({ $0 }) else { throw Errno.io }
             do {
-                entries = try virtualTrees[tree].entries(in: path, virtualContext(search))
+                entries = try virtualTrees[tree].entries(in: path, virtualContext(search, generation: known.key))
             } catch {
                 Log.error("\(virtualTrees[tree].name)/\(path.joined(separator: "/")): \(error)")
                 throw ErrnoMapping.errno(for: error)
@@ -128,14 +127,19 @@ extension NotesFileSystem {
         }
     }
 
+    /// What the virtual listings are made from now (``VirtualNodeTable/CacheKey``).
+    func virtualCacheKey(_ state: borrowing FileSystemState) -> VirtualNodeTable.CacheKey {
+        VirtualNodeTable.CacheKey(appliedChanges: state.appliedChanges, hidden: state.detached.values.reduce(0) { $0 + $1.count })
+    }
+
     /// What a tree may use to answer (``VirtualContext``).
-    func virtualContext(_ search: any NoteSearching) -> VirtualContext {
+    func virtualContext(_ search: any NoteSearching, generation: VirtualNodeTable.CacheKey) -> VirtualContext {
         VirtualContext(
             database: database, search: search,
-            mountPath: { [weak self] metadata in
-                guard let self else { return nil }
-                return (try? self.locked { state in self.mountPath(of: metadata, &state) }) ?? nil
-            })
+            mountPaths: { [weak self] records in
+                guard let self else { return records.map { _ in nil } }
+                return (try? self.locked { state in records.map { self.mountPath(of: $0, &state) } }) ?? records.map { _ in nil }
+            }, generation: generation)
     }
 
     /// A virtual directory and what its tree last answered, if that still holds.

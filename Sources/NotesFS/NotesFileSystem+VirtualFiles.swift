@@ -26,7 +26,8 @@ extension NotesFileSystem {
         guard let tree = virtualTree(of: node.parent), let search = searchBox.withLock({ $0 }) else { throw .noEntry }
         let source: VirtualFileSource
         do {
-            switch try virtualTrees[tree].contents(of: file, virtualContext(search)) {
+            let context = virtualContext(search, generation: state.withLock { virtualCacheKey($0) })
+            switch try virtualTrees[tree].contents(of: file, context) {
             case .bytes(let bytes): source = .bytes(bytes)
             case .asset(let asset): source = .asset(path: database.assetPath(asset), size: asset.size)
             }

@@ -4,8 +4,10 @@ import RecordStore
 /// The paths of `.history` (``NoteHistory``): every note and attachment that has versions, live
 /// or deleted, at its path in the mount, and the folders above them.
 ///
-/// Made from every `Version` in the store's index (one pass; long texts are not read), then the
-/// mount's paths of the live records. Order of naming, so that names are stable and unique:
+/// Made from the store index's table of the versions' `note` field (the notes that have
+/// versions; the versions of deleted notes only are looked at), then the mount's paths of the
+/// live records (under one state lock). ``NoteHistory`` keeps it until the store or the mount's names
+/// change. Order of naming, so that names are stable and unique:
 /// 1. The folders above every note (the mount's names; `Recovered` for a deleted note whose
 ///    folder is gone too).
 /// 2. Live notes and attachments: their mount path, unique as the mount made it. One the mount
@@ -25,43 +27,57 @@ struct HistoryCatalog {
     private var taken: [[String]: Set<String>] = [:]
 
     init(_ context: VirtualContext) {
-        var newest: [String: Version] = [:]
-        for metadata in context.database.metadata(ofType: Version.recordType) {
-            guard let version = try? Version(record: metadata.record) else { continue }
-            if let known = newest[version.noteName],
-                (known.madeAt, known.recordID.recordName) >= (version.madeAt, version.recordID.recordName)
-            {
-                continue
+        let database = context.database
+        // The notes that have versions: from the index's table of the versions' `note` field
+        // (kept by `VersionHistory.install`), else by one pass over the versions.
+        let noteNames =
+            database.indexedValues(ofField: "note", ofType: Version.recordType)
+            ?? Array(Set(database.metadata(ofType: Version.recordType).compactMap { $0.field("note")?.stringValue }))
+        var liveNames: [String] = []
+        var liveRecords: [RecordMetadata] = []
+        var deleted: [(noteName: String, version: Version)] = []
+        for noteName in noteNames.sorted() where !noteName.isEmpty {
+            if let metadata = database.metadata(for: RecordID(recordName: noteName)) {
+                guard metadata.recordType == Note.recordType || metadata.recordType == Attachment.recordType else { continue }
+                liveNames.append(noteName)
+                liveRecords.append(metadata)
+            } else if let last = VersionHistory.versions(ofNoteNamed: noteName, in: database).max(by: {
+                ($0.madeAt, $0.recordID.recordName) < ($1.madeAt, $1.recordID.recordName)
+            }) {
+                deleted.append((noteName, last))  // named by its last version: title and folder
             }
-            newest[version.noteName] = version
         }
         var live: [(path: [String], noteName: String)] = []
-        var deleted: [(folder: [String], fileName: String, noteName: String)] = []
-        for (noteName, version) in newest.sorted(by: { $0.key < $1.key }) {
-            if let metadata = context.database.metadata(for: RecordID(recordName: noteName)) {
-                guard metadata.recordType == Note.recordType || metadata.recordType == Attachment.recordType,
-                    let path = context.mountPath(metadata), !path.isEmpty
-                else { continue }
-                live.append((path, noteName))
-            } else {
-                let kind: EntryNames.Kind = version.noteType == Attachment.recordType ? .attachment : .note
-                deleted.append((Self.folderPath(of: version, context), EntryNames.baseName(version.title, kind: kind), noteName))
-            }
+        for (noteName, path) in zip(liveNames, context.mountPaths(liveRecords)) {
+            guard let path, !path.isEmpty else { continue }
+            live.append((path, noteName))
         }
+        let folders = Self.folderPaths(of: deleted.map(\.version), context)
         for (path, _) in live { addFolders(path.dropLast()) }
-        for (folder, _, _) in deleted { addFolders(folder[...]) }
+        for folder in folders { addFolders(folder[...]) }
         for (path, noteName) in live { addNote(Array(path.dropLast()), path[path.count - 1], noteName) }
-        for (folder, fileName, noteName) in deleted { addNote(folder, unique(fileName, in: folder, noteName), noteName) }
+        for ((noteName, version), folder) in zip(deleted, folders) {
+            let kind: EntryNames.Kind = version.noteType == Attachment.recordType ? .attachment : .note
+            addNote(folder, unique(EntryNames.baseName(version.title, kind: kind), in: folder, noteName), noteName)
+        }
         for key in directories.keys { directories[key]?.sort() }
     }
 
-    /// Where a deleted note's folder shows now: its path in the mount, the root, or `Recovered`.
-    private static func folderPath(of version: Version, _ context: VirtualContext) -> [String] {
-        guard let folderName = version.folderName else { return [] }
-        guard let folder = context.database.metadata(for: RecordID(recordName: folderName)), folder.recordType == Folder.recordType,
-            let path = context.mountPath(folder)
-        else { return [recoveredName] }
-        return path
+    /// Where deleted notes' folders show now: their paths in the mount, the root, or `Recovered`.
+    private static func folderPaths(of versions: [Version], _ context: VirtualContext) -> [[String]] {
+        var names: [String] = []
+        var records: [RecordMetadata] = []
+        for name in Set(versions.compactMap(\.folderName)).sorted() {
+            if let folder = context.database.metadata(for: RecordID(recordName: name)), folder.recordType == Folder.recordType {
+                names.append(name)
+                records.append(folder)
+            }
+        }
+        let paths = Dictionary(uniqueKeysWithValues: zip(names, context.mountPaths(records)))
+        return versions.map { version in
+            guard let folderName = version.folderName else { return [] }
+            return (paths[folderName] ?? nil) ?? [recoveredName]
+        }
     }
 
     private mutating func addFolders(_ path: ArraySlice<String>) {

@@ -1,6 +1,7 @@
 import Foundation
 import Notes
 import RecordStore
+import Synchronization
 
 /// `.history`: the versions of every note and attachment (``VersionHistory``) as read-only files,
 /// at the paths of the real tree.
@@ -15,13 +16,26 @@ import RecordStore
 ///   there, in `.history/Recovered/` when it is gone too (where `note undelete` brings it back).
 ///   A deleted note whose path a note shown in the mount (or another deleted one) takes gets the
 ///   mount's record-name suffix: `Plan (1a2b3c).md`.
-struct NoteHistory: VirtualTree {
+final class NoteHistory: VirtualTree {
+    /// The last catalog made and the generation it was made at (``VirtualContext/generation``):
+    /// every directory of one walk (`.history`, `Work`, `Plan.md`) shares it until the store or
+    /// the mount's names change. A leaf lock: the catalog is made outside it.
+    private let cache = Mutex<(generation: VirtualNodeTable.CacheKey, catalog: HistoryCatalog)?>(nil)
+
     var name: String { ".history" }
 
     func isDirectory(_ path: [String]) -> Bool { path.isEmpty }
 
-    func entries(in path: [String], _ context: VirtualContext) throws -> [VirtualEntry] {
+    /// The catalog for `context`'s generation, made once per generation.
+    private func catalog(_ context: VirtualContext) -> HistoryCatalog {
+        if let cached = cache.withLock({ $0 }), cached.generation == context.generation { return cached.catalog }
         let catalog = HistoryCatalog(context)
+        cache.withLock { $0 = (context.generation, catalog) }
+        return catalog
+    }
+
+    func entries(in path: [String], _ context: VirtualContext) throws -> [VirtualEntry] {
+        let catalog = self.catalog(context)
         if let noteName = catalog.notes[path] {
             // Oldest first; versions of one date in the order they were made (their names' `-1`, `-2`).
             let versions = VersionHistory.versions(ofNoteNamed: noteName, in: context.database).sorted {

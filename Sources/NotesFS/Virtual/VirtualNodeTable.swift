@@ -41,7 +41,7 @@ struct VirtualNodeTable {
 
     private(set) var nodes: [Inode: Node] = [:]
     /// What a cached listing was made from.
-    struct CacheKey: Equatable {
+    struct CacheKey: Equatable, Sendable {
         /// ``FileSystemState/appliedChanges``: the store changes the listings had taken in.
         var appliedChanges: UInt64
         /// How many records editors' renames hid (``FileSystemState/detached``): their names

@@ -76,9 +76,13 @@ enum VirtualFileContents: Sendable {
 struct VirtualContext: Sendable {
     let database: RecordDatabase
     let search: any NoteSearching
-    /// Where a note, attachment or folder shows in the mount (its folders' names from the root
-    /// down, then its own, as listed); nil when it does not show. Takes the mount's state lock.
-    let mountPath: @Sendable (RecordMetadata) -> [String]?
+    /// Where notes, attachments or folders show in the mount (each one's folders' names from the
+    /// root down, then its own, as listed; nil for one it does not show), in the order given.
+    /// Takes the mount's state lock once.
+    let mountPaths: @Sendable ([RecordMetadata]) -> [[String]?]
+    /// What the mount's names and the store's records were made from: equal generations see the
+    /// same answers (a tree may keep what it derived from them until it moves).
+    let generation: VirtualNodeTable.CacheKey
 }
 
 /// Why a virtual tree refuses a request (mapped to errno by ``ErrnoMapping``).
