@@ -185,6 +185,24 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
+    @Test func versionFileNamesAreUTCStampsNumberedWithinASecond() {
+        let names = VersionFileNames.names([morning, morning + 0.5, morning + 1, morning + 1.2, morning + 1.9], fileExtension: ".md")
+        #expect(
+            names == [
+                "2026-12-03T08-00-00-1.md", "2026-12-03T08-00-00-2.md", "2026-12-03T08-00-01-1.md", "2026-12-03T08-00-01-2.md",
+                "2026-12-03T08-00-01-3.md",
+            ])
+        #expect(VersionFileNames.stamp(Date(timeIntervalSince1970: -1)) == "1969-12-31T23-59-59")
+        #expect(VersionFileNames.stamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00-00-00")
+        #expect(VersionFileNames.stamp(Date(timeIntervalSince1970: 1e300)) == "0000-00-00T00-00-00", "a damaged date")
+        #expect(VersionFileNames.stamp(Date(timeIntervalSince1970: .nan)) == "0000-00-00T00-00-00")
+        #expect(VersionFileNames.fileExtension(of: "Plan.md") == ".md")
+        #expect(VersionFileNames.fileExtension(of: "photo.tar.gz") == ".gz")
+        #expect(VersionFileNames.fileExtension(of: "README") == "")
+        #expect(VersionFileNames.fileExtension(of: ".profile") == "")
+        #expect(VersionFileNames.fileExtension(of: "trailing.") == "")
+    }
+
     /// Lists a note's 1,000 versions (made in the store directly) and prints how long `ls` and
     /// `ls -l` took: measured, not asserted.
     @Test func aThousandVersionsAreListed() throws {

@@ -43,10 +43,19 @@ final class NoteHistory: VirtualTree {
             }
             let names = VersionFileNames.names(versions.map(\.date), fileExtension: VersionFileNames.fileExtension(of: path.last ?? ""))
             return zip(versions, names).map { version, name in
-                .file(VirtualFile(name: name, size: version.size, modificationDate: version.date, source: version.recordID))
+                .file(VirtualFile(name: name, size: Self.size(of: version), modificationDate: version.date, source: version.recordID))
             }
         }
         return (catalog.directories[path] ?? []).map { .directory($0) }
+    }
+
+    /// The byte size of a version's content: its `size` field, else (a version written without
+    /// one) its asset's size or its text's, as the index knows them.
+    static func size(of version: Version) -> Int64 {
+        if version.record["size"]?.int64Value != nil { return max(version.size, 0) }
+        if let asset = version.content { return asset.size }
+        if let text = version.text { return Int64(text.utf8.count) }
+        return Int64(version.record.omittedSizes["text"] ?? 0)
     }
 
     /// The version's bytes: its text, or its content asset.
