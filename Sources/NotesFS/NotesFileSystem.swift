@@ -27,7 +27,8 @@ import Synchronization
 ///    that moves a scratch or pending file's bytes into a record, unlink of a file still open, and
 ///    an outside change refreshing a clean open buffer.
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
-///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`.
+///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`, and ``NoteHistory``'s
+///    catalog cache (made outside it: making one takes the state lock).
 ///
 /// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
 /// alone, holding none of these locks (`NotesFileSystem+PageCache.swift`).
