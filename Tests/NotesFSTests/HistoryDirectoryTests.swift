@@ -169,7 +169,7 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
-    @Test func aChangeByAnotherProcessShowsInTheNextListing() throws {
+    @Test func aChangeByAnotherProcessShowsInTheListing() throws {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
             #expect(listing(m.path(".history/Plan.md")) == ["2026-12-03T08-00-00.md"])
@@ -181,7 +181,10 @@ private func everySave(_ database: RecordDatabase) {
             record["text"] = .string("v3\n")
             _ = try other.modify(saving: [record])
             try other.close()
-            #expect(listing(m.path(".history/Plan.md"))?.count == 2)
+            // As for .recent and .search: opendir catches up first, but a commit the store's
+            // watcher is delivering meanwhile shows within its second.
+            #expect(poll(seconds: 5) { listing(m.path(".history/Plan.md"))?.count == 2 }, "\(listing(m.path(".history/Plan.md")) ?? [])")
+            #expect(readFile(m.path(".history/Plan.md/2026-12-03T08-00-00.md")) == "v1\n")
         }
     }
 
