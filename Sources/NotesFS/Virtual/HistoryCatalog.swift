@@ -5,9 +5,9 @@ import RecordStore
 /// or deleted, at its path in the mount, and the folders above them.
 ///
 /// Made from the store index's table of the versions' `note` field (the notes that have
-/// versions; the versions of deleted notes only are looked at), then the mount's paths of the
-/// live records (under one state lock). ``NoteHistory`` keeps it until the store or the mount's names
-/// change. Order of naming, so that names are stable and unique:
+/// versions; only deleted notes' versions are looked at), then the mount's paths of the live
+/// records (under one state lock). ``NoteHistory`` keeps it until the store or the mount's
+/// names change. Order of naming, so that names are stable and unique:
 /// 1. The folders above every note (the mount's names; `Recovered` for a deleted note whose
 ///    folder is gone too).
 /// 2. Live notes and attachments: their mount path, unique as the mount made it. One the mount
