@@ -19,6 +19,7 @@
 #                                         edit's delay mount to mount (200)
 #   scripts/bench.sh search [NOTES]       full-text index at 100,000 notes: build time and size, 100 searches
 #                                         (process start included) beside /bin/true and grep -rl on tmpfs, .search/
+#   scripts/bench.sh history [VERSIONS]   .history/ of a note with 1,000 versions: readdir, ls, ls -l beside tmpfs
 #   scripts/bench.sh all                  all of the above, once (bigfile included)
 #   scripts/profile.sh create|rename|read where a request spends the daemon's time (perf)
 #
@@ -217,7 +218,8 @@ cold-reads) bench_cold_reads "${2:-20000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli "${2:-200}" ;;
 search) scripts/bench-search.sh "${2:-100000}" ;;
+history) scripts/bench-history.sh "${2:-1000}" ;;
 sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | history [VERSIONS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac

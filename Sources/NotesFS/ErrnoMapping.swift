@@ -11,6 +11,7 @@ enum ErrnoMapping {
         case let virtual as VirtualTreeError:
             switch virtual {
             case .readOnly: return .readOnly
+            case .noFile: return .noEntry
             }
         case let notes as NotesError:
             switch notes {

@@ -362,6 +362,7 @@ extension NotesFileSystem {
     public func open(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
         let writable = flags & O_ACCMODE != O_RDONLY
         if writable { try refuseVirtualChange(of: inode) }
+        if let opened = try openVirtualFile(inode, flags: flags) { return opened }
         // Load a stored file's bytes outside the state lock (an asset may be large).
         if writable, flags & O_TRUNC == 0 { _ = try openFileLoading(inode) }
         // With noatime, a note no one opened since the mount: its bytes go to the kernel's pages
@@ -414,6 +415,7 @@ extension NotesFileSystem {
 
     public func read(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, size: Int) throws(Errno) -> [UInt8] {
         guard offset >= 0, size >= 0 else { throw .invalidArgument }
+        if let bytes = try readVirtualFile(inode, handle: handle, offset: offset, size: size) { return bytes }
         let source: ReadSource = try locked { (state) throws in
             if let open = state.openFiles[inode] { return .buffer(open.content) }
             let node = try node(inode, state)
@@ -530,6 +532,7 @@ extension NotesFileSystem {
     }
 
     public func release(_ context: RequestContext, inode: Inode, handle: UInt64, flags: Int32) throws(Errno) {
+        if releaseVirtualFile(inode, handle: handle) { return }
         var writerClosed = false
         defer { if writerClosed { for handler in writerClosedHandlers.withLock({ $0 }) { handler() } } }
         let unsaved: OpenFile? = try locked { (state) throws in

@@ -3,8 +3,8 @@ import Foundation
 import Notes
 import RecordStore
 
-/// The virtual trees at the root (``VirtualTree``: `.recent`, `.search`), served here for every
-/// tree alike.
+/// The virtual trees at the root (``VirtualTree``: `.recent`, `.search`, `.history`), served here
+/// for every tree alike (their files' opens and reads: `NotesFileSystem+VirtualFiles.swift`).
 ///
 /// - **Names at the root.** A tree's name is found by lookup and never listed by the root's
 ///   readdir. A real folder or file of that name at the root (made by the CLI, or another machine)
@@ -12,7 +12,7 @@ import RecordStore
 /// - **Read-only.** Every change in a tree (create, mkdir, mknod, symlink, link, unlink, rmdir,
 ///   rename into, out of or within it, setattr, a writable open, setxattr, removexattr) and to a
 ///   tree's own name at the root is `EROFS` (``VirtualTreeError/readOnly``, mapped by
-///   ``ErrnoMapping``). Directories are `r-x`, owned like the root; links `rwx`.
+///   ``ErrnoMapping``). Directories are `r-x`, owned like the root; links `rwx`; files `r--`.
 /// - **Fresh.** Entries and attributes of virtual nodes are given to the kernel with timeout 0:
 ///   it asks again at every path walk and `stat`, and it never caches a readdir, so a listing, a
 ///   lookup or a `readlink` answers from the mount's view of the store as it is now (the change
@@ -30,6 +30,7 @@ extension NotesFileSystem {
         enum Kind: Sendable {
             case directory(path: [String])
             case link(target: [UInt8], metadata: RecordMetadata)
+            case file(VirtualFile)
         }
         var name: String
         var kind: Kind
@@ -39,8 +40,25 @@ extension NotesFileSystem {
             switch kind {
             case .directory(let path): .directory(tree: tree, path: path)
             case .link: .link
+            case .file: .file
             }
         }
+    }
+
+    /// A virtual directory's items as named, in the order listed, and found by name (a `stat` of
+    /// each of 1,000 versions must not scan the listing each time).
+    struct VirtualListing: Sendable {
+        let items: [VirtualItem]
+        private let positions: [String: Int]
+
+        init(_ items: [VirtualItem]) {
+            self.items = items
+            var positions: [String: Int] = [:]
+            for (index, item) in items.enumerated() where positions[item.name] == nil { positions[item.name] = index }
+            self.positions = positions
+        }
+
+        subscript(name: String) -> VirtualItem? { positions[name].map { items[$0] } }
     }
 
     /// The tree whose name is `name` at the root, unless a real entry takes the name.
@@ -77,12 +95,11 @@ extension NotesFileSystem {
     /// The entries of virtual directory `directory`, named, with their targets.
     /// - Throws: `ENOENT` when it is not a known virtual directory (`ENOTDIR` for a link); the
     ///   tree's error, mapped.
-    func virtualItems(_ directory: Inode) throws(Errno) -> [VirtualItem] {
+    func virtualItems(_ directory: Inode) throws(Errno) -> VirtualListing {
         let known = try locked { (state) throws -> KnownDirectory in
             guard let node = state.virtualNodes.nodes[directory] else { throw Errno.noEntry }
             guard case .directory(let tree, let path) = node.kind else { throw Errno.notDirectory }
-            let key = VirtualNodeTable.CacheKey(
-                appliedChanges: state.appliedChanges, hidden: state.detached.values.reduce(0) { $0 + $1.count })
+            let key = virtualCacheKey(state)
             var known = KnownDirectory(tree: tree, path: path, key: key)
             if let cached = state.virtualNodes.listings[directory], cached.key.appliedChanges == key.appliedChanges {
                 known.entries = cached.entries
@@ -96,18 +113,33 @@ extension NotesFileSystem {
             let (tree, path) = (known.tree, known.path)
             guard let search = searchBox.withLock({ $0 }) else { throw Errno.io }
             do {
-                entries = try virtualTrees[tree].entries(in: path, VirtualContext(database: database, search: search))
+                entries = try virtualTrees[tree].entries(in: path, virtualContext(search, generation: known.key))
             } catch {
                 Log.error("\(virtualTrees[tree].name)/\(path.joined(separator: "/")): \(error)")
                 throw ErrnoMapping.errno(for: error)
             }
         }
         return try locked { state in
-            let items = named(entries, tree: known.tree, path: known.path, &state)
+            let items = VirtualListing(named(entries, tree: known.tree, path: known.path, &state))
             // Kept under the key read before asking: a change applied since makes it ask again.
             state.virtualNodes.setListing(of: directory, VirtualNodeTable.CachedListing(key: known.key, entries: entries, items: items))
             return items
         }
+    }
+
+    /// What the virtual listings are made from now (``VirtualNodeTable/CacheKey``).
+    func virtualCacheKey(_ state: borrowing FileSystemState) -> VirtualNodeTable.CacheKey {
+        VirtualNodeTable.CacheKey(appliedChanges: state.appliedChanges, hidden: state.detached.values.reduce(0) { $0 + $1.count })
+    }
+
+    /// What a tree may use to answer (``VirtualContext``).
+    func virtualContext(_ search: any NoteSearching, generation: VirtualNodeTable.CacheKey) -> VirtualContext {
+        VirtualContext(
+            database: database, search: search,
+            mountPaths: { [weak self] records in
+                guard let self else { return records.map { _ in nil } }
+                return (try? self.locked { state in records.map { self.mountPath(of: $0, &state) } }) ?? records.map { _ in nil }
+            }, generation: generation)
     }
 
     /// A virtual directory and what its tree last answered, if that still holds.
@@ -118,7 +150,7 @@ extension NotesFileSystem {
         /// The tree's answer, if the store changed nothing since.
         var entries: [VirtualEntry]?
         /// The answer as named, if the listings changed nothing since either.
-        var items: [VirtualItem]?
+        var items: VirtualListing?
     }
 
     /// `entries` as the mount shows them (``VirtualLinkNames``); records it does not show, and
@@ -131,6 +163,8 @@ extension NotesFileSystem {
             switch entry {
             case .directory(let name):
                 items.append(VirtualItem(name: name, kind: .directory(path: path + [name])))
+            case .file(let file):
+                items.append(VirtualItem(name: file.name, kind: .file(file)))
             case .link(let id):
                 guard let metadata = database.metadata(for: id), let mountPath = mountPath(of: metadata, &state) else { continue }
                 hits.append(VirtualLinkNames.Hit(recordName: id.recordName, path: mountPath))
@@ -187,7 +221,7 @@ extension NotesFileSystem {
         }
         guard VirtualNodeTable.isVirtual(parent), let directory = state.withLock({ $0.virtualNodes.nodes[parent] }) else { return nil }
         guard case .directory(let tree, let path) = directory.kind else { throw .notDirectory }
-        let item = try virtualItems(parent).first { $0.name == name }
+        let item = try virtualItems(parent)[name]
         return try locked { (state) throws -> Entry? in
             let kind: VirtualNodeTable.Node.Kind
             if let item {
@@ -216,19 +250,28 @@ extension NotesFileSystem {
                 inode: inode, mode: S_IFDIR | 0o555, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
                 accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
         }
-        guard case .link(let target, let metadata)? = item?.kind else { throw .noEntry }
-        let time = Self.fileTime(metadata)
-        return Attributes(
-            inode: inode, mode: S_IFLNK | 0o777, uid: options.uid, gid: options.gid, size: UInt64(target.count),
-            accessTime: time, modificationTime: time, changeTime: time)
+        switch item?.kind {
+        case .link(let target, let metadata):
+            let time = Self.fileTime(metadata)
+            return Attributes(
+                inode: inode, mode: S_IFLNK | 0o777, uid: options.uid, gid: options.gid, size: UInt64(target.count),
+                accessTime: time, modificationTime: time, changeTime: time)
+        case .file(let file):
+            let time = Self.fileTime(file.modificationDate)
+            return Attributes(
+                inode: inode, mode: S_IFREG | 0o444, uid: options.uid, gid: options.gid, size: UInt64(max(file.size, 0)),
+                accessTime: time, modificationTime: time, changeTime: time)
+        case .directory, nil:
+            throw .noEntry
+        }
     }
 
-    /// What virtual link `inode`'s directory lists under its name now; nil for a directory.
-    /// - Throws: `ENOENT` when the link's name is gone from its directory.
-    private func currentItem(of inode: Inode) throws(Errno) -> (node: VirtualNodeTable.Node, item: VirtualItem?) {
+    /// What virtual link or file `inode`'s directory lists under its name now; nil for a directory.
+    /// - Throws: `ENOENT` when the name is gone from its directory.
+    func currentItem(of inode: Inode) throws(Errno) -> (node: VirtualNodeTable.Node, item: VirtualItem?) {
         guard let node = state.withLock({ $0.virtualNodes.nodes[inode] }) else { throw .noEntry }
         if node.isDirectory { return (node, nil) }
-        guard let item = try virtualItems(node.parent).first(where: { $0.name == node.name }) else { throw .noEntry }
+        guard let item = try virtualItems(node.parent)[node.name] else { throw .noEntry }
         return (node, item)
     }
 
@@ -263,7 +306,7 @@ extension NotesFileSystem {
     func opendirVirtual(_ inode: Inode) throws(Errno) -> Opened? {
         guard isVirtualNode(inode) else { return nil }
         try? database.refresh()  // a failure shows in the next commit; the listing is the index's
-        let items = try virtualItems(inode)
+        let items = try virtualItems(inode).items
         return try locked { (state) throws in
             guard let node = state.virtualNodes.nodes[inode] else { throw Errno.noEntry }
             state.virtualNodes.dropUnreferencedChildren(of: inode)
@@ -272,7 +315,12 @@ extension NotesFileSystem {
                 DirectorySnapshotEntry(name: "..", inode: node.parent, mode: S_IFDIR),
             ]
             for item in items {
-                let mode: mode_t = if case .directory = item.kind { S_IFDIR } else { S_IFLNK }
+                let mode: mode_t =
+                    switch item.kind {
+                    case .directory: S_IFDIR
+                    case .link: S_IFLNK
+                    case .file: S_IFREG
+                    }
                 entries.append(DirectorySnapshotEntry(name: item.name, inode: 0, mode: mode))
             }
             let handle = state.newHandle()
@@ -289,7 +337,7 @@ extension NotesFileSystem {
         add: (FileName, Entry, Int64) -> Bool
     ) throws(Errno) -> Bool {
         guard isVirtualNode(inode) else { return false }
-        let current = (try? virtualItems(inode)) ?? []
+        let current = (try? virtualItems(inode)) ?? VirtualListing([])
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
             guard case .directory(let tree, _)? = state.virtualNodes.nodes[inode]?.kind else { return }
@@ -301,7 +349,7 @@ extension NotesFileSystem {
                 var child = item.inode
                 var listed: VirtualItem?
                 if item.name != "." && item.name != ".." {
-                    guard let live = current.first(where: { $0.name == item.name }) else { continue }
+                    guard let live = current[item.name] else { continue }
                     child = state.virtualNodes.inode(parent: inode, name: live.name, kind: live.nodeKind(tree))
                     listed = live
                 }

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Inode numbers are record identities (stable for a record's life, across renames, saves and
 /// remounts); the root is inode 1; scratch files get numbers from 2^48 up, the nodes of the
-/// virtual `.recent` and `.search` trees from 2^56 up (``VirtualNodeTable``). Store changes (this
+/// virtual `.recent`, `.search` and `.history` trees from 2^56 up (``VirtualNodeTable``). Store changes (this
 /// mount's own and other processes') arrive through a store observer, are applied to the directory
 /// listings at the start of the next operation, and the kernel is told about changed names and
 /// contents from a separate thread.
@@ -27,7 +27,8 @@ import Synchronization
 ///    that moves a scratch or pending file's bytes into a record, unlink of a file still open, and
 ///    an outside change refreshing a clean open buffer.
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
-///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`.
+///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`, and ``NoteHistory``'s
+///    catalog cache (made outside it: making one takes the state lock).
 ///
 /// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
 /// alone, holding none of these locks (`NotesFileSystem+PageCache.swift`).
@@ -83,7 +84,7 @@ public final class NotesFileSystem: FileSystem {
     let mountTime = FileTime.now
     /// The read-only trees at the root (`NotesFileSystem+Virtual.swift`); a tree's number in
     /// ``VirtualNodeTable`` is its index here.
-    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults()]
+    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults(), NoteHistory()]
     /// The search `.search` asks (``Options/search``), set with the database; a leaf lock.
     let searchBox = Mutex<(any NoteSearching)?>(nil)
 
@@ -240,6 +241,9 @@ struct FileSystemState: ~Copyable {
     /// The virtual trees' directories and links (`.recent`, `.search`): inodes, lookup counts and
     /// what each directory's tree last answered.
     var virtualNodes = VirtualNodeTable()
+    /// Open virtual files (`.history`'s versions): handle → the bytes the open read
+    /// (`NotesFileSystem+VirtualFiles.swift`).
+    var virtualFiles: [UInt64: VirtualFileSource] = [:]
     /// How many store changes ``NotesFileSystem/applyPendingChanges(_:)`` applied: what the
     /// virtual directories' caches are keyed by.
     var appliedChanges: UInt64 = 0

@@ -1,6 +1,6 @@
 import FUSE
 
-/// The inodes of the virtual trees' directories and links, with the kernel's lookup counts.
+/// The inodes of the virtual trees' directories, links and files, with the kernel's lookup counts.
 ///
 /// Numbers come from 2^56 up, far above record identities and scratch files (2^48 up), and are
 /// never reused. A node is known by its directory and name: looking a name up again gives the
@@ -18,6 +18,8 @@ struct VirtualNodeTable {
             /// A directory of tree number `tree` (its index in ``NotesFileSystem/virtualTrees``).
             case directory(tree: Int, path: [String])
             case link
+            /// A regular file (``VirtualEntry/file(_:)``).
+            case file
         }
         var parent: Inode
         var name: String
@@ -26,7 +28,10 @@ struct VirtualNodeTable {
         /// A tree's own directory: never freed.
         var isPinned = false
 
-        var isDirectory: Bool { kind != .link }
+        var isDirectory: Bool {
+            if case .directory = kind { return true }
+            return false
+        }
     }
 
     private struct Key: Hashable {
@@ -36,7 +41,7 @@ struct VirtualNodeTable {
 
     private(set) var nodes: [Inode: Node] = [:]
     /// What a cached listing was made from.
-    struct CacheKey: Equatable {
+    struct CacheKey: Equatable, Sendable {
         /// ``FileSystemState/appliedChanges``: the store changes the listings had taken in.
         var appliedChanges: UInt64
         /// How many records editors' renames hid (``FileSystemState/detached``): their names
@@ -48,7 +53,7 @@ struct VirtualNodeTable {
     struct CachedListing {
         var key: CacheKey
         var entries: [VirtualEntry]
-        var items: [NotesFileSystem.VirtualItem]
+        var items: NotesFileSystem.VirtualListing
     }
 
     /// What each directory held when last asked (the tree's answer holds until the next store

@@ -1,7 +1,8 @@
+import Foundation
 import RecordStore
 
-/// A read-only tree of directories and symlinks that the mount shows at its root (`.recent`,
-/// `.search`; `.history` later): found by lookup (`cd .search`, `ls .recent`) but never listed by
+/// A read-only tree of directories, symlinks and regular files that the mount shows at its root
+/// (`.recent`, `.search`, `.history`): found by lookup (`cd .search`, `ls .recent`) but never listed by
 /// the root's readdir, and refused every change with `EROFS`.
 ///
 /// A tree only says what its directories hold; the mount (`NotesFileSystem+Virtual.swift`) does
@@ -25,6 +26,18 @@ protocol VirtualTree: Sendable {
     /// the store changes (its change token moves).
     /// - Throws: the store's or the search's error (the request gets its errno).
     func entries(in path: [String], _ context: VirtualContext) throws -> [VirtualEntry]
+
+    /// The bytes of `file`, one of this tree's ``VirtualEntry/file(_:)`` entries (read when it is
+    /// opened, outside the mount's state lock). Trees without files keep the default, which
+    /// throws ``VirtualTreeError/noFile``.
+    /// - Throws: ``VirtualTreeError/noFile`` when its source is gone; the store's error.
+    func contents(of file: VirtualFile, _ context: VirtualContext) throws -> VirtualFileContents
+}
+
+extension VirtualTree {
+    func contents(of file: VirtualFile, _ context: VirtualContext) throws -> VirtualFileContents {
+        throw VirtualTreeError.noFile
+    }
 }
 
 /// One entry a virtual directory holds.
@@ -36,16 +49,46 @@ enum VirtualEntry: Sendable, Hashable {
     /// (`../../Folder/Note.md` from `.search/QUERY/`). A record the mount does not show (hidden
     /// by an editor's rename, say) is left out.
     case link(RecordID)
+    /// A read-only regular file whose bytes the tree gives by ``VirtualTree/contents(of:_:)``.
+    case file(VirtualFile)
+}
+
+/// A regular file of a virtual tree: its name, attributes and where its bytes come from.
+struct VirtualFile: Sendable, Hashable {
+    var name: String
+    /// Its size in bytes (what `stat` shows; a read never goes past it).
+    var size: Int64
+    /// Its `st_mtime` (and `st_ctime`, `st_atime`).
+    var modificationDate: Date
+    /// The record the tree reads its bytes from (a `Version`, for `.history`).
+    var source: RecordID
+}
+
+/// The bytes of a virtual file as its tree gives them.
+enum VirtualFileContents: Sendable {
+    /// Held in memory (a text, at most `Note.maxInlineTextBytes`).
+    case bytes([UInt8])
+    /// An asset file of the store, read with `pread`.
+    case asset(Asset)
 }
 
 /// What a tree may use to answer.
 struct VirtualContext: Sendable {
     let database: RecordDatabase
     let search: any NoteSearching
+    /// Where notes, attachments or folders show in the mount (each one's folders' names from the
+    /// root down, then its own, as listed; nil for one it does not show), in the order given.
+    /// Takes the mount's state lock once.
+    let mountPaths: @Sendable ([RecordMetadata]) -> [[String]?]
+    /// What the mount's names and the store's records were made from: equal generations see the
+    /// same answers (a tree may keep what it derived from them until it moves).
+    let generation: VirtualNodeTable.CacheKey
 }
 
 /// Why a virtual tree refuses a request (mapped to errno by ``ErrnoMapping``).
 enum VirtualTreeError: Error {
     /// A change in a read-only virtual tree.
     case readOnly
+    /// A virtual file whose bytes are gone (its version was pruned), or a tree without files.
+    case noFile
 }

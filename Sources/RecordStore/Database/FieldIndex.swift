@@ -62,4 +62,10 @@ extension RecordDatabase {
         try? refresh()
         return state.withLock { $0.index.metadata(ofType: recordType, whereField: key, equals: value) }
     }
+
+    /// The values the string field `key` of records of `recordType` holds (each once, unordered),
+    /// from the field's lookup table; nil when ``indexField(_:ofType:)`` keeps none for it.
+    public func indexedValues(ofField key: String, ofType recordType: String) -> [String]? {
+        state.withLock { state in state.index.fieldIndexes[IndexedField(recordType: recordType, key: key)].map { Array($0.keys) } }
+    }
 }
