@@ -121,6 +121,10 @@ public final class TextIndex: @unchecked Sendable {
         try meta("token").flatMap(ChangeToken.init(stringValue:))
     }
 
+    /// The journal stamp (``RecordDatabase/journalStamp(path:)``) read before the index last
+    /// caught up to its token: while the journal still has it, the index holds every commit.
+    public func journalStamp() throws(SQLiteError) -> String? { try meta("journal") }
+
     /// Whether a build is under way (or was left by a killed process): the token is not yet valid.
     public func isBuilding() throws(SQLiteError) -> Bool { try meta("building") != nil }
 
@@ -163,8 +167,10 @@ public struct IndexWriter {
     /// The token the index holds every commit up to (nil: never completed).
     public func token() throws(SQLiteError) -> ChangeToken? { try index.token() }
 
+    /// Sets the token (and forgets the journal stamp that went with the old one).
     public func setToken(_ token: ChangeToken?) throws(SQLiteError) {
         try setMeta("token", token?.stringValue)
+        try setMeta("journal", nil)
     }
 
     /// A free-form bookkeeping value (a build's progress).

@@ -197,7 +197,10 @@ func xattr(_ path: String, _ name: String) -> String? {
 func recordName(_ path: String) -> String? { xattr(path, "user.notesfs.recordName") }
 
 /// The entry names of a directory (without `.` and `..`), sorted; nil on error.
-func listing(_ path: String) -> [String]? {
+func listing(_ path: String) -> [String]? { rawListing(path)?.sorted() }
+
+/// The entry names of a directory in readdir's order (without `.` and `..`); nil on error.
+func rawListing(_ path: String) -> [String]? {
     guard let directory = opendir(path) else { return nil }
     defer { closedir(directory) }
     var names: [String] = []
@@ -205,7 +208,7 @@ func listing(_ path: String) -> [String]? {
         let name = entryName(entry)
         if name != "." && name != ".." { names.append(name) }
     }
-    return names.sorted()
+    return names
 }
 
 func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {

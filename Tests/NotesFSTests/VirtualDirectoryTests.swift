@@ -12,18 +12,6 @@ import Testing
 
 @testable import NotesFS
 
-/// The entry names of a directory in readdir's order (without `.` and `..`); nil on error.
-private func rawListing(_ path: String) -> [String]? {
-    guard let directory = opendir(path) else { return nil }
-    defer { closedir(directory) }
-    var names: [String] = []
-    while let entry = readdir(directory) {
-        let name = entryName(entry)
-        if name != "." && name != ".." { names.append(name) }
-    }
-    return names
-}
-
 /// `readlink(2)`; nil on error.
 private func linkTarget(_ path: String) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))

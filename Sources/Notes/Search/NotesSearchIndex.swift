@@ -71,9 +71,14 @@ public final class NotesSearchIndex: Sendable {
     private func catchUp(_ index: inout TextIndex?, progress: ((Int, Int) -> Void)?) throws(SQLiteError) {
         if index == nil { index = try TextIndex(databasePath: database.path, create: true) }
         guard let index else { return }
+        // Read before catching up, so it describes no more than the token stored with it.
+        let stamp = RecordDatabase.journalStamp(path: database.path)
         try? database.refresh()
         let current = database.currentToken
-        if try index.token() == current, try !index.isBuilding() { return }
+        if try index.token() == current, try !index.isBuilding() {
+            try recordJournalStamp(stamp, in: index, token: current)
+            return
+        }
         // Incremental when the index's token is of this database and not expired.
         let done = try index.update { (w) throws(SQLiteError) -> Bool in
             if try w.meta("building") != nil { return false }
@@ -82,9 +87,21 @@ public final class NotesSearchIndex: Sendable {
             if token == current || token.isNewer(than: current) { return true }
             guard let changes = try? database.changes(since: token) else { return false }
             try apply(changes, to: w)
+            if changes.token == current { try w.setMeta("journal", stamp) }
             return true
         }
-        if !done { try build(index, progress: progress) }
+        if !done {
+            try build(index, progress: progress)
+            if try index.token() == current { try recordJournalStamp(stamp, in: index, token: current) }
+        }
+    }
+
+    /// Stores the journal's stamp beside a token the index already holds (nothing when it is there).
+    private func recordJournalStamp(_ stamp: String?, in index: TextIndex, token: ChangeToken) throws(SQLiteError) {
+        guard let stamp, try index.read({ () throws(SQLiteError) in try index.journalStamp() }) != stamp else { return }
+        try index.update { (w) throws(SQLiteError) in
+            if try w.token() == token { try w.setMeta("journal", stamp) }
+        }
     }
 
     /// Builds the index from every record, in batches by record name; continues a build a killed

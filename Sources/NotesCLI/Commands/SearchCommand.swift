@@ -44,13 +44,16 @@ enum SearchCommand {
 
     /// The index alone, when it holds every commit the journal has (no store opened); nil otherwise.
     static func fastSearch(_ query: SearchQuery, folder: String?, limit: Int, databasePath: String) throws(CLIError) -> [SearchHit]? {
-        guard let token = RecordDatabase.peekToken(path: databasePath),
-            let index = try? TextIndex(databasePath: databasePath, create: false)
-        else { return nil }
+        guard let index = try? TextIndex(databasePath: databasePath, create: false) else { return nil }
         defer { index.close() }
         do {
             return try index.read { () throws(SQLiteError) -> [SearchHit]? in
-                guard try index.token() == token, try !index.isBuilding() else { return nil }
+                guard try !index.isBuilding(), let token = try index.token() else { return nil }
+                // The journal unchanged since the index caught up (one stat), else its last line's sequence.
+                let stamp = RecordDatabase.journalStamp(path: databasePath)
+                let stored = try index.journalStamp()
+                let unchanged = stamp != nil && stored == stamp
+                guard unchanged || RecordDatabase.peekToken(path: databasePath) == token else { return nil }
                 return try index.search(query, folder: folder, limit: limit)
             }
         } catch {

@@ -25,6 +25,16 @@ extension RecordDatabase {
         return ChangeToken(databaseID: id, seq: seq)
     }
 
+    /// The journal's identity, length and modification time now (`DEV:INODE:SIZE:MTIME`), or nil
+    /// when it cannot be read. The journal only grows, and is only ever replaced by a rename (a new
+    /// file, written at another instant even where an inode number comes back): a derived index
+    /// that stored this stamp (read before it caught up) and finds it unchanged holds every commit.
+    public static func journalStamp(path: String) -> String? {
+        var info = stat()
+        guard stat(DatabaseLayout(root: path).journal, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+    }
+
     /// The `seq` of the last complete line of the journal open at `fd` (the header's `baseSeq` when
     /// there is no other line).
     private static func lastSequence(_ fd: Int32, size: Int, path: String) -> UInt64? {
