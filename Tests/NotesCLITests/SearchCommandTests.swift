@@ -29,6 +29,12 @@ import Testing
         #expect(try notesfs(["search", "zebra"], db: db).out.contains("Zoo.md"))
         #expect(try notesfs(["note", "rm", "Zoo.md"], db: db).status == 0)
         #expect(try notesfs(["search", "zebra"], db: db).status == 1)
+        // A note's control characters (an escape sequence, a C1 CSI) never reach the output.
+        #expect(try notesfs(["note", "new", "Esc.md"], db: db, stdin: Data("evil \u{1B}[31m red \u{9B}2J clear\n".utf8)).status == 0)
+        let escaped = try notesfs(["search", "evil"], db: db)
+        #expect(escaped.status == 0)
+        #expect(!escaped.out.unicodeScalars.contains { $0.value == 0x1B || (0x80...0x9F).contains($0.value) })
+        #expect(try notesfs(["note", "rm", "Esc.md"], db: db).status == 0)
         // query's CONTAINS uses the index and agrees with what is there.
         let query = try notesfs(["query", "text CONTAINS[c] 'ilk'"], db: db)
         #expect(query.out.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 2)

@@ -115,7 +115,8 @@ enum SearchCommand {
             case SearchHit.matchStart: out += start
             case SearchHit.matchEnd: out += end
             case "\n", "\r", "\t": out += " "
-            default: if c.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) { out.append(c) }
+            // No control character of a note reaches the terminal (C0, DEL and C1: ESC and CSI sequences).
+            default: if c.unicodeScalars.allSatisfy({ $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }) { out.append(c) }
             }
         }
         return out.trimmingCharacters(in: .whitespaces)
