@@ -9,24 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 versions=${1:-1000}
-scratch=${NOTESFS_BENCH_BUILD:-.build}
-scripts/release-build.sh "$scratch" notesfs >/dev/null
-bin=$scratch/release/notesfs
-work=$(mktemp -d /var/tmp/notesfs-history.XXXXXX)
-shm=/dev/shm/notesfs-history-$$
-mnt=$work/mnt
-cleanup() {
-    fusermount3 -uz "$mnt" 2>/dev/null || true
-    rm -rf "$work" "$shm"
-}
-trap cleanup EXIT
-db=$work/db
+. scripts/bench-mount-common.sh
+bench_mount_setup history
 echo "== .history/ of a note with $versions versions ($db), $(nproc) cores, $(uname -r)"
 "$bin" --db "$db" note new Plan --text "v0" >/dev/null
 mkdir -p "$mnt" "$shm/tree"
 for i in $(seq "$versions"); do : >"$shm/tree/2026-12-03T08-00-$i.md"; done
 NOTESFS_HISTORY_INTERVAL=0 "$bin" "$db" "$mnt"
-for _ in $(seq 100); do [ "$(stat -c %d "$mnt")" != "$(stat -c %d "$mnt/..")" ] && break; sleep 0.05; done
+bench_wait_mounted
 python3 - "$mnt" "$shm/tree" "$versions" <<'PY'
 import os, subprocess, sys, time, statistics
 mnt, tree, versions = sys.argv[1], sys.argv[2], int(sys.argv[3])

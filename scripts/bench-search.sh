@@ -8,19 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 notes=${1:-100000}
-scratch=${NOTESFS_BENCH_BUILD:-.build}
-scripts/release-build.sh "$scratch" notesfs >/dev/null
+. scripts/bench-mount-common.sh
+bench_mount_setup search
 scripts/release-build.sh "$scratch" store-bench >/dev/null
-bin=$scratch/release/notesfs
-work=$(mktemp -d /var/tmp/notesfs-search.XXXXXX)
-shm=/dev/shm/notesfs-search-$$
-mnt=$work/mnt
-cleanup() {
-    fusermount3 -uz "$mnt" 2>/dev/null || true
-    rm -rf "$work" "$shm"
-}
-trap cleanup EXIT
-db=$work/db
 echo "== full-text search: $notes notes of 1-4 KB in 100 folders ($db), $(nproc) cores, $(uname -r)"
 "$scratch/release/store-bench" generate "$db" "$notes" 100 >/dev/null
 mkdir -p "$shm"
@@ -72,7 +62,7 @@ printf "%s ms (no index: every record file read)\n" "$(query_ms)"
 mv "$work/indexes.aside" "$db/indexes"
 mkdir -p "$mnt"
 "$bin" "$db" "$mnt"
-for _ in $(seq 100); do [ "$(stat -c %d "$mnt")" != "$(stat -c %d "$mnt/..")" ] && break; sleep 0.05; done
+bench_wait_mounted
 python3 - "$mnt" <<'PY'
 import os, sys, time, statistics
 mnt = sys.argv[1]
