@@ -103,6 +103,7 @@ public final class TextIndex: @unchecked Sendable {
                     file_name TEXT NOT NULL, modified REAL, unreadable INTEGER NOT NULL DEFAULT 0);
                 CREATE INDEX docs_folder ON docs(folder);
                 CREATE INDEX docs_modified ON docs(modified);
+                CREATE INDEX docs_unreadable ON docs(name) WHERE unreadable != 0;
                 CREATE TABLE folders(name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE words USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
                 CREATE VIRTUAL TABLE grams USING fts5(body, tokenize = 'trigram case_sensitive 1', content = '', detail = 'none');

@@ -259,7 +259,7 @@ public final class NotesSearchIndex: Sendable {
                 do throws(SQLiteError) {
                     try self.catchUp()
                 } catch {
-                    let message = "search index: \(error.message)"
+                    let message = "search index: \(error.description)"
                     if self.lastFailure.withLock({ $0 }) != message { log(message) }
                     self.lastFailure.withLock { $0 = message }
                 }
@@ -329,8 +329,4 @@ private final class Wakeup: Sendable {
             return !s.stopped
         }
     }
-}
-
-extension SQLiteError {
-    var message: String { description }
 }
