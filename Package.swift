@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore", "recordstore-stress"]),
         .testTarget(name: "NotesTests", dependencies: ["Notes", "Index", "RecordStore"]),
         .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse"]),
-        .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE"]),
+        .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE", "Index"]),
         .testTarget(name: "NotesCLITests", dependencies: ["NotesCLI", "Notes", "RecordStore"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "Postgres", "Notes", "RecordStore", "notesfs"]),
     ],

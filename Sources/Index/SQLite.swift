@@ -13,6 +13,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var isDamage: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT }
     /// Whether another process holds the lock past the busy timeout.
     public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
+    /// Whether the disk (or the free-space floor) left no room for a write.
+    public var isFull: Bool { code == SQLITE_FULL || code == SQLITE_IOERR }
 }
 
 /// One SQLite connection: the only code that calls `sqlite3_*` (with ``Statement``).

@@ -60,7 +60,8 @@ public final class TextIndex: @unchecked Sendable {
         path = file
         connection = try SQLiteConnection(path: path, create: create)
         do throws(SQLiteError) {
-            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL")
+            // A checkpoint truncates the -wal file to 4 MiB: a big batch does not keep its space.
+            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=4194304")
             let tables = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").rows { $0.int(0) }
             if tables.first == 0 {
                 guard create else { throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(path): not built yet") }
@@ -139,9 +140,35 @@ public final class TextIndex: @unchecked Sendable {
     ///
     /// - Throws: ``SQLiteError`` (busy past the timeout, a full disk, damage).
     public func update<T>(_ body: (IndexWriter) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        try connection.transaction(write: true) { () throws(SQLiteError) -> T in
-            try body(IndexWriter(index: self))
+        try checkRoom()
+        do {
+            return try connection.transaction(write: true) { () throws(SQLiteError) -> T in
+                try body(IndexWriter(index: self))
+            }
+        } catch  where error.isFull {
+            // A rolled-back transaction leaves its pages in the -wal file: give the space back.
+            try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            throw error
         }
+    }
+
+    /// The free space below which the index is not written: the notes need it more (a save, a
+    /// delete that frees space, the store's reserve). A quarter of a small filesystem, else 8 MiB.
+    static func freeSpaceFloor(filesystemBytes: Int) -> Int { min(8 << 20, filesystemBytes / 4) }
+
+    /// Throws `SQLITE_FULL` when the filesystem of the index has less free space than
+    /// ``freeSpaceFloor(filesystemBytes:)`` (a temporary index, elsewhere, is not checked).
+    private func checkRoom() throws(SQLiteError) {
+        guard !path.isEmpty else { return }
+        var st = statvfs()
+        guard statvfs((path as NSString).deletingLastPathComponent, &st) == 0 else { return }
+        let free = Int(clamping: UInt64(st.f_bavail) &* UInt64(st.f_frsize))
+        let size = Int(clamping: UInt64(st.f_blocks) &* UInt64(st.f_frsize))
+        let floor = Self.freeSpaceFloor(filesystemBytes: size)
+        guard free < floor else { return }
+        throw SQLiteError(
+            code: SQLITE_FULL,
+            message: "\(path): \(free >> 10) KiB free, under the \(floor >> 10) KiB the index leaves to the notes")
     }
 
     /// Runs `body` in one read transaction: everything it reads is of one state of the index.

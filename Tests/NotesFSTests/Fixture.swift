@@ -14,18 +14,36 @@ import Testing
 /// True when the environment demands the FUSE tests run (CI with /dev/fuse).
 let fuseRequired = ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1"
 
-/// Creates a fresh directory with `mkdtemp`.
 /// Runs `body` with a tmpfs mounted (`mount -o OPTIONS`) on a fresh directory named after
 /// `prefix`; unmounts it and removes the directory after.
 func withTmpfs<T>(
     _ prefix: String, options: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (String) throws -> T
 ) throws -> T {
-    let point = makeTemporaryDirectory(prefix)
-    defer { rmdir(point) }
-    let mounted = try run(["/bin/mount", "-t", "tmpfs", "-o", options, "tmpfs", point])
-    try #require(mounted.status == 0, "mount tmpfs: \(mounted)", sourceLocation: sourceLocation)
-    defer { unmountTmpfs(point) }
+    let point = try mountTmpfs(prefix, options: options, sourceLocation: sourceLocation)
+    defer { removeTmpfs(point) }
     return try body(point)
+}
+
+/// ``withTmpfs(_:options:sourceLocation:_:)`` for an `async` body.
+func withTmpfs<T>(
+    _ prefix: String, options: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (String) async throws -> T
+) async throws -> T {
+    let point = try mountTmpfs(prefix, options: options, sourceLocation: sourceLocation)
+    defer { removeTmpfs(point) }
+    return try await body(point)
+}
+
+private func mountTmpfs(_ prefix: String, options: String, sourceLocation: SourceLocation) throws -> String {
+    let point = makeTemporaryDirectory(prefix)
+    let mounted = try run(["/bin/mount", "-t", "tmpfs", "-o", options, "tmpfs", point])
+    if mounted.status != 0 { rmdir(point) }
+    try #require(mounted.status == 0, "mount tmpfs: \(mounted)", sourceLocation: sourceLocation)
+    return point
+}
+
+private func removeTmpfs(_ point: String) {
+    unmountTmpfs(point)
+    rmdir(point)
 }
 
 /// Unmounts a test's tmpfs. A database closed just before may still hold its files for a moment
@@ -39,6 +57,7 @@ func unmountTmpfs(_ point: String) {
     _ = try? run(["/bin/umount", "-l", point])
 }
 
+/// Creates a fresh directory with `mkdtemp`.
 func makeTemporaryDirectory(_ prefix: String = "notesfstest") -> String {
     let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
     var template = Array((base + "\(prefix).XXXXXX").utf8CString)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Index
 import Notes
 import RecordStore
 import Testing
@@ -64,6 +65,75 @@ import Testing
         #expect(fill.status != 0 && fill.error.contains("No space left"), "\(fill)")
         let last = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill-pages", "bs=4k"])
         #expect(last.status != 0, "\(last)")
+    }
+
+    /// Space a delete freed on a full disk goes to the store's reserve before any save: saves that
+    /// follow (a failed save tried again, a sync) cannot take it all, so the next delete still
+    /// works. Without the rule, the saves filled the freed space and the second delete failed.
+    @Test func spaceADeleteFreedIsKeptForTheNextDelete() throws {
+        try withTmpfs("notesfs-full-reserve", options: "size=8m") { point in
+            let database = try RecordDatabase(path: point + "/db", backgroundThread: false)
+            defer { try? database.close() }
+            for name in ["first", "second"] {
+                var record = Record(recordType: "Item", recordID: RecordID(recordName: name))
+                record["text"] = .string(String(repeating: "x", count: 20_000))
+                try database.modify(saving: [record])
+            }
+            try fill(point)
+            var reservations = 0
+            while reservations < 1_000_000, (try? database.reserveIdentity()) != nil { reservations += 1 }
+            try database.modify(deleting: [RecordID(recordName: "first")])
+            // Saves until one finds no room: the freed space is the reserve's again first.
+            var saves = 0
+            var refusal: RecordStoreError?
+            while saves < 10_000, refusal == nil {
+                var record = Record(recordType: "Item", recordID: RecordID(recordName: "later\(saves)"))
+                record["text"] = .string("saved after the delete \(saves)")
+                do throws(RecordStoreError) { try database.modify(saving: [record]) } catch { refusal = error }
+                saves += 1
+            }
+            #expect(refusal.map { "\($0)".contains("No space left") } == true, "\(String(describing: refusal))")
+            #expect(FileManager.default.fileExists(atPath: point + "/db/reserve"))
+            try database.modify(deleting: [RecordID(recordName: "second")])
+            #expect((try? database.record(for: RecordID(recordName: "second"))) == nil)
+            #expect(try database.check().problems.isEmpty)
+        }
+    }
+
+    /// The search index is derived: it never takes the last megabytes the notes need. Under the
+    /// floor a catch-up fails at once (`SQLITE_FULL`) and writes nothing, and a search still finds
+    /// every note (by a scan elsewhere); room again, the index catches up.
+    @Test func theSearchIndexLeavesTheLastMegabytesToTheNotes() async throws {
+        try await withTmpfs("notesfs-full-index", options: "size=16m") { point in
+            let notes = NotesManager(database: try RecordDatabase(path: point + "/db", backgroundThread: false))
+            let index = NotesSearchIndex(database: notes.database)
+            _ = try await notes.save(note: Note(title: "first", text: "indexed before the disk filled"))
+            try index.catchUp()
+            // Free space left: 3 MiB, under the 4 MiB floor of a 16 MiB filesystem; a note of 300 KB fits.
+            try fill(point)
+            #expect(truncate(point + "/fill", off_t(try fileSize(point + "/fill") - (3 << 20))) == 0)
+            _ = try await notes.save(note: Note(title: "late", text: String(repeating: "lateword filler text ", count: 15_000)))
+            let indexFiles = { () -> Int in
+                (try? FileManager.default.contentsOfDirectory(atPath: point + "/db/indexes"))?
+                    .reduce(0) { $0 + ((try? self.fileSize(point + "/db/indexes/" + $1)) ?? 0) } ?? -1
+            }
+            let before = indexFiles()
+            #expect(throws: SQLiteError.self) { try index.catchUp() }
+            #expect(indexFiles() == before)
+            let found = try index.search(try SearchQuery("lateword"), limit: 10)
+            #expect(found.hits.count == 1)
+            #expect(found.scannedBecause?.contains("leaves to the notes") == true, "\(String(describing: found.scannedBecause))")
+            try FileManager.default.removeItem(atPath: point + "/fill")
+            try FileManager.default.removeItem(atPath: point + "/fill-pages")
+            try index.catchUp()
+            let again = try index.search(try SearchQuery("lateword"), limit: 10)
+            #expect(again.hits.count == 1 && again.scannedBecause == nil)
+            try notes.database.close()
+        }
+    }
+
+    private func fileSize(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 
     /// A full disk through the CLI: every read command works (opening writes nothing it needs), a

@@ -57,7 +57,10 @@ extension RecordDatabase {
         }
         let entry: JournalEntry
         do {
-            entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
+            // What the hook adds may use the space reserve only while it leaves most of it to the
+            // delete alone, tried next.
+            entry = try commit(asExternalChange: asExternalChange, reserveLimit: Self.spaceReserve / 4) {
+                (index, seq) throws(RecordStoreError) in
                 try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, hook: true)
             }
         } catch {
@@ -74,8 +77,14 @@ extension RecordDatabase {
 
     /// Commits one journal entry built by `build` from the caught-up index, with the commit lock held:
     /// append to the journal, write the record files, apply to the index, notify observers.
+    ///
+    /// The space reserve (``ensureSpaceReserve(_:)``) is for deletes: a commit that deletes may
+    /// release it when the disk is full (if its journal line is at most `reserveLimit` bytes); one
+    /// that does not is refused with `ENOSPC` while the reserve is missing and cannot be made again,
+    /// so that space a delete freed goes to the reserve before any save.
     func commit(
-        asExternalChange: Bool = false, _ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry
+        asExternalChange: Bool = false, reserveLimit: Int = .max,
+        _ build: (RecordIndex, UInt64) throws(RecordStoreError) -> JournalEntry
     ) throws(RecordStoreError) -> JournalEntry {
         guard !isReadOnly else { throw .readOnly(path: path) }
         // Other processes' commits the catch-up applied to the index: observers hear of them even
@@ -105,6 +114,9 @@ extension RecordDatabase {
                 }
                 let seq = state.index.seq + 1
                 var entry = try build(state.index, seq)
+                if entry.deletes.isEmpty, !Self.ensureSpaceReserve(layout) {
+                    throw .io(path: layout.spaceReserve, operation: "make the space reserve (room kept for deletes)", errno: ENOSPC)
+                }
                 entry.encodeSaves()
                 try entry.checkSizes()
                 try ensureAssetsStored(entry.saves, state: &state)
@@ -116,7 +128,9 @@ extension RecordDatabase {
                     try state.journal.append(line)
                 } catch {
                     // A full disk: a delete may use the space reserve (it frees more than it takes).
-                    guard error.isOutOfSpace, !entry.deletes.isEmpty, releaseSpaceReserve() else { throw error }
+                    guard error.isOutOfSpace, !entry.deletes.isEmpty, line.count <= reserveLimit, releaseSpaceReserve() else {
+                        throw error
+                    }
                     try state.journal.append(line)
                 }
                 state.dirty = true

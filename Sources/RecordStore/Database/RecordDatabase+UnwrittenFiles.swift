@@ -94,13 +94,23 @@ extension RecordDatabase {
     /// Makes `<db>/reserve` (``spaceReserve`` bytes, allocated) if it is missing and there is room:
     /// released by a commit that deletes and finds the disk full (``releaseSpaceReserve()``), so
     /// that a full disk can always be freed by deleting.
-    static func ensureSpaceReserve(_ layout: DatabaseLayout) {
-        do { if try Sys.fileStatus(layout.spaceReserve) != nil { return } } catch { return }
+    ///
+    /// - Returns: false when the reserve is missing and there is no room to make it (`ENOSPC`,
+    ///   `EDQUOT`); true when it is there, was made, or cannot be made for another reason (a
+    ///   filesystem without `fallocate`: saves are not refused for that).
+    @discardableResult
+    static func ensureSpaceReserve(_ layout: DatabaseLayout) -> Bool {
+        do { if try Sys.fileStatus(layout.spaceReserve) != nil { return true } } catch { return true }
         let temp = RecordFiles.tempPath(layout)
-        guard let fd = try? Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL) else { return }
-        let allocated = posix_fallocate(fd, 0, off_t(spaceReserve)) == 0
+        let fd: Int32
+        do { fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL) } catch { return !error.isOutOfSpace }
+        let result = posix_fallocate(fd, 0, off_t(spaceReserve))
         Sys.close(fd)
-        if !allocated || (try? Sys.rename(temp, layout.spaceReserve)) == nil { try? Sys.unlink(temp) }
+        if result != 0 || (try? Sys.rename(temp, layout.spaceReserve)) == nil {
+            try? Sys.unlink(temp)
+            return result != ENOSPC && result != EDQUOT
+        }
+        return true
     }
 
     /// Frees the space reserve; whether there was one.
