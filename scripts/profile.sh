@@ -5,15 +5,16 @@
 # inclusive share (Benchmarks/fs/profile.py). Installs Debian's linux-perf when it is missing. Only
 # the cpu-clock event is used: this machine's VM has no hardware counters.
 #
-#   scripts/profile.sh create|rename|read|append|unlink|editor [NOTES]
+#   scripts/profile.sh create|rename|read|append|unlink|editor|version [NOTES]
+#   (version: note history's cost, a save that keeps a version beside one that does not)
 #
 # NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build. PERF_KEEP=DIR keeps perf.data there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 op=${1:-}
 case "$op" in
-create | rename | read | append | unlink | editor) ;;
-*) echo "usage: scripts/profile.sh create|rename|read|append|unlink|editor [NOTES]" >&2; exit 2 ;;
+create | rename | read | append | unlink | editor | version) ;;
+*) echo "usage: scripts/profile.sh create|rename|read|append|unlink|editor|version [NOTES]" >&2; exit 2 ;;
 esac
 notes=${2:-3000}
 scratch=${NOTESFS_BENCH_BUILD:-.build}

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Where one kind of request spends the daemon's time (scripts/profile.sh).
 
-Usage: profile.py OP NOTESFS WORK SHM NOTES FOLDERS   OP: create | rename | read | append | unlink | editor
-(editor: every note saved once as an editor saves it: a temp file beside it, fsync, rename over it)
+Usage: profile.py OP NOTESFS WORK SHM NOTES FOLDERS   OP: create | rename | read | append | unlink | editor | version
+(editor: every note saved once as an editor saves it: a temp file beside it, fsync, rename over it;
+version: an append to every note, where the first half were appended to a moment before, untimed, so
+their saves are coalesced (no version), and the second half's each keep a version: note history's
+cost, the daemon's CPU per save of each half printed side by side)
 Mounts notesfs (database on tmpfs), prepares NOTES notes in FOLDERS folders (none for create; for
 read the daemon is mounted afresh so nothing is cached), then runs OP over every note while
 `perf record -e cpu-clock -c 250000 -g -p DAEMON` samples the daemon (a sample per 250 µs of CPU,
@@ -38,6 +41,18 @@ if what != "create":
 if what == "read":
     daemon.unmount()
     daemon.mount()
+half = list(range(notes // 2))
+if what == "version":
+    op.append({i: names[i] for i in half}, 1)  # a version each now; the timed appends coalesce
+halves = {}
+
+
+def versions_half(label, numbers):
+    before = daemon.cpu_seconds()
+    op.append({i: names[i] for i in numbers}, 1)
+    halves[label] = (daemon.cpu_seconds() - before) / len(numbers)
+
+
 operations = {
     "create": lambda: op.create(names, contents),
     "rename": lambda: (op.rename(names, range(0, notes, 2), mnt, folders, across=False),
@@ -46,6 +61,8 @@ operations = {
     "append": lambda: op.append(names, 1),
     "unlink": lambda: op.unlink(names),
     "editor": lambda: op.editor_saves(names, contents, notes),
+    "version": lambda: (versions_half("no version (coalesced)", half),
+                        versions_half("keeps a version", range(notes // 2, notes))),
 }
 data = os.path.join(work, f"perf-{what}.data")
 perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-c", str(PERIOD_NS), "-g",
@@ -111,6 +128,10 @@ sampled = samples * PERIOD_NS / 1e9
 print("\nby request (the FileSystem method's inclusive share; µs of daemon CPU per note, from the samples)")
 print_table(["request", "inclusive", "µs a note"],
             [[r, f"{c:.1f}%", f"{c / 100 * sampled / notes * 1e6:.0f}"] for r, c in requests.items()])
+if halves:
+    base = halves["no version (coalesced)"]
+    print("\nnote history: the daemon's CPU per append (open, write, close), by /proc")
+    print_table(["save", "µs", "ratio"], [[k, f"{v * 1e6:.0f}", f"{v / base:.2f}x"] for k, v in halves.items()])
 print("\ntop frames by self share (any code: [k] kernel, [.] user)")
 selfs = sorted(report("--no-children"), key=lambda r: -r[0])[:12]
 print_table(["self", "frame"], [[f"{c:.1f}%", f"{kind} {short(sym)}"] for c, _, kind, sym in selfs])

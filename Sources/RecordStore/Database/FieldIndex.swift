@@ -20,16 +20,22 @@ extension RecordIndex {
 
     /// Adds `metadata` to the lookup tables of its type's indexed fields.
     mutating func addToFieldIndexes(_ metadata: borrowing RecordMetadata) {
-        for field in fieldIndexes.keys where field.recordType == metadata.recordType {
+        // The fields are copied out first: a `keys` view held across the loop would share the
+        // tables' storage, so that every insert copied a whole table (every note's versions).
+        for field in indexedFields(of: metadata.recordType) {
             if let value = metadata.field(field.key)?.stringValue {
                 fieldIndexes[field]?[value, default: []].insert(metadata.recordID.recordName)
             }
         }
     }
 
+    private func indexedFields(of recordType: String) -> [IndexedField] {
+        fieldIndexes.isEmpty ? [] : fieldIndexes.keys.filter { $0.recordType == recordType }
+    }
+
     /// Removes `metadata` from the lookup tables of its type's indexed fields.
     mutating func removeFromFieldIndexes(_ metadata: RecordMetadata) {
-        for field in fieldIndexes.keys where field.recordType == metadata.recordType {
+        for field in indexedFields(of: metadata.recordType) {
             guard let value = metadata.field(field.key)?.stringValue else { continue }
             fieldIndexes[field]?[value]?.remove(metadata.recordID.recordName)
             if fieldIndexes[field]?[value]?.isEmpty == true { fieldIndexes[field]?[value] = nil }
