@@ -10,6 +10,9 @@
 //   store-bench ops DB                      saves+sync/s, folder fetch, CONTAINS[c] query, cascade delete
 //   store-bench history DB                  note history: a save with and without a version; a note's
 //                                           versions read at 1,000 (HistoryBench.swift; DB: a new directory)
+//   store-bench history-year DB [NOTES] [DAYS]
+//                                           a year of daily edits of NOTES notes (10,000): the versions'
+//                                           share against the budget (HistoryYearBench.swift; DB: new)
 //   store-bench reads DB [ROUNDS] [fetch|contains]
 //                                           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS
 //                                           times; `fetch` or `contains` runs that one alone (for perf)
@@ -104,6 +107,10 @@ do {
     switch args[1] {
     case "history":
         try historyBench(path: path)
+    case "history-year":
+        try historyYearBench(
+            path: path, notes: CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) ?? 10_000 : 10_000,
+            days: CommandLine.arguments.count > 4 ? Int(CommandLine.arguments[4]) ?? 365 : 365)
     case "generate":
         let total = Int(args[3])!
         let folders = Int(args[4])!
@@ -188,7 +195,8 @@ do {
         let waited = now() - waitStart
         report(
             "\(saves) saves of a 1 MiB note (\(db.recordCount) records, \(renames) renamed)",
-            String(format: "median %.1f ms, slowest %.1f ms (save %d)", median(times) * 1000, times.max()! * 1000,
+            String(
+                format: "median %.1f ms, slowest %.1f ms (save %d)", median(times) * 1000, times.max()! * 1000,
                 times.firstIndex(of: times.max()!)!),
             target: "the same at 1,000,000 as at 1,000")
         report("then waiting for the checkpoint", String(format: "%.2f s", waited))

@@ -38,8 +38,9 @@ public enum VersionRetention {
             }
         }
         var doomed = Set<String>()
-        // Survivors that the budget may still take, with their dates.
-        var candidates: [(date: Date, metadata: RecordMetadata)] = []
+        // Survivors that the budget may still take, with their dates; `newest`: a live note's
+        // newest version (the budget takes those last).
+        var candidates: [(newest: Bool, date: Date, metadata: RecordMetadata)] = []
         for versions in byNote.values {
             let sorted = versions.sorted { VersionHistory.date(of: $0) > VersionHistory.date(of: $1) }  // newest first
             var seenBuckets = Set<Int64>()
@@ -56,8 +57,8 @@ public enum VersionRetention {
                 }
                 if let bucket, !seenBuckets.insert(bucket).inserted {
                     doomed.insert(metadata.recordID.recordName)
-                } else if index > 0 || !live.contains(metadata.field("note")?.stringValue ?? "") {
-                    candidates.append((date, metadata))
+                } else {
+                    candidates.append((index == 0 && live.contains(metadata.field("note")?.stringValue ?? ""), date, metadata))
                 }
             }
         }
@@ -68,8 +69,9 @@ public enum VersionRetention {
             }
         plan.budget = Int64((Double(plan.liveBytes + plan.versionBytesAfter) * settings.budgetFraction).rounded(.down))
         if plan.versionBytesAfter > plan.budget {
-            // Oldest first; the budget counts live bytes plus what versions remain.
-            for candidate in candidates.sorted(by: { $0.date < $1.date }) {
+            // Oldest first, each live note's newest version after all others; the budget counts
+            // live bytes plus what versions remain.
+            for candidate in candidates.sorted(by: { ($0.newest ? 1 : 0, $0.date) < ($1.newest ? 1 : 0, $1.date) }) {
                 let budget = Int64((Double(plan.liveBytes + plan.versionBytesAfter) * settings.budgetFraction).rounded(.down))
                 if plan.versionBytesAfter <= budget { break }
                 doomed.insert(candidate.metadata.recordID.recordName)

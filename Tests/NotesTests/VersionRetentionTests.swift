@@ -64,12 +64,18 @@ import Testing
         let settings = HistorySettings(interval: 0, budgetFraction: 0.2)
         let plan = try VersionRetention.prune(in: database, settings: settings, now: now)
         #expect(plan.versionBytesBefore == 21_000)
-        // Live 1,000 bytes: versions may keep at most 20% of live + versions, so 250 bytes; but the
-        // live note's newest version stays whatever the budget. The deleted note's goes.
-        #expect(plan.versionBytesAfter == 1000)
-        let left = VersionHistory.versions(ofNoteNamed: note.recordID.recordName, in: database)
-        #expect(left.map { now.timeIntervalSince($0.date) } == [1000])
+        // Live 1,000 bytes: versions may keep at most 20% of live + versions, so 250 bytes; the
+        // budget is a bound: the live note's newest version goes too (last). The deleted note's goes.
+        #expect(plan.versionBytesAfter == 0)
+        #expect(VersionHistory.versions(ofNoteNamed: note.recordID.recordName, in: database).isEmpty)
         #expect(VersionHistory.deletedNotes(in: database).isEmpty)
+        // With room for one, the newest of the live note's versions is the one kept.
+        let one = try makeDatabase()
+        let kept1 = try edits(one, from: now - 20_000, step: 1000, count: 20) {
+            String(repeating: Character(String($0 % 10)), count: 1000)
+        }
+        try VersionRetention.prune(in: one, settings: HistorySettings(interval: 0, budgetFraction: 0.5), now: now)
+        #expect(VersionHistory.versions(ofNoteNamed: kept1.recordID.recordName, in: one).map { now.timeIntervalSince($0.date) } == [1000])
         // With 50%, the deleted note's last version (1,000 bytes, the oldest) still goes first.
         let other = try makeDatabase()
         _ = try edits(other, from: now - 20_000, step: 1000, count: 2) { String(repeating: "x", count: 1000 + $0) }
