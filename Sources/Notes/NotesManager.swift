@@ -75,9 +75,15 @@ public final class NotesManager: Sendable {
     // MARK: History
 
     /// The kept versions of a note (or attachment), oldest first (``VersionHistory``); the current
-    /// state is the note itself. Long texts are left out: ``fetch(_:id:)`` a version to read its text.
+    /// state is the note itself. Long texts are left out: ``fullVersion(_:)`` reads a version's text.
     public func versions<W: RecordWrapper>(of item: W) async -> [Version] {
         VersionHistory.versions(ofNoteNamed: item.recordID.recordName, in: database)
+    }
+
+    /// `version` with its text (or content) whole: read from its record, or made from the newer
+    /// version it is kept as a delta of.
+    public func fullVersion(_ version: Version) async throws(NotesError) -> Version {
+        try VersionHistory.fullVersion(version.recordID, in: database)
     }
 
     /// Puts `version`'s bytes back into `note` (or brings a deleted note back); the state it

@@ -42,8 +42,11 @@ public struct Version: RecordWrapper, Hashable {
     public var kindName: String { (try? record.string("kind")) ?? "" }
     /// The byte size of its content.
     public var size: Int64 { record["size"]?.int64Value ?? 0 }
-    /// The text, for a version of a text note (read the full record: the index leaves out long texts).
+    /// The text, for a version of a text note (read the version with `VersionHistory.fullVersion`:
+    /// the index leaves out long texts, and a version kept as a delta holds none of its own).
     public var text: String? { try? record.string("text") }
+    /// Whether it is kept as a delta of a newer version (``VersionDelta``).
+    public var isDelta: Bool { record["text"] == nil && record.omittedSizes["text"] == nil && record["deltaBase"] != nil }
     /// The content asset (bytes kept by hash: an attachment, or a note that is not UTF-8 text).
     public var content: Asset? { record["content"]?.assetValue }
 
@@ -85,7 +88,8 @@ public struct Version: RecordWrapper, Hashable {
         if let value = record["content"] {
             guard value.assetValue != nil else { throw .invalidField(record.recordID, key: "content") }
         } else if record["text"] == nil, record.omittedSizes["text"] == nil {
-            throw .invalidField(record.recordID, key: "text")
+            // Kept as a delta of another version (``VersionDelta``; read whole by `fullVersion`).
+            guard record["deltaBase"]?.stringValue != nil else { throw .invalidField(record.recordID, key: "text") }
         } else {
             _ = try record.string("text")
         }

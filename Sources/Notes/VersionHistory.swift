@@ -9,6 +9,7 @@ public enum VersionHistory {
     /// second call only replaces the settings.
     public static func install(on database: RecordDatabase, settings: HistorySettings = .fromEnvironment()) {
         database.indexField("note", ofType: Version.recordType)
+        database.indexField("deltaBase", ofType: Version.recordType)
         database.setCommitHook(VersionPolicy(settings: settings))
     }
 
@@ -20,12 +21,53 @@ public enum VersionHistory {
             .sorted { ($0.date, $0.recordID.recordName) < ($1.date, $1.recordID.recordName) }
     }
 
-    /// The whole version (its text read from its file).
-    /// - Throws: ``NotesError/store(_:)`` (`unknownItem` when it is gone), ``NotesError/invalidField(_:key:)``.
+    /// The whole version (its text read from its file; a delta's made from its base, see
+    /// ``VersionDelta``).
+    /// - Throws: ``NotesError/store(_:)`` (`unknownItem` when it is gone), ``NotesError/invalidField(_:key:)``
+    ///   (a damaged version, or a delta whose chain is broken).
     public static func fullVersion(_ id: RecordID, in database: RecordDatabase) throws(NotesError) -> Version {
         let record: Record
         do { record = try database.record(for: id) } catch { throw .store(error) }
-        return try Version(record: record)
+        return try Version(record: materialized(record, in: database))
+    }
+
+    /// `record` (a version's whole record) with its text whole: a delta's chain of bases followed
+    /// (at most ``VersionDelta/maxDepth``, never in a cycle) to a version that keeps its text.
+    public static func materialized(_ record: Record, in database: RecordDatabase) throws(NotesError) -> Record {
+        try materialized(record) { (name) throws(NotesError) -> Record in
+            do throws(RecordStoreError) { return try database.record(for: RecordID(recordName: name)) } catch { throw .store(error) }
+        }
+    }
+
+    /// ``materialized(_:in:)`` reading bases through `read` (by record name).
+    static func materialized(_ record: Record, read: (String) throws(NotesError) -> Record) throws(NotesError) -> Record {
+        guard let first = try VersionDelta(record: record) else { return record }
+        func damaged(_ reason: String) -> NotesError { .damagedVersion(record.recordID, reason: reason) }
+        var deltas = [first]
+        var seen: Set<String> = [record.recordID.recordName]
+        var text: String
+        while true {
+            let base = deltas[deltas.count - 1].base
+            guard seen.insert(base).inserted else { throw damaged("its chain of bases goes round (at \(base))") }
+            guard deltas.count <= VersionDelta.maxDepth else { throw damaged("its chain of bases is longer than \(VersionDelta.maxDepth)") }
+            let baseRecord: Record
+            do { baseRecord = try read(base) } catch { throw damaged("its base \(base) cannot be read (\(error))") }
+            guard baseRecord.recordType == Version.recordType, baseRecord["note"] == record["note"] else {
+                throw damaged("its base \(base) is not a version of the same note")
+            }
+            if let next = try VersionDelta(record: baseRecord) {
+                deltas.append(next)
+                continue
+            }
+            guard let whole = baseRecord["text"]?.stringValue else { throw damaged("its base \(base) holds no text") }
+            text = whole
+            break
+        }
+        for delta in deltas.reversed() {
+            guard let next = delta.apply(to: text) else { throw damaged("it does not fit its base \(delta.base)") }
+            text = next
+        }
+        return VersionDelta.whole(record, text: text)
     }
 
     /// The last version of every deleted note (or attachment) whose record is gone: the newest

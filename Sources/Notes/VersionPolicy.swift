@@ -51,7 +51,39 @@ public struct VersionPolicy: CommitHook {
                 if let replaced = whole(deleted, in: commit) { versions.append(Version(of: replaced, kind: .delete).record) }
             }
         }
-        return versions
+        return versions + wholeDependents(in: commit)
+    }
+
+    /// The versions kept as deltas (``VersionDelta``) of a version this commit deletes (a prune,
+    /// here or on another machine through a sync), with their whole text back: no delta loses its
+    /// base. One that cannot be made whole (a chain already broken) is logged and left.
+    func wholeDependents(in commit: PendingCommit) -> [Record] {
+        let deletedVersions = commit.deleted.filter { $0.recordType == Version.recordType }
+        guard !deletedVersions.isEmpty else { return [] }
+        let untouchable = Set(commit.deleted.map(\.recordID.recordName) + commit.saves.map(\.record.recordID.recordName))
+        var rewritten: [Record] = []
+        for base in deletedVersions {
+            for dependent in commit.records(ofType: Version.recordType, whereField: "deltaBase", equals: base.recordID.recordName)
+            where !untouchable.contains(dependent.recordID.recordName) {
+                do throws(NotesError) {
+                    let record: Record
+                    do throws(RecordStoreError) { record = try commit.wholeRecord(dependent) } catch { throw .store(error) }
+                    rewritten.append(
+                        try VersionHistory.materialized(record) { (name) throws(NotesError) -> Record in
+                            guard let metadata = commit.metadata(named: name) else {
+                                throw .store(.unknownItem(RecordID(recordName: name)))
+                            }
+                            do throws(RecordStoreError) { return try commit.wholeRecord(metadata) } catch { throw .store(error) }
+                        })
+                } catch {
+                    FileHandle.standardError.write(
+                        Data(
+                            "notesfs: version \(dependent.recordID.recordName) keeps a delta of a deleted version and cannot be made whole: \(error)\n"
+                                .utf8))
+                }
+            }
+        }
+        return rewritten
     }
 
     /// Whether an edit of the note whose stored state is `previous` keeps no version: its newest

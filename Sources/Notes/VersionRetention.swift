@@ -5,6 +5,8 @@ import RecordStore
 public struct PrunePlan: Sendable, Equatable {
     /// The versions to delete.
     public var deleting: [RecordID] = []
+    /// Versions a prune rewrote as deltas (``VersionCompaction``); none in a plan not carried out.
+    public var compacted = 0
     /// Bytes the versions hold before and after (their `size`: a shared asset counts in each).
     public var versionBytesBefore: Int64 = 0
     public var versionBytesAfter: Int64 = 0
@@ -17,8 +19,9 @@ public struct PrunePlan: Sendable, Equatable {
 /// Which versions history keeps as they age (``HistorySettings``): every version for
 /// ``HistorySettings/keepAll`` (7 days), then the newest of each day until
 /// ``HistorySettings/keepDaily`` (90 days), then the newest of each week; and in all, no more bytes
-/// than the budget: the oldest go first, except the newest version of each live note (a deleted
-/// note's last version goes too when the budget needs its room: then it cannot be undeleted).
+/// than the budget (a version kept as a delta counts its delta): the oldest go first, the newest
+/// version of each live note after all others (a deleted note's last version goes too when the
+/// budget needs its room: then it cannot be undeleted).
 /// Ages are from the version's date (the state it keeps was written then).
 ///
 /// A prune is one modify of deletes: a crash leaves all of it or none.
@@ -87,24 +90,39 @@ public enum VersionRetention {
     /// process deleted some of them meanwhile). Returns the plan carried out.
     ///
     /// - Throws: ``NotesError/store(_:)``.
+    /// Keeps what versions it can as deltas (``VersionCompaction``) before and after.
     @discardableResult
     public static func prune(in database: RecordDatabase, settings: HistorySettings, now: Date = Date()) throws(NotesError) -> PrunePlan {
+        // Deltas first, so that the budget counts what versions really take.
+        let before = try VersionCompaction.compact(in: database)
+        var plan = PrunePlan()
         for attempt in 0..<2 {
-            let plan = plan(in: database, settings: settings, now: now)
-            guard !plan.deleting.isEmpty else { return plan }
+            plan = self.plan(in: database, settings: settings, now: now)
+            guard !plan.deleting.isEmpty else { break }
             do {
                 try database.modify(deleting: plan.deleting, reason: .prune)
-                return plan
+                break
             } catch {
                 if case .unknownItem = error, attempt == 0 { continue }
                 throw .store(error)
             }
         }
-        return PrunePlan()
+        // The deltas of deleted versions were made whole in the same commit: deltas again.
+        let after = try VersionCompaction.compact(in: database)
+        plan.compacted = before.compacted + after.compacted
+        return plan
     }
 
-    /// The bytes a note, attachment or version holds (its content asset, else its text).
+    /// The bytes a note, attachment or version holds (its content asset, else its text; a
+    /// version kept as a delta, the delta).
     static func size(_ metadata: RecordMetadata) -> Int64 {
+        if metadata.recordType == Version.recordType, metadata.field("text") == nil, metadata.sizes["text"] == nil,
+            metadata.field("deltaBase") != nil
+        {
+            // Kept as a delta: what it stores.
+            let middle = metadata.sizes["deltaText"] ?? metadata.field("deltaText")?.stringValue?.utf8.count ?? 0
+            return Int64(middle + VersionDelta.overhead)
+        }
         if metadata.recordType == Version.recordType, let size = metadata.field("size")?.int64Value { return max(0, size) }
         if let asset = metadata.field("content")?.assetValue { return asset.size }
         if let size = metadata.sizes["text"] { return Int64(size) }

@@ -96,7 +96,7 @@ struct CLIError: Error, Sendable {
     static func notes(_ error: NotesError, subject: String?) -> CLIError {
         switch error {
         case .store(let failure): Self.store(failure, subject: subject)
-        case .wrongRecordType, .invalidField: CLIError(.damaged, subject, error.description)
+        case .wrongRecordType, .invalidField, .damagedVersion: CLIError(.damaged, subject, error.description)
         case .search: CLIError(.io, subject, error.description)
         }
     }

@@ -2,7 +2,8 @@ import Notes
 import RecordStore
 
 /// fsck's check of note history: every `Version` record readable by the notes layer (fields of the
-/// right types, a kind this notesfs knows) with a size that matches its bytes. A version whose note
+/// right types, a kind this notesfs knows; a delta whose chain of bases reads back) with a size
+/// that matches its bytes. A version whose note
 /// is gone is not a problem (history outlives deletes; `log --deleted` lists them). A damaged
 /// record file is the store's to report, and `--repair` moves only such files aside: every
 /// readable version is kept, reported here but never dropped.
@@ -14,7 +15,7 @@ enum VersionRecordCheck {
             let record: Record
             do { record = try database.record(for: metadata.recordID) } catch { continue }  // the store's check reports it
             let version: Version
-            do { version = try Version(record: record) } catch {
+            do { version = try Version(record: VersionHistory.materialized(record, in: database)) } catch {
                 problems.append("version \(name): damaged: \(error.description)")
                 continue
             }

@@ -98,9 +98,13 @@ enum VersionSelector {
 
     /// The bytes of a state: the note's own record for the current state, the version's whole record otherwise.
     static func bytes(of state: NoteState, entry: Entry, database: RecordDatabase) throws(CLIError) -> StoredBytes {
-        let id = state.version?.recordID ?? entry.recordID
+        if let version = state.version {
+            do { return StoredBytes(of: try VersionHistory.fullVersion(version.recordID, in: database).record) } catch {
+                throw CLIError.notes(error, subject: entry.path)
+            }
+        }
         let record: Record
-        do { record = try database.record(for: id) } catch { throw CLIError.store(error, subject: entry.path) }
+        do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
         return StoredBytes(of: record)
     }
 }

@@ -16,7 +16,7 @@ enum ErrnoMapping {
         case let notes as NotesError:
             switch notes {
             case .store(let store): return errno(for: store)
-            case .wrongRecordType, .invalidField, .search: return .io
+            case .wrongRecordType, .invalidField, .search, .damagedVersion: return .io
             }
         case let store as RecordStoreError:
             switch store {

@@ -79,6 +79,49 @@ import Testing
         #expect(try notesfs(["fsck"], db: db).status == 0)
     }
 
+    /// Versions `history prune` keeps as deltas read back through `note cat --at`, `note diff` and
+    /// `note restore` as before; a delta whose base is gone is reported by fsck (exit 4), kept by `--repair`.
+    @Test func versionsKeptAsDeltasReadBack() throws {
+        let db = makeDatabasePath("history-delta")
+        let header = String(repeating: "a paragraph every version shares\n", count: 30)
+        var texts: [String] = []
+        for day in 1...8 {
+            texts.append(header + (1...day).map { "day \($0)\n" }.joined())
+            let made = try notesfs(
+                ["note", "new", "Plan", "--text", texts.last!, "--force"], db: db, environment: ["NOTESFS_HISTORY_INTERVAL": "0"])
+            #expect(made.status == 0, "\(made.stderr)")
+        }
+        let prune = try notesfs(["history", "prune"], db: db, environment: ["NOTESFS_HISTORY_BUDGET": "100"])
+        #expect(prune.status == 0, "\(prune.stderr)")
+        do {
+            let store = try RecordDatabase(path: db, backgroundThread: false)
+            let versions = store.metadata(ofType: "Version")
+            #expect(versions.count == 7)
+            #expect(versions.filter { $0.field("deltaBase") != nil }.count == 6)
+            try store.close()
+        }
+        let ids = try versionIDs("Plan", db: db).dropFirst()  // newest first, without `current`
+        for (id, text) in zip(ids, texts.dropLast().reversed()) {
+            #expect(try notesfs(["note", "cat", "Plan", "--at", id], db: db).out == text)
+        }
+        #expect(try notesfs(["note", "diff", "Plan", ids.last!], db: db).lines.dropFirst(2).filter { $0.hasPrefix("+") }.count == 7)
+        #expect(try notesfs(["note", "restore", "Plan", "--at", ids.last!], db: db).status == 0)
+        #expect(try notesfs(["note", "cat", "Plan"], db: db).out == texts[0])
+        #expect(try notesfs(["fsck"], db: db).status == 0)
+        // A delta whose base is gone (deleted behind the notes layer's back): reported, kept.
+        do {
+            let store = try RecordDatabase(path: db, backgroundThread: false)
+            let bases = store.metadata(ofType: "Version").compactMap { $0.field("deltaBase")?.stringValue }
+            let base = try #require(bases.first)
+            try store.modify(deleting: [RecordID(recordName: base)])
+            try store.close()
+        }
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 4)
+        #expect(fsck.lines.contains { $0.contains("damaged delta: its base") && $0.contains("cannot be read") }, "\(fsck.out)")
+        #expect(try notesfs(["fsck", "--repair"], db: db).status == 4)
+    }
+
     @Test func fsckReportsADamagedVersionAndRepairKeepsIt() throws {
         let db = makeDatabasePath("history-fsck")
         try notesfs(["note", "new", "N", "--text", "a"], db: db)

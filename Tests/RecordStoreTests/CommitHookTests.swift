@@ -65,6 +65,31 @@ private final class CopyingHook: CommitHook {
         #expect(reopened.metadata(ofType: "Copy").count == 1)
     }
 
+    /// A hook may also return the next version of a stored record the commit does not touch (as
+    /// note history makes a delta whole when its base is deleted): stored in the same commit when
+    /// it carries the stored change tag, refused with the commit otherwise.
+    @Test func aHookMayRewriteAStoredRecord() throws {
+        struct Rewriting: CommitHook {
+            let stale: Bool
+            func records(toAddTo commit: PendingCommit) throws(RecordStoreError) -> [Record] {
+                guard let other = commit.metadata(named: "other") else { return [] }
+                var record = try commit.wholeRecord(other)
+                record["text"] = .string("rewritten")
+                if stale { record.recordChangeTag = "stale" }
+                return [record]
+            }
+        }
+        let db = try makeDatabase()
+        try db.modify(saving: [note("n", folder: nil, text: "a"), note("other", folder: nil, text: "before")])
+        db.setCommitHook(Rewriting(stale: true))
+        #expect(throws: RecordStoreError.self) { try db.modify(deleting: [RecordID(recordName: "n")]) }
+        #expect(try db.record(for: RecordID(recordName: "n"))["text"] == .string("a"))
+        db.setCommitHook(Rewriting(stale: false))
+        let result = try db.modify(deleting: [RecordID(recordName: "n")])
+        #expect(result.savedRecords.map(\.recordID.recordName) == ["other"])
+        #expect(try db.record(for: RecordID(recordName: "other"))["text"] == .string("rewritten"))
+    }
+
     @Test func aFailingHookOrABadAdditionCommitsNothing() throws {
         let db = try makeDatabase()
         let saved = try db.modify(saving: [note("n", folder: nil, text: "a")]).savedRecords[0]
@@ -73,9 +98,10 @@ private final class CopyingHook: CommitHook {
         edited["text"] = .string("b")
         #expect(throws: RecordStoreError.self) { try db.modify(saving: [edited]) }
         #expect(try db.record(for: saved.recordID)["text"] == .string("a"))
-        // An addition that names an existing record is refused, and the save with it.
+        // An addition that names a record this commit saves is refused, and the save with it.
         db.setCommitHook(CopyingHook(addName: "n"))
-        #expect(throws: RecordStoreError.invalidArguments("record n added by the commit hook is not a new record")) {
+        #expect(throws: RecordStoreError.invalidArguments("record n added by the commit hook is neither new nor the stored version's next"))
+        {
             try db.modify(saving: [edited])
         }
         #expect(try db.record(for: saved.recordID)["text"] == .string("a"))

@@ -33,8 +33,9 @@ public protocol CommitHook: Sendable {
     ///
     /// Runs with the commit lock held: it must not call the database (it would deadlock); it reads
     /// what it needs through `commit`, which is valid during this call only (do not keep it).
-    /// Each record returned must be new (no change tag, a name no record has) and is stored like
-    /// any other save (change tag, dates, identity, checks).
+    /// Each record returned must be new (no change tag, a name no record has) or the next version
+    /// of a stored record this commit neither saves nor deletes (its stored change tag), and is
+    /// stored like any other save (change tag, dates, identity, checks).
     ///
     /// - Throws: any ``RecordStoreError``: the whole commit then fails, nothing is written.
     func records(toAddTo commit: PendingCommit) throws(RecordStoreError) -> [Record]

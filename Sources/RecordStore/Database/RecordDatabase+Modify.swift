@@ -293,8 +293,13 @@ extension RecordDatabase {
             let additions = try hook.records(toAddTo: pending)
             for record in additions {
                 let name = record.recordID.recordName
-                guard record.recordChangeTag == nil, index.entries[name] == nil, !savedNames.contains(name), !deletedNames.contains(name)
-                else { throw .invalidArguments("record \(record.recordID) added by the commit hook is not a new record") }
+                // New, or the next version of a stored record this commit neither saves nor deletes.
+                guard !savedNames.contains(name), !deletedNames.contains(name),
+                    record.recordChangeTag == index.entries[name]?.recordChangeTag
+                else {
+                    throw .invalidArguments(
+                        "record \(record.recordID) added by the commit hook is neither new nor the stored version's next")
+                }
                 if let problem = record.validityProblem { throw .invalidArguments("record \(record.recordID): \(problem)") }
                 savedNames.insert(name)
             }
