@@ -61,5 +61,32 @@ func historyBench(path: String) throws {
     report(
         "versions of a note with 1,000 versions (note log's read)", String(format: "median %.2f ms", median(reads) * 1000),
         target: "≤ 100 ms")
+
+    // Deltas: the same 1,000 versions (each the next plus a line) compacted, as a prune does.
+    let versions = VersionHistory.versions(ofNoteNamed: id.recordName, in: db)
+    func readAll() throws -> Double {
+        let start = now()
+        for version in versions {
+            let full = try VersionHistory.fullVersion(version.recordID, in: db)
+            precondition(full.text != nil)
+        }
+        return (now() - start) / Double(versions.count)
+    }
+    let wholeRead = try readAll()
+    let roomy = HistorySettings(interval: 0, budgetFraction: 1)
+    let bytesBefore = VersionRetention.plan(in: db, settings: roomy).versionBytesBefore
+    let start = now()
+    let result = try VersionCompaction.compact(in: db)
+    let compactTime = now() - start
+    let bytesAfter = VersionRetention.plan(in: db, settings: roomy).versionBytesBefore
+    report(
+        "compaction (every version: one note of \(versions.count), 1,000 of 1-2)",
+        String(
+            format: "%d made deltas in %.0f ms; versions' bytes %.2f MB -> %.2f MB", result.compacted, compactTime * 1000,
+            Double(bytesBefore) / 1e6, Double(bytesAfter) / 1e6))
+    let deltaRead = try readAll()
+    report(
+        "reading one version back (fullVersion)",
+        String(format: "whole %.3f ms, as a delta %.3f ms (chains up to %d)", wholeRead * 1000, deltaRead * 1000, VersionDelta.maxDepth))
     try db.close()
 }

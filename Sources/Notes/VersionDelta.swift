@@ -16,7 +16,7 @@ public struct VersionDelta: Equatable, Sendable {
 
     static let keys = ["deltaBase", "deltaPrefix", "deltaSuffix", "deltaText"]
     /// The longest chain of deltas a read follows (compaction makes at most ``maxDepth``).
-    static let maxDepth = 32
+    public static let maxDepth = 32
     /// What a delta's fields cost beside its middle (names and numbers), in bytes.
     static let overhead = 120
 

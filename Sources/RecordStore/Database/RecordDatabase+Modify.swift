@@ -114,7 +114,7 @@ extension RecordDatabase {
                 }
                 let seq = state.index.seq + 1
                 var entry = try build(state.index, seq)
-                if entry.deletes.isEmpty, !Self.ensureSpaceReserve(layout) {
+                if entry.deletes.isEmpty, !spaceReserveHeld(&state) {
                     throw .io(path: layout.spaceReserve, operation: "make the space reserve (room kept for deletes)", errno: ENOSPC)
                 }
                 entry.encodeSaves()
@@ -131,6 +131,7 @@ extension RecordDatabase {
                     guard error.isOutOfSpace, !entry.deletes.isEmpty, line.count <= reserveLimit, releaseSpaceReserve() else {
                         throw error
                     }
+                    state.spaceReserveSeenAt = 0
                     try state.journal.append(line)
                 }
                 state.dirty = true
