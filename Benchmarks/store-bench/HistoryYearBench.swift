@@ -13,7 +13,7 @@ import RecordStore
 func historyYearBench(path: String, notes count: Int, days: Int) throws {
     let db = try RecordDatabase(path: path, backgroundThread: false)
     db.indexField("note", ofType: Version.recordType)
-    let settings = HistorySettings()
+    let settings = HistorySettings.fromEnvironment()  // NOTESFS_HISTORY_BUDGET changes the budget
     let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
     let ids = (0..<count).map { RecordID(recordName: "note-\($0)") }
     var texts = (0..<count).map { body($0) }

@@ -31,9 +31,12 @@ public enum VersionCompaction {
         let notes = Set(database.metadata(ofType: Version.recordType).compactMap { $0.field("note")?.stringValue })
         for note in notes.sorted() {
             let versions = Array(VersionHistory.versions(ofNoteNamed: note, in: database).reversed())  // newest first
-            guard versions.dropFirst().contains(where: { $0.content == nil && !$0.isDelta }) else { continue }
+            // Read down to the oldest version that keeps its whole text (and is not the newest):
+            // past it every version is a delta already (or an asset) and stays as it is.
+            guard let oldestWhole = versions.indices.dropFirst().last(where: { versions[$0].content == nil && !versions[$0].isDelta })
+            else { continue }
             var newer: (name: String, text: String, depth: Int)?
-            for version in versions {
+            for version in versions[...oldestWhole] {
                 guard version.content == nil, let record = try? database.record(for: version.recordID) else {
                     newer = nil
                     continue
