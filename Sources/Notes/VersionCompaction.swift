@@ -28,16 +28,21 @@ public enum VersionCompaction {
     public static func compact(in database: RecordDatabase) throws(NotesError) -> Result {
         var result = Result()
         var pending: [(record: Record, before: Int64, after: Int64)] = []
-        let notes = Set(database.metadata(ofType: Version.recordType).compactMap { $0.field("note")?.stringValue })
-        for note in notes.sorted() {
-            let versions = Array(VersionHistory.versions(ofNoteNamed: note, in: database).reversed())  // newest first
+        var byNote: [String: [RecordMetadata]] = [:]
+        for metadata in database.metadata(ofType: Version.recordType) {
+            byNote[metadata.field("note")?.stringValue ?? "", default: []].append(metadata)
+        }
+        for (_, list) in byNote.sorted(by: { $0.key < $1.key }) {
+            // Newest first, as `VersionHistory.versions` orders them (date, then name), reversed.
+            let versions = list.sorted {
+                (VersionHistory.date(of: $0), $0.recordID.recordName) > (VersionHistory.date(of: $1), $1.recordID.recordName)
+            }
             // Read down to the oldest version that keeps its whole text (and is not the newest):
             // past it every version is a delta already (or an asset) and stays as it is.
-            guard let oldestWhole = versions.indices.dropFirst().last(where: { versions[$0].content == nil && !versions[$0].isDelta })
-            else { continue }
+            guard let oldestWhole = versions.indices.dropFirst().last(where: { keepsWholeText(versions[$0]) }) else { continue }
             var newer: (name: String, text: String, depth: Int)?
             for version in versions[...oldestWhole] {
-                guard version.content == nil, let record = try? database.record(for: version.recordID) else {
+                guard version.field("content") == nil, let record = try? database.record(for: version.recordID) else {
                     newer = nil
                     continue
                 }
@@ -77,6 +82,11 @@ public enum VersionCompaction {
         }
         try save(&pending, in: database, result: &result)
         return result
+    }
+
+    /// Whether the version keeps its text whole (not a delta, not an asset), from its metadata.
+    static func keepsWholeText(_ metadata: RecordMetadata) -> Bool {
+        metadata.field("content") == nil && (metadata.field("text") != nil || metadata.sizes["text"] != nil)
     }
 
     /// Saves a batch of rewritten versions and counts them; a batch that meets a version changed
