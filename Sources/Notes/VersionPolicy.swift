@@ -23,6 +23,8 @@ public struct VersionPolicy: CommitHook {
     public init(settings: HistorySettings = .fromEnvironment()) { self.settings = settings }
 
     public func records(toAddTo commit: PendingCommit) throws(RecordStoreError) -> [Record] {
+        // A delete on a full disk: no versions (they keep bytes), but no delta may lose its base.
+        if commit.isShortOfSpace { return wholeDependents(in: commit) }
         var versions: [Record] = []
         let reasonName = commit.reason?.name ?? ModifyReason.edit.name
         for save in commit.saves where Self.versionedTypes.contains(save.record.recordType) {

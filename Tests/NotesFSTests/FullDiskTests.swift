@@ -100,6 +100,41 @@ import Testing
         }
     }
 
+    /// A prune on a full disk goes without the versions a delete keeps, never without making whole
+    /// the versions kept as deltas of what it deletes: every version left reads back.
+    @Test func aFullDiskNeverLeavesADeltaWithoutItsBase() throws {
+        try withTmpfs("notesfs-full-delta", options: "size=8m") { point in
+            let database = try RecordDatabase(path: point + "/db", backgroundThread: false)
+            defer { try? database.close() }
+            VersionHistory.install(on: database, settings: HistorySettings(interval: 0))
+            var record = Note(title: "N", text: "").record
+            var texts: [String] = []
+            for n in 1...12 {
+                let text = String(repeating: "a paragraph every version shares\n", count: 700) + (1...n).map { "line \($0)\n" }.joined()
+                record["text"] = .string(text)
+                record = try database.modify(saving: [record]).savedRecords.first { $0.recordType == Note.recordType }!
+                texts.append(text)
+            }
+            try VersionRetention.prune(in: database, settings: HistorySettings(interval: 0, budgetFraction: 1))
+            let versions = VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database)
+            #expect(versions.filter(\.isDelta).count == 10)
+            try fill(point)
+            var reservations = 0
+            while reservations < 1_000_000, (try? database.reserveIdentity()) != nil { reservations += 1 }
+            // Every other version: each the base of the delta before it (their whole texts, 115 KB,
+            // are more than the reserve lends what a hook adds: the delete is tried again short of space).
+            let doomed = versions.enumerated().filter { $0.offset % 2 == 1 }.map(\.element.recordID)
+            let deleted = (try? database.modify(deleting: doomed, reason: .prune)) != nil
+            let left = VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database)
+            #expect(left.count == (deleted ? versions.count - doomed.count : versions.count))
+            let expected = Dictionary(uniqueKeysWithValues: zip(versions.map(\.recordID), texts.dropLast()))
+            for version in left {
+                #expect(try VersionHistory.fullVersion(version.recordID, in: database).text == expected[version.recordID])
+            }
+            #expect(try database.check().problems.isEmpty)
+        }
+    }
+
     /// The search index is derived: it never takes the last megabytes the notes need. Under the
     /// floor a catch-up fails at once (`SQLITE_FULL`) and writes nothing, and a search still finds
     /// every note (by a scan elsewhere); room again, the index catches up.

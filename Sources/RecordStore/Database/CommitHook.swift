@@ -65,6 +65,9 @@ public struct PendingCommit {
     public let takenIdentities: Set<UInt64>
     /// The time the store gives this commit's saves.
     public let date: Date
+    /// Whether this is a delete tried again after it found no room: the hook should add only what
+    /// the commit cannot go without (a delete must be able to free space on a full disk).
+    public let isShortOfSpace: Bool
     let database: RecordDatabase
     let index: RecordIndex
 

@@ -61,15 +61,16 @@ extension RecordDatabase {
             // delete alone, tried next.
             entry = try commit(asExternalChange: asExternalChange, reserveLimit: Self.spaceReserve / 4) {
                 (index, seq) throws(RecordStoreError) in
-                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, hook: true)
+                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: false)
             }
         } catch {
-            // A full disk: a delete must still work (it frees space), so it goes without what the
-            // commit hook adds (the versions of what it deletes), which may be what did not fit.
+            // A full disk: a delete must still work (it frees space), so it goes with only what the
+            // commit hook says it cannot go without (``PendingCommit/isShortOfSpace``): not the
+            // versions of what it deletes, which may be what did not fit.
             guard error.isOutOfSpace, !recordIDs.isEmpty, commitHook.withLock({ $0 != nil }) else { throw error }
-            log("no room for the records the commit hook adds to a delete: deleting without them (\(error))")
+            log("no room for the records the commit hook adds to a delete: deleting with only those it needs (\(error))")
             entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
-                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, hook: false)
+                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: true)
             }
         }
         return ModifyResult(savedRecords: entry.saves.map { $0.clearingChanges() }, deletedRecordIDs: entry.deletes)
@@ -201,7 +202,7 @@ extension RecordDatabase {
     /// Builds the journal entry for a modify, checking change tags and references against `index`.
     private func prepare(
         _ records: [Record], deleting recordIDs: [RecordID], policy: SavePolicy, seq: UInt64, index: RecordIndex,
-        reason: ModifyReason?, hook useHook: Bool
+        reason: ModifyReason?, shortOfSpace: Bool
     ) throws(RecordStoreError) -> JournalEntry {
         for id in recordIDs where index.entries[id.recordName] == nil { throw .unknownItem(id) }
         var savedNames = Set(records.map(\.recordID.recordName))
@@ -282,7 +283,7 @@ extension RecordDatabase {
             saves.append(stored)
         }
         for client in records { try store(client) }
-        if useHook, let hook = commitHook.withLock({ $0 }) {
+        if let hook = commitHook.withLock({ $0 }) {
             let pending = PendingCommit(
                 reason: reason,
                 saves: zip(records, saves).map { client, stored in
@@ -290,7 +291,8 @@ extension RecordDatabase {
                         record: stored, previous: index.entries[stored.recordID.recordName], takesIdentity: client.takenIdentity != nil)
                 },
                 deleted: deletes.compactMap { index.entries[$0] },
-                takenIdentities: Set(records.compactMap(\.takenIdentity)), date: now, database: self, index: index)
+                takenIdentities: Set(records.compactMap(\.takenIdentity)), date: now, isShortOfSpace: shortOfSpace, database: self,
+                index: index)
             let additions = try hook.records(toAddTo: pending)
             for record in additions {
                 let name = record.recordID.recordName
