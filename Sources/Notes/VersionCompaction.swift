@@ -32,7 +32,7 @@ public enum VersionCompaction {
         for metadata in database.metadata(ofType: Version.recordType) {
             byNote[metadata.field("note")?.stringValue ?? "", default: []].append(metadata)
         }
-        for (_, list) in byNote.sorted(by: { $0.key < $1.key }) {
+        for (note, list) in byNote.sorted(by: { $0.key < $1.key }) where !note.isEmpty {
             // Newest first, as `VersionHistory.versions` orders them (date, then name), reversed.
             let versions = list.sorted {
                 (VersionHistory.date(of: $0), $0.recordID.recordName) > (VersionHistory.date(of: $1), $1.recordID.recordName)
@@ -40,8 +40,12 @@ public enum VersionCompaction {
             // Read down to the oldest version that keeps its whole text (and is not the newest):
             // past it every version is a delta already (or an asset) and stays as it is.
             guard let oldestWhole = versions.indices.dropFirst().last(where: { keepsWholeText(versions[$0]) }) else { continue }
+            // How many deltas follow each version (older, each of the one before): a version made a
+            // delta lengthens all their chains, which must stay within ``VersionDelta/maxDepth``.
+            var deltasBelow = Array(repeating: 0, count: versions.count)
+            for i in versions.indices.reversed().dropFirst() where isDelta(versions[i + 1]) { deltasBelow[i] = deltasBelow[i + 1] + 1 }
             var newer: (name: String, text: String, depth: Int)?
-            for version in versions[...oldestWhole] {
+            for (position, version) in versions[...oldestWhole].enumerated() {
                 guard version.field("content") == nil, let record = try? database.record(for: version.recordID) else {
                     newer = nil
                     continue
@@ -61,7 +65,7 @@ public enum VersionCompaction {
                     }
                 } else if let whole = record["text"]?.stringValue {
                     text = whole
-                    if let base = newer, base.depth + 1 < VersionDelta.maxDepth {
+                    if let base = newer, base.depth + 1 + deltasBelow[position] < VersionDelta.maxDepth {
                         let delta = VersionDelta(text: whole, baseText: base.text, base: base.name)
                         if delta.storedBytes * 2 < whole.utf8.count {
                             pending.append((delta.store(in: record), Int64(whole.utf8.count), Int64(delta.storedBytes)))
@@ -82,6 +86,12 @@ public enum VersionCompaction {
         }
         try save(&pending, in: database, result: &result)
         return result
+    }
+
+    /// Whether the version is kept as a delta, from its metadata.
+    static func isDelta(_ metadata: RecordMetadata) -> Bool {
+        metadata.field("content") == nil && metadata.field("text") == nil && metadata.sizes["text"] == nil
+            && metadata.field("deltaBase") != nil
     }
 
     /// Whether the version keeps its text whole (not a delta, not an asset), from its metadata.

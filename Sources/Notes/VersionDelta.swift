@@ -71,7 +71,7 @@ public struct VersionDelta: Equatable, Sendable {
     var storedBytes: Int { middle.utf8.count + Self.overhead }
 
     /// `record` keeping this delta in place of its text.
-    func store(in record: Record) -> Record {
+    public func store(in record: Record) -> Record {
         var record = record
         record["text"] = nil
         record["deltaBase"] = .string(base)

@@ -24,7 +24,7 @@ public struct VersionPolicy: CommitHook {
 
     public func records(toAddTo commit: PendingCommit) throws(RecordStoreError) -> [Record] {
         // A delete on a full disk: no versions (they keep bytes), but no delta may lose its base.
-        if commit.isShortOfSpace { return wholeDependents(in: commit) }
+        if commit.isShortOfSpace { return wholeDependents(in: commit) + wholeSavedDeltas(in: commit) }
         var versions: [Record] = []
         let reasonName = commit.reason?.name ?? ModifyReason.edit.name
         for save in commit.saves where Self.versionedTypes.contains(save.record.recordType) {
@@ -53,7 +53,39 @@ public struct VersionPolicy: CommitHook {
                 if let replaced = whole(deleted, in: commit) { versions.append(Version(of: replaced, kind: .delete).record) }
             }
         }
-        return versions + wholeDependents(in: commit)
+        return versions + wholeDependents(in: commit) + wholeSavedDeltas(in: commit)
+    }
+
+    /// The versions this commit saves as deltas whose base it deletes or that is not here (a
+    /// compaction racing a prune, a sync page from a machine that compacted what this one pruned),
+    /// with their whole text instead: made from the base as it was before this commit, else from
+    /// this machine's own copy of the version (a version's bytes never change). One that can be
+    /// made neither way is saved as it came (and fsck reports it).
+    func wholeSavedDeltas(in commit: PendingCommit) -> [Record] {
+        let deleted = Set(commit.deleted.map(\.recordID.recordName))
+        let saved = Set(commit.saves.map(\.record.recordID.recordName))
+        var whole: [Record] = []
+        for save in commit.saves where save.record.recordType == Version.recordType && !save.record.isPartial {
+            guard let delta = try? VersionDelta(record: save.record) else { continue }
+            guard deleted.contains(delta.base) || (commit.metadata(named: delta.base) == nil && !saved.contains(delta.base)) else {
+                continue
+            }
+            let read = { (name: String) throws(NotesError) -> Record in
+                guard let metadata = commit.metadata(named: name) else { throw .store(.unknownItem(RecordID(recordName: name))) }
+                do throws(RecordStoreError) { return try commit.wholeRecord(metadata) } catch { throw .store(error) }
+            }
+            if let made = try? VersionHistory.materialized(save.record, read: read) {
+                whole.append(made)
+            } else if let previous = save.previous, let own = try? commit.wholeRecord(previous),
+                let made = try? VersionHistory.materialized(own, read: read), let text = made["text"]?.stringValue
+            {
+                whole.append(VersionDelta.whole(save.record, text: text))
+            } else {
+                FileHandle.standardError.write(
+                    Data("notesfs: version \(save.record.recordID.recordName) is saved as a delta of \(delta.base), which is gone\n".utf8))
+            }
+        }
+        return whole
     }
 
     /// The versions kept as deltas (``VersionDelta``) of a version this commit deletes (a prune,

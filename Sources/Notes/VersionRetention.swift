@@ -94,7 +94,8 @@ public enum VersionRetention {
     @discardableResult
     public static func prune(in database: RecordDatabase, settings: HistorySettings, now: Date = Date()) throws(NotesError) -> PrunePlan {
         // Deltas first, so that the budget counts what versions really take.
-        let before = try VersionCompaction.compact(in: database)
+        // Compaction only saves room: its failure (a full disk) must not keep the prune from deleting.
+        let before = (try? VersionCompaction.compact(in: database)) ?? VersionCompaction.Result()
         var plan = PrunePlan()
         for attempt in 0..<2 {
             plan = self.plan(in: database, settings: settings, now: now)
@@ -108,7 +109,7 @@ public enum VersionRetention {
             }
         }
         // The deltas of deleted versions were made whole in the same commit: deltas again.
-        let after = try VersionCompaction.compact(in: database)
+        let after = (try? VersionCompaction.compact(in: database)) ?? VersionCompaction.Result()
         plan.compacted = before.compacted + after.compacted
         return plan
     }

@@ -108,6 +108,53 @@ import Testing
         #expect(try readBack(note, in: database) == zip(versions, expected).filter { kept.contains($0.0.recordID) }.map(\.1))
     }
 
+    /// A prune after every edit (as a mount's hourly one between daily edits): each run makes the
+    /// last newest version a delta, which lengthens every chain below it; chains stay within the
+    /// limit and every version reads back.
+    @Test func compactingAfterEveryEditKeepsChainsShort() throws {
+        let database = try database()
+        var record = Note(title: "N", text: "").record
+        var expected: [String] = []
+        var text = String(repeating: "a paragraph every version shares\n", count: 20)
+        for day in 0..<80 {
+            text += "day \(day)\n"
+            record["text"] = .string(text)
+            record.modificationDate = t0 + Double(day) * 86_400
+            record = try database.modify(saving: [record]).savedRecords.first { $0.recordType == Note.recordType }!
+            expected.append(text)
+            try VersionRetention.prune(in: database, settings: keepAll, now: t0 + Double(day) * 86_400)
+        }
+        let versions = VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database)
+        #expect(versions.count == 79)
+        #expect(versions.filter(\.isDelta).count > 70)
+        #expect(try readBack(record, in: database) == Array(expected.dropLast()))
+    }
+
+    /// A commit that saves a version as a delta of a base it deletes (a sync page whose merge kept
+    /// this machine's delta while the other machine pruned the base), or of a base that is not
+    /// here at all: the version is saved whole, from the base before the commit or from this
+    /// machine's own copy.
+    @Test func aSavedDeltaWhoseBaseIsGoneIsSavedWhole() throws {
+        let database = try database()
+        let header = String(repeating: "a paragraph every version shares\n", count: 20)
+        let (note, texts) = try edits((1...4).map { n in header + (1...n).map { "line \($0)\n" }.joined() }, in: database)
+        let versions = VersionHistory.versions(ofNoteNamed: note.recordID.recordName, in: database)  // 3, whole
+        func asDelta(_ i: Int, of base: String, baseText: String) throws -> Record {
+            let stored = try database.record(for: versions[i].recordID)
+            return VersionDelta(text: texts[i], baseText: baseText, base: base).store(in: stored)
+        }
+        // Version 0 as a delta of version 1, saved by the commit that deletes version 1.
+        let first = try asDelta(0, of: versions[1].recordID.recordName, baseText: texts[1])
+        try database.modify(saving: [first], deleting: [versions[1].recordID], reason: .sync)
+        // Version 2 as a delta of a version this machine never had.
+        let second = try asDelta(2, of: "never-here", baseText: texts[1])
+        try database.modify(saving: [second], reason: .sync)
+        for i in [0, 2] {
+            let version = try VersionHistory.fullVersion(versions[i].recordID, in: database)
+            #expect(!version.isDelta && version.text == texts[i])
+        }
+    }
+
     /// Hostile or damaged deltas (a missing base, a cycle, a range past the base, a base of another
     /// note, a chain too long): reading fails with an error naming the version.
     @Test func aBrokenChainIsAnError() throws {

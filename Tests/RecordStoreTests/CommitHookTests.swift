@@ -98,9 +98,9 @@ private final class CopyingHook: CommitHook {
         edited["text"] = .string("b")
         #expect(throws: RecordStoreError.self) { try db.modify(saving: [edited]) }
         #expect(try db.record(for: saved.recordID)["text"] == .string("a"))
-        // An addition that names a record this commit saves is refused, and the save with it.
+        // A replacement of a record this commit saves by one of another type is refused, and the save with it.
         db.setCommitHook(CopyingHook(addName: "n"))
-        #expect(throws: RecordStoreError.invalidArguments("record n added by the commit hook is neither new nor the stored version's next"))
+        #expect(throws: RecordStoreError.invalidArguments("record n replaced by the commit hook: another type, partial or with references"))
         {
             try db.modify(saving: [edited])
         }

@@ -35,7 +35,9 @@ public protocol CommitHook: Sendable {
     /// what it needs through `commit`, which is valid during this call only (do not keep it).
     /// Each record returned must be new (no change tag, a name no record has) or the next version
     /// of a stored record this commit neither saves nor deletes (its stored change tag), and is
-    /// stored like any other save (change tag, dates, identity, checks).
+    /// stored like any other save (change tag, dates, identity, checks); or it replaces the fields
+    /// of a record this commit saves (same type, whole, no references), which keeps that save's
+    /// change tag, identity and dates.
     ///
     /// - Throws: any ``RecordStoreError``: the whole commit then fails, nothing is written.
     func records(toAddTo commit: PendingCommit) throws(RecordStoreError) -> [Record]

@@ -293,7 +293,22 @@ extension RecordDatabase {
                 deleted: deletes.compactMap { index.entries[$0] },
                 takenIdentities: Set(records.compactMap(\.takenIdentity)), date: now, isShortOfSpace: shortOfSpace, database: self,
                 index: index)
-            let additions = try hook.records(toAddTo: pending)
+            var additions: [Record] = []
+            for record in try hook.records(toAddTo: pending) {
+                // The hook's form of a record the caller saves here: its fields replace the caller's,
+                // with the save's system fields (change tag, identity, dates), already checked.
+                guard let i = saves.firstIndex(where: { $0.recordID == record.recordID }) else {
+                    additions.append(record)
+                    continue
+                }
+                guard record.recordType == saves[i].recordType, !record.isPartial, record.references.isEmpty else {
+                    throw .invalidArguments(
+                        "record \(record.recordID) replaced by the commit hook: another type, partial or with references")
+                }
+                if let problem = record.validityProblem { throw .invalidArguments("record \(record.recordID): \(problem)") }
+                saves[i].fields = record.fields
+                saves[i].omitted = OmittedFields()
+            }
             for record in additions {
                 let name = record.recordID.recordName
                 // New, or the next version of a stored record this commit neither saves nor deletes.
