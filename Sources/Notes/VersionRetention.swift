@@ -116,7 +116,13 @@ public enum VersionRetention {
 
     /// The bytes a note, attachment or version holds (its content asset, else its text; a
     /// version kept as a delta, the delta).
-    static func size(_ metadata: RecordMetadata) -> Int64 {
+    static func size(_ metadata: RecordMetadata) -> Int64 { min(max(0, storedSize(metadata)), sizeLimit) }
+
+    /// The most one record counts for: a `size` or an asset's size from a hostile server may say
+    /// anything, and millions of them must still sum without overflowing.
+    public static let sizeLimit: Int64 = 1 << 40
+
+    private static func storedSize(_ metadata: RecordMetadata) -> Int64 {
         if metadata.recordType == Version.recordType, metadata.field("text") == nil, metadata.sizes["text"] == nil,
             metadata.field("deltaBase") != nil
         {

@@ -94,4 +94,20 @@ import Testing
         let dates = VersionHistory.versions(ofNoteNamed: kept.recordID.recordName, in: roomy).map { now.timeIntervalSince($0.date) }
         #expect(dates == dates.sorted(by: >) && dates.count < 20 && dates.last == 1000 && dates.first! <= 10_000)
     }
+
+    /// Sizes a hostile server may send (`Int64.max`, negative) count within bounds: a plan over
+    /// them neither traps nor deletes what the budget keeps by their lie.
+    @Test func hostileSizesDoNotOverflow() throws {
+        let database = try makeDatabase()
+        var records: [Record] = []
+        for (i, size) in [Int64.max, Int64.max, Int64.min, -1].enumerated() {
+            var version = Version(of: Note(title: "N", text: "x", recordID: RecordID(recordName: "n\(i)")).record, kind: .delete).record
+            version["size"] = .int64(size)
+            version["date"] = .date(Date())
+            records.append(version)
+        }
+        try database.modify(saving: records)
+        let plan = VersionRetention.plan(in: database, settings: HistorySettings())
+        #expect(plan.versionBytesBefore == 2 * VersionRetention.sizeLimit)
+    }
 }
