@@ -123,9 +123,7 @@ public enum VersionRetention {
     public static let sizeLimit: Int64 = 1 << 40
 
     private static func storedSize(_ metadata: RecordMetadata) -> Int64 {
-        if metadata.recordType == Version.recordType, metadata.field("text") == nil, metadata.sizes["text"] == nil,
-            metadata.field("deltaBase") != nil
-        {
+        if metadata.recordType == Version.recordType, VersionCompaction.isDelta(metadata) {
             // Kept as a delta: what it stores.
             let middle = metadata.sizes["deltaText"] ?? metadata.field("deltaText")?.stringValue?.utf8.count ?? 0
             return Int64(middle + VersionDelta.overhead)

@@ -132,7 +132,7 @@ extension RecordDatabase {
                     guard error.isOutOfSpace, !entry.deletes.isEmpty, line.count <= reserveLimit, releaseSpaceReserve() else {
                         throw error
                     }
-                    state.spaceReserveSeenAt = 0
+                    state.spaceReserveSeenAt = nil
                     try state.journal.append(line)
                 }
                 state.dirty = true

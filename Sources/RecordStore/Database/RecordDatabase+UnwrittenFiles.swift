@@ -116,12 +116,10 @@ extension RecordDatabase {
     /// Whether the space reserve is in place (made again if missing and there is room; see
     /// ``ensureSpaceReserve(_:)``), looked at no more than once a second while it was there.
     func spaceReserveHeld(_ state: inout DatabaseState) -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nanoseconds = UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-        if state.spaceReserveSeenAt != 0, nanoseconds &- state.spaceReserveSeenAt < 1_000_000_000 { return true }
+        let now = ContinuousClock.now
+        if let seen = state.spaceReserveSeenAt, now - seen < .seconds(1) { return true }
         guard Self.ensureSpaceReserve(layout) else { return false }
-        state.spaceReserveSeenAt = nanoseconds
+        state.spaceReserveSeenAt = now
         return true
     }
 

@@ -453,7 +453,7 @@ struct DatabaseState: ~Copyable {
     /// no other is tried, so that a lasting failure costs one attempt per ``RecordDatabase/checkpointMinimum``
     /// of commits, not one per commit.
     var checkpointRetry: (generation: UInt64, size: Int)?
-    /// When this process last found the space reserve in place (`CLOCK_MONOTONIC` nanoseconds; 0:
-    /// not since it released it): a commit that deletes nothing looks again after a second only.
-    var spaceReserveSeenAt: UInt64 = 0
+    /// When this process last found the space reserve in place (nil: not since it released it): a
+    /// commit that deletes nothing looks again after a second only.
+    var spaceReserveSeenAt: ContinuousClock.Instant?
 }
