@@ -22,12 +22,19 @@ extension NotesFileSystem {
         let string = try validName(name)
         try refuseVirtualChange(in: parent, name: name)
         try locked { (state) throws in
-            let inode = try child(parent, string, &state)
-            if inode == Self.recoveredInode { throw Errno.readOnly }
-            guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
-            let contents = try listing(inode, &state)
-            guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
-            try database.modify(saving: try touchedFolders([parent], &state), deleting: [metadata.recordID])
+            try resolvingAgain(&state) { (state) throws in
+                let inode = try child(parent, string, &state)
+                if inode == Self.recoveredInode { throw Errno.readOnly }
+                guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
+                let contents = try listing(inode, &state)
+                guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
+                // Empty at commit time too: a note another process moved in since is not deleted with it.
+                try database.modify(
+                    saving: try touchedFolders([parent], &state), deleting: [metadata.recordID],
+                    deleteConditions: [
+                        metadata.recordID: DeleteCondition(recordChangeTag: metadata.recordChangeTag, refusesCascade: true)
+                    ])
+            }
         }
     }
 
