@@ -39,7 +39,7 @@ extension NotesFileSystem {
     }
 
     public func opendir(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
-        if let opened = try opendirVirtual(inode) { return opened }
+        if let opened = try opendirVirtual(inode, caller: context) { return opened }
         return try locked { (state) throws in
             let listing = try listing(inode, &state)
             let parent = inode == Self.rootInode ? inode : (state.parentOf[inode] ?? Self.rootInode)
