@@ -109,6 +109,6 @@ public enum NotesRecords {
     public static func validityProblem(of record: Record) -> String? {
         guard let wrapper = wrappers.first(where: { $0.recordType == record.recordType }) else { return nil }
         do { _ = try wrapper.init(record: record) } catch { return error.description }
-        return nil
+        return ExtendedAttributes.validityProblem(of: record)
     }
 }

@@ -225,6 +225,7 @@ extension NotesFileSystem {
         record[MountFields.mode] = .int64(Int64(file.mode & 0o7777))
         record[MountFields.uid] = .int64(Int64(file.uid))
         record[MountFields.gid] = .int64(Int64(file.gid))
+        file.extendedAttributes.write(into: &record)
         if !file.isPendingRecord || file.modificationTimeWasSet { Self.setModificationTime(file.modificationTime, of: &record) }
         if let accessTime { record[MountFields.accessNanoseconds] = Self.nanoseconds(accessTime).map { .int64($0) } }
         return try saveOne(record, deleting: deleting.map { [$0] } ?? [], touching: folders)
