@@ -104,10 +104,10 @@ extension NotesFileSystem {
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
                 } else {
                     // note.md → note.txt and back: another record type, so another record.
+                    let shown = try attributes(inode, state)  // the file keeps its mode and owner
                     let file = ScratchFile(
-                        inode: 0, parent: newParent, name: target, content: try content(),
-                        mode: mode_t(truncatingIfNeeded: metadata.field(MountFields.mode)?.int64Value ?? 0o644) & 0o7777, uid: context.uid,
-                        gid: context.gid)
+                        inode: 0, parent: newParent, name: target, content: try content(), mode: shown.mode & 0o7777, uid: shown.uid,
+                        gid: shown.gid)
                     file.modificationTime = Self.fileTime(metadata)
                     file.extendedAttributes = try storedAttributes(of: metadata)  // the file's, whatever its record type
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)

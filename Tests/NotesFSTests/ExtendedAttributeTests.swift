@@ -110,6 +110,22 @@ private func xattrNames(_ path: String) -> Set<String> {
         }
     }
 
+    /// `a.txt` → `a.md` makes another record (an attachment becomes a note): the file keeps its
+    /// attributes, mode and owner all the same.
+    @Test func aRenameThatChangesTheRecordTypeKeepsTheFile() throws {
+        try withNotesMount { m in
+            #expect(writeFile(m.path("a.txt"), "plain", mode: 0o640) == 0)
+            #expect(chown(m.path("a.txt"), 1000, 1000) == 0)
+            #expect(setBytes(m.path("a.txt"), "user.k", [9]) == 0)
+            #expect(rename(m.path("a.txt"), m.path("a.md")) == 0)
+            var st = stat()
+            #expect(stat(m.path("a.md"), &st) == 0)
+            #expect(st.st_uid == 1000 && st.st_gid == 1000 && st.st_mode & 0o7777 == 0o640)
+            #expect(xattrBytes(m.path("a.md"), "user.k") == [9])
+            #expect(readFile(m.path("a.md")) == "plain")
+        }
+    }
+
     @Test func aFileNotSavedYetKeepsThemForItsFirstSave() throws {
         try withNotesMount { m in
             let fd = open(m.path("new.md"), O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
