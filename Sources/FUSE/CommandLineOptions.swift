@@ -3,7 +3,9 @@
 /// `notesfs [DB] MOUNTPOINT [-f] [-d] [-s] [-o opt,...]`, and the fstab form that `mount.fuse3`
 /// runs: `notesfs DB MOUNTPOINT -o rw,dev,suid,...`. Non-option arguments are collected in order;
 /// fstab-only options that `fuse_session_new` would refuse (`auto`, `nofail`, `user`, `defaults`,
-/// `x-*`, ...) are dropped; `sync`, `ro`, `noatime` and `max_read=` are noted and kept for the mount.
+/// `x-*`, ...) are dropped; `sync`, `ro`, `max_read=` and the access-time options (`atime`,
+/// `noatime`, `relatime`, `norelatime`, `strictatime`, `nostrictatime`, `diratime`, `nodiratime`;
+/// the last of them wins) are noted, and kept for the mount where libfuse knows them.
 
 import CFuse
 import Glibc
@@ -28,8 +30,12 @@ public struct CommandLineOptions: Hashable, Sendable {
     public var synchronous = false
     /// `-o ro`.
     public var readOnly = false
-    /// `-o noatime` (the last of `noatime`/`atime` wins): reads never move a file's atime.
+    /// `-o noatime`: reads never move a file's atime.
     public var noAccessTime = false
+    /// `-o strictatime` (or `norelatime`): every read moves the atime; else relatime's rule.
+    public var strictAccessTime = false
+    /// `-o nodiratime`: listing a directory never moves its atime.
+    public var noDirectoryAccessTime = false
     /// `-o max_read=N`.
     public var maxRead: UInt32?
     /// `-o nosync`: notesfs's own option (no background sync with the database's server);
@@ -45,7 +51,7 @@ public struct CommandLineOptions: Hashable, Sendable {
     /// Options that only mean something to mount(8)/fstab and that libfuse 3.14 refuses.
     static let fstabOnlyOptions: Set<String> = [
         "defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group", "nofail", "_netdev",
-        "relatime", "norelatime", "strictatime", "lazytime", "nolazytime", "iversion", "noiversion",
+        "lazytime", "nolazytime", "iversion", "noiversion",
         "mand", "nomand", "loud", "silent",
     ]
 
@@ -79,6 +85,8 @@ public struct CommandLineOptions: Hashable, Sendable {
         options.synchronous = collector.synchronous
         options.readOnly = collector.readOnly
         options.noAccessTime = collector.noAccessTime
+        options.strictAccessTime = collector.strictAccessTime
+        options.noDirectoryAccessTime = collector.noDirectoryAccessTime
         options.maxRead = collector.maxRead
         options.noBackgroundSync = collector.noBackgroundSync
         options.ignoredOptions = collector.ignored
@@ -133,6 +141,8 @@ public struct CommandLineOptions: Hashable, Sendable {
         var synchronous = false
         var readOnly = false
         var noAccessTime = false
+        var strictAccessTime = false
+        var noDirectoryAccessTime = false
         var maxRead: UInt32?
         var noBackgroundSync = false
         var ignored: [String] = []
@@ -153,6 +163,14 @@ public struct CommandLineOptions: Hashable, Sendable {
             case "rw": collector.readOnly = false
             case "noatime": collector.noAccessTime = true
             case "atime": collector.noAccessTime = false
+            case "relatime", "nostrictatime", "strictatime", "norelatime":
+                // The kernel keeps no atime of a FUSE file (the daemon does): noted, not passed on.
+                collector.noAccessTime = false
+                collector.strictAccessTime = text == "strictatime" || text == "norelatime"
+                return 0
+            case "diratime", "nodiratime":
+                collector.noDirectoryAccessTime = text == "nodiratime"
+                return 0
             case "nosync":
                 collector.noBackgroundSync = true
                 return 0

@@ -42,6 +42,9 @@ extension NotesFileSystem {
         if let opened = try opendirVirtual(inode, caller: context) { return opened }
         return try locked { (state) throws in
             let listing = try listing(inode, &state)
+            if !options.noDirectoryAccessTime, case .folder(let metadata) = try node(inode, state), noteRead(inode, metadata, &state) {
+                notifyKernel([.attributes(inode)])
+            }
             let parent = inode == Self.rootInode ? inode : (state.parentOf[inode] ?? Self.rootInode)
             var entries = [
                 DirectorySnapshotEntry(name: ".", inode: inode, mode: S_IFDIR),

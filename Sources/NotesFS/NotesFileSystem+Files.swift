@@ -388,6 +388,13 @@ extension NotesFileSystem {
             } else {
                 state.readers[inode, default: 0] += 1
             }
+            // A read served from the kernel's pages never reaches the daemon: a read-only open counts
+            // as the read that moves the atime (the kernel drops its cached atime after the reply).
+            switch node {
+            case .note(let m), .attachment(let m):
+                if flags & O_ACCMODE != O_WRONLY, noteRead(inode, m, &state) { notifyKernel([.attributes(inode)]) }
+            default: break
+            }
             // Keep the kernel's pages while the record is unchanged since they were cached, or
             // stored just now.
             let tag = node.metadata?.recordChangeTag

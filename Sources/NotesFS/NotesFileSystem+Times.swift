@@ -57,15 +57,20 @@ extension NotesFileSystem {
         }
     }
 
-    /// A read of `inode`: relatime's rule (atime moves when it is not after mtime or ctime, or is
-    /// a day old), in memory until the record's next save.
-    func noteRead(_ inode: Inode, _ metadata: RecordMetadata, _ state: inout FileSystemState) {
-        guard !options.noAccessTime else { return }
+    /// A read of `inode` (a read, a read-only open, a folder's listing): relatime's rule (atime
+    /// moves when it is not after mtime or ctime, or is a day old), every time with
+    /// `-o strictatime`, never with `-o noatime`; in memory until the record's next save.
+    /// - Returns: whether the atime moved.
+    @discardableResult
+    func noteRead(_ inode: Inode, _ metadata: RecordMetadata, _ state: inout FileSystemState) -> Bool {
+        guard !options.noAccessTime else { return false }
         let times = times(inode, metadata, state)
         let now = FileTime.now
-        if !(times.modification < times.access) || !(times.change < times.access) || times.access.seconds + 86_400 < now.seconds {
-            state.inodeCaches[accessTime: inode] = now
-        }
+        guard options.strictAccessTime || !(times.modification < times.access) || !(times.change < times.access)
+            || times.access.seconds + 86_400 < now.seconds
+        else { return false }
+        state.inodeCaches[accessTime: inode] = now
+        return true
     }
 
     /// The folder records of `parents` with mtime and ctime now, to save in the same modify as an

@@ -57,13 +57,21 @@ public final class NotesFileSystem: FileSystem {
         /// ``FileTimes``), so a read-only open of a note no one opened since the mount can hand
         /// the kernel its bytes at once (``storePagesForOpen(_:)``).
         public var noAccessTime = false
+        /// `-o strictatime`: every read moves the atime (else relatime's rule, ``FileTimes``).
+        public var strictAccessTime = false
+        /// `-o nodiratime`: listing a folder never moves its atime.
+        public var noDirectoryAccessTime = false
         /// The search behind `.search/QUERY` (``NoteSearching``), made once the database is open;
         /// by default ``IndexedSearch`` (the full-text index, ``StoreSearch`` while it is built).
         public var search: @Sendable (RecordDatabase) -> any NoteSearching = { IndexedSearch(database: $0, log: { Log.warning($0) }) }
 
-        public init(synchronous: Bool = false, noAccessTime: Bool = false) {
+        public init(
+            synchronous: Bool = false, noAccessTime: Bool = false, strictAccessTime: Bool = false, noDirectoryAccessTime: Bool = false
+        ) {
             self.synchronous = synchronous
             self.noAccessTime = noAccessTime
+            self.strictAccessTime = strictAccessTime
+            self.noDirectoryAccessTime = noDirectoryAccessTime
         }
     }
 

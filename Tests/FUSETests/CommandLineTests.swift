@@ -90,3 +90,20 @@ import Testing
         #expect(custom.suffix(2) == ["-o", "default_permissions"])
     }
 }
+
+@Suite struct AccessTimeCommandLineTests {
+    /// Every standard atime option is accepted (a remount from fstab passes them), the last one wins,
+    /// and none that libfuse would refuse reaches it.
+    @Test func theAtimeOptionsAreAcceptedAndTheLastWins() throws {
+        let options = try CommandLineOptions.parse(
+            ["notesfs", "db", "mnt", "-o", "nodiratime,diratime,nodiratime,strictatime,nostrictatime,relatime,norelatime,lazytime,nosuid,nodev,noexec,rw"])
+        #expect(options.noDirectoryAccessTime)
+        #expect(options.strictAccessTime)
+        #expect(!options.noAccessTime)
+        #expect(options.positionals == ["db", "mnt"])
+        let joined = options.fuseArguments.joined(separator: " ")
+        for dropped in ["diratime", "strictatime", "relatime"] { #expect(!joined.contains(dropped), "\(joined)") }
+        #expect(try CommandLineOptions.parse(["notesfs", "db", "mnt", "-o", "strictatime,relatime"]).strictAccessTime == false)
+        #expect(try CommandLineOptions.parse(["notesfs", "db", "mnt", "-o", "noatime"]).noAccessTime)
+    }
+}

@@ -1,0 +1,75 @@
+/// atime under the standard mount options: relatime (the default) moves a file's atime at its first
+/// read after a write even when the kernel serves the read from its pages, `strictatime` at every
+/// read, `noatime` never; a folder's listing moves the folder's atime unless `nodiratime`.
+
+import Foundation
+import Glibc
+import NotesFS
+import Testing
+
+private func atime(_ path: String) -> Int {
+    var st = stat()
+    return stat(path, &st) == 0 ? nanoseconds(st.st_atim) : -1
+}
+
+@Suite struct AccessTimeOptionTests {
+    @Test func relatimeMovesTheAtimeAtTheFirstReadAfterAWriteOnly() throws {
+        try withNotesMount { m in
+            let file = m.path("file1.md")
+            let run1 = try sh("echo aaa > \(quoted(file))")
+            #expect(run1.status == 0)
+            let written = atime(file)
+            usleep(20_000)
+            let run2 = try sh("cat \(quoted(file))")
+            #expect(run2.output == "aaa\n")
+            let first = atime(file)
+            #expect(first > written, "the first read after the write moves the atime")
+            usleep(20_000)
+            let run3 = try sh("cat \(quoted(file))")
+            #expect(run3.status == 0)
+            #expect(atime(file) == first, "a second read does not (relatime)")
+            usleep(20_000)
+            let run4 = try sh("echo bbb >> \(quoted(file)) && cat \(quoted(file))")
+            #expect(run4.status == 0)
+            #expect(atime(file) > first, "nor until the next write")
+        }
+    }
+
+    @Test func strictatimeMovesItAtEveryRead() throws {
+        try withNotesMount(options: NotesFileSystem.Options(strictAccessTime: true)) { m in
+            let file = m.path("s.md")
+            let run5 = try sh("echo aaa > \(quoted(file)) && cat \(quoted(file))")
+            #expect(run5.status == 0)
+            let first = atime(file)
+            usleep(20_000)
+            let run6 = try sh("cat \(quoted(file))")
+            #expect(run6.status == 0)
+            #expect(atime(file) > first)
+        }
+    }
+
+    @Test func noatimeNeverMovesIt() throws {
+        try withNotesMount(options: NotesFileSystem.Options(noAccessTime: true)) { m in
+            let file = m.path("n.md")
+            let run7 = try sh("echo aaa > \(quoted(file))")
+            #expect(run7.status == 0)
+            let written = atime(file)
+            usleep(20_000)
+            let run8 = try sh("cat \(quoted(file))")
+            #expect(run8.status == 0)
+            #expect(atime(file) == written)
+        }
+    }
+
+    @Test(arguments: [false, true]) func aListingMovesTheFoldersAtimeUnlessNodiratime(nodiratime: Bool) throws {
+        try withNotesMount(options: NotesFileSystem.Options(noDirectoryAccessTime: nodiratime)) { m in
+            #expect(mkdir(m.path("dir1"), 0o755) == 0)
+            #expect(writeFile(m.path("dir1/x.md"), "x") == 0)
+            let before = atime(m.path("dir1"))
+            usleep(20_000)
+            let run9 = try sh("ls \(quoted(m.path("dir1")))")
+            #expect(run9.output == "x.md\n")
+            #expect((atime(m.path("dir1")) > before) == !nodiratime)
+        }
+    }
+}
