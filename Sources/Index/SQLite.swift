@@ -170,6 +170,12 @@ final class Statement {
     }
 
     func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+    /// A column's bytes as SQLite holds them (text unchecked: not repaired).
+    func bytes(_ column: Int32) -> [UInt8] {
+        guard let bytes = sqlite3_column_text(statement, column) else { return [] }
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
+    }
     func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
