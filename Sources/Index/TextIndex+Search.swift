@@ -11,7 +11,7 @@ public struct SearchHit: Sendable, Equatable {
     public var modificationDate: Date?
     /// Body text around the matches, each match between ``SearchHit/matchStart`` and ``SearchHit/matchEnd``.
     public var snippet: String
-    /// BM25 with the title weighted ten times the body (the `words` table's `rank`): lower is better.
+    /// BM25 with the title weighted ten times the body and the CJK bigrams (the `words` table's `rank`): lower is better.
     public var rank: Double
 
     /// Marks a match's start and end in ``snippet``. A note's own U+0002 and U+0003 are removed

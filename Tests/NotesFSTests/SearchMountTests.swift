@@ -18,8 +18,8 @@ import Testing
             _ = try db.modify(saving: [Note(title: "Bread", text: "flour and water", folder: work.recordID).record])
             _ = try db.modify(saving: [Note(title: "Groceries", text: "milk, bread, Crème fraîche").record])
         }) { m in
-            // The background build is quick here; until it is done `.search` answers by scanning,
-            // which has no prefix queries: wait for the index (never for a time the test asserts).
+            // The background build is quick here; a listing before it is done waits for it: wait for
+            // the index anyway, so the answers below are of a built one (no time is asserted).
             var built = false
             for _ in 0..<200 where !built {
                 if (try? TextIndex(databasePath: m.databasePath, create: false).token()) != nil { built = true } else { usleep(50_000) }

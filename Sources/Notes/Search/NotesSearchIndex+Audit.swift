@@ -20,40 +20,51 @@ extension NotesSearchIndex {
         if token.isNewer(than: current) {
             return ["its token \(token) is ahead of the journal (\(current)): it would miss every new note"]
         }
-        if token != current {
-            try? catchUp()
-            guard (try? index.token()) == database.currentToken else { return [] }
-        }
-        do throws(SQLiteError) {
-            let contents = try index.contents()
-            let records = database.metadata { Self.rowTypes.contains($0.recordType) }
-            var problems: [String] = []
-            let expected = Set(records.map(\.recordID.recordName))
-            let missing = expected.subtracting(contents.documents.keys)
-            let extra = Set(contents.documents.keys).subtracting(expected)
-            if !missing.isEmpty { problems.append("\(missing.count) of \(expected.count) records have no row (record \(missing.min() ?? ""))") }
-            if !extra.isEmpty { problems.append("\(extra.count) rows are of no record (record \(extra.min() ?? ""))") }
-            let readable = contents.documents.values.filter { !$0 }.count
-            if contents.textRows != readable { problems.append("\(contents.textRows) text rows for \(readable) readable records") }
-            if contents.gramRows != contents.bodies { problems.append("\(contents.gramRows) substring rows for \(contents.bodies) texts") }
-            let names = records.map(\.recordID).sorted { $0.recordName < $1.recordName }
-            let step = max(1, names.count / Self.auditSample)
-            let sample = stride(from: 0, to: names.count, by: step).map { names[$0] }
-            let read = database.records(for: sample)
-            for id in sample {
-                guard case .success(let record) = read[id], contents.documents[id.recordName] == false else { continue }
-                let document = Self.document(record, folder: nil, fileName: "")
-                guard let stored = try index.storedText(of: id.recordName) else {
-                    problems.append("record \(id.recordName) has no text row")
-                    continue
+        // Another process (a mount) may index commits meanwhile: compare at one token, or not at all.
+        for _ in 0..<3 {
+            try? database.refresh()
+            if (try? index.token()) != database.currentToken { try? catchUp() }
+            do throws(SQLiteError) {
+                let problems = try index.read { () throws(SQLiteError) -> [String]? in
+                    guard try index.token() == database.currentToken else { return nil }
+                    return try compare(index)
                 }
-                if stored.title != document.title || stored.body != document.body || stored.cjk != document.cjk {
-                    problems.append("record \(id.recordName): the text indexed is not the record's")
-                }
+                if let problems { return problems }
+            } catch {
+                return ["it cannot be read (\(error.description))"]
             }
-            return problems
-        } catch {
-            return ["it cannot be read (\(error.description))"]
         }
+        return []
+    }
+
+    /// What does not agree between the index (in a read transaction at the store's token) and the records.
+    private func compare(_ index: TextIndex) throws(SQLiteError) -> [String] {
+        let contents = try index.contents()
+        let records = database.metadata { Self.rowTypes.contains($0.recordType) }
+        var problems: [String] = []
+        let expected = Set(records.map(\.recordID.recordName))
+        let missing = expected.subtracting(contents.documents.keys)
+        let extra = Set(contents.documents.keys).subtracting(expected)
+        if !missing.isEmpty { problems.append("\(missing.count) of \(expected.count) records have no row (record \(missing.min() ?? ""))") }
+        if !extra.isEmpty { problems.append("\(extra.count) rows are of no record (record \(extra.min() ?? ""))") }
+        let readable = contents.documents.values.filter { !$0 }.count
+        if contents.textRows != readable { problems.append("\(contents.textRows) text rows for \(readable) readable records") }
+        if contents.gramRows != contents.bodies { problems.append("\(contents.gramRows) substring rows for \(contents.bodies) texts") }
+        let names = records.map(\.recordID).sorted { $0.recordName < $1.recordName }
+        let step = max(1, names.count / Self.auditSample)
+        let sample = stride(from: 0, to: names.count, by: step).map { names[$0] }
+        let read = database.records(for: sample)
+        for id in sample {
+            guard case .success(let record) = read[id], contents.documents[id.recordName] == false else { continue }
+            let document = Self.document(record, folder: nil, fileName: "")
+            guard let stored = try index.storedText(of: id.recordName) else {
+                problems.append("record \(id.recordName) has no text row")
+                continue
+            }
+            if stored.title != document.title || stored.body != document.body || stored.cjk != document.cjk {
+                problems.append("record \(id.recordName): the text indexed is not the record's")
+            }
+        }
+        return problems
     }
 }
