@@ -15,6 +15,9 @@
 public struct SearchQuery: Sendable, Equatable {
     /// The FTS5 `MATCH` expression.
     public let expression: String
+    /// The query's runs of CJK characters: FTS5 cannot mark them in a snippet (they match the
+    /// `cjk` column), so a snippet is made around them.
+    public let substrings: [String]
 
     public static let maximumBytes = 4096
     public static let maximumTerms = 64
@@ -85,6 +88,9 @@ public struct SearchQuery: Sendable, Equatable {
         guard depth == 0 else { throw SyntaxError(description: "a '(' is not closed") }
         guard !expectOperand else { throw SyntaxError(description: "the query ends with an operator") }
         expression = parts.joined(separator: " ")
+        substrings = CJKText.pieces(text).joined().compactMap { piece in
+            if case .run(let run) = piece { String(String.UnicodeScalarView(run)) } else { nil }
+        }
     }
 
     /// Splits `text` into terms, operators and parentheses (one pass).

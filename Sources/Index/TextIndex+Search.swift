@@ -56,8 +56,15 @@ extension TextIndex {
             // Matches marked by bytes no UTF-8 text holds (0xFF, 0xFE): a note's bytes cannot fake one.
             let describe = try connection.prepare(
                 "SELECT snippet(words, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT), '…', 16) FROM words WHERE words MATCH ?1 AND rowid = ?2")
+            let body = try connection.prepare("SELECT body FROM words WHERE rowid = ?")
             for i in hits.indices {
                 hits[i].1.snippet = try describe.rows([.text(query.expression), .integer(hits[i].0)]) { Self.snippet($0.bytes(0)) }.first ?? ""
+                if !query.substrings.isEmpty, !hits[i].1.snippet.contains(SearchHit.matchStart),
+                    let text = try body.rows([.integer(hits[i].0)], { $0.text(0) }).first,
+                    let around = Self.snippet(text, around: query.substrings)
+                {
+                    hits[i].1.snippet = around
+                }
             }
             return hits.map(\.1)
         }
@@ -76,6 +83,36 @@ extension TextIndex {
                 contentsOf: String(decoding: piece, as: UTF8.self).unicodeScalars.filter { $0 != "\u{2}" && $0 != "\u{3}" })
         }
         return out
+    }
+
+    /// The text around the first of `substrings` in `text` (about 16 characters before, 48 after),
+    /// each of them marked; nil when none occurs in its first 64 Ki characters (the work per hit
+    /// stays bounded).
+    static func snippet(_ text: String, around substrings: [String]) -> String? {
+        let scalars = Array(text.unicodeScalars.prefix(1 << 16).filter { $0 != "\u{2}" && $0 != "\u{3}" })
+        let needles = substrings.map { Array($0.unicodeScalars) }.filter { !$0.isEmpty }
+        func match(at i: Int) -> Int? {
+            needles.first { i + $0.count <= scalars.count && scalars[i..<(i + $0.count)].elementsEqual($0) }?.count
+        }
+        guard let first = scalars.indices.first(where: { match(at: $0) != nil }) else { return nil }
+        let start = max(0, first - 16)
+        let end = min(scalars.count, first + 48)
+        var out = String.UnicodeScalarView()
+        if start > 0 { out.append("…") }
+        var i = start
+        while i < end {
+            if let count = match(at: i), i + count <= end {
+                out.append(contentsOf: String(SearchHit.matchStart).unicodeScalars)
+                out.append(contentsOf: scalars[i..<(i + count)])
+                out.append(contentsOf: String(SearchHit.matchEnd).unicodeScalars)
+                i += count
+            } else {
+                out.append(scalars[i])
+                i += 1
+            }
+        }
+        if end < scalars.count || scalars.count == 1 << 16 { out.append("…") }
+        return String(out)
     }
 
     /// Whether `path` (as the mount shows it) is a folder the index knows.

@@ -40,6 +40,10 @@ import Testing
             #expect(try paths([query], db: db).paths == ["Case.md"], "\(query)")
         }
         #expect(try paths(["北京"], db: db).paths == ["北京.md"])
+        // The snippet shows the match.
+        let marked = try notesfs(["search", "東京", "--json"], db: db)
+        let hit = try #require((try parseJSON(marked.stdout) as? [[String: Any]])?.first)
+        #expect((hit["marked"] as? String)?.contains("**東京**") == true, "\(hit)")
         // Not a substring: the characters are there, not in this order or not together.
         for query in ["京東", "日東", "東京タワー"] {
             #expect(try paths([query], db: db).status == 1, "\(query)")
