@@ -11,6 +11,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     /// Whether the file is not a usable index (damaged, truncated, not a database): rebuild it.
     public var isDamage: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT }
+    /// Whether the file is an index of another format (``TextIndex/formatVersion``): rebuilt, not damaged.
+    public var isOtherFormat: Bool { code == SQLITE_FORMAT }
     /// Whether another process holds the lock past the busy timeout.
     public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
     /// Whether the disk (or the free-space floor) left no room for a write.

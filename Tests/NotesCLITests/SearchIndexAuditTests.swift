@@ -52,4 +52,17 @@ import Testing
         #expect(try notesfs(["fsck"], db: db).status == 0)
         #expect(try paths(["common"], db: db).count == 30)
     }
+
+    /// An index of an older format (after an upgrade) is no problem: it is rebuilt at first use.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqlite3))) func anIndexOfAnOlderFormatIsRebuiltNotReported() throws {
+        let db = makeDatabasePath("search-format")
+        #expect(try notesfs(["note", "new", "One.md"], db: db, stdin: Data("first\n".utf8)).status == 0)
+        #expect(try notesfs(["reindex"], db: db).status == 0)
+        let file = db + "/indexes/text.sqlite"
+        #expect(try run(Self.sqlite3, [file, "UPDATE meta SET value = '1' WHERE key = 'format'"]).status == 0)
+        let check = try notesfs(["fsck"], db: db)
+        #expect(check.status == 0, "\(check.out)")
+        #expect(try paths(["first"], db: db) == ["One.md"])
+        #expect(try run(Self.sqlite3, [file, "SELECT value FROM meta WHERE key = 'format'"]).out.hasPrefix("2"))
+    }
 }

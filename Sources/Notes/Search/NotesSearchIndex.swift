@@ -14,6 +14,8 @@ import Synchronization
 /// its token expired, by a build in batches of ``buildBatch`` records that a later catch-up
 /// continues after a kill. The mount calls it in the background after commits
 /// (``startBackgroundIndexing()``); a search calls it first, so it sees every committed change.
+/// An index whose token is ahead of the journal is rebuilt; a file another process removed or
+/// replaced (`notesfs reindex`) is reopened before the next use (``TextIndex/isReplaced``).
 ///
 /// Locks: `writer` guards the connection that changes the index (one catch-up at a time in this
 /// process; SQLite's lock serialises it with other processes); `reader` guards the connection
