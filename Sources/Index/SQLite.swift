@@ -11,6 +11,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     /// Whether the file is not a usable index (damaged, truncated, not a database): rebuild it.
     public var isDamage: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT }
+    /// Whether the file is an index of another format (``TextIndex/formatVersion``): rebuilt, not damaged.
+    public var isOtherFormat: Bool { code == SQLITE_FORMAT }
     /// Whether another process holds the lock past the busy timeout.
     public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
     /// Whether the disk (or the free-space floor) left no room for a write.
@@ -170,6 +172,12 @@ final class Statement {
     }
 
     func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+    /// A column's bytes as SQLite holds them (text unchecked: not repaired).
+    func bytes(_ column: Int32) -> [UInt8] {
+        guard let bytes = sqlite3_column_text(statement, column) else { return [] }
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
+    }
     func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 

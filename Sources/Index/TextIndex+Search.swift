@@ -11,55 +11,115 @@ public struct SearchHit: Sendable, Equatable {
     public var modificationDate: Date?
     /// Body text around the matches, each match between ``SearchHit/matchStart`` and ``SearchHit/matchEnd``.
     public var snippet: String
-    /// BM25 with the title weighted ten times the body (the `words` table's `rank`): lower is better.
+    /// BM25 with the title weighted ten times the body and the CJK bigrams (the `words` table's `rank`): lower is better.
     public var rank: Double
 
-    /// Marks a match's start and end in ``snippet`` (control characters no note text shows).
+    /// Marks a match's start and end in ``snippet``. A note's own U+0002 and U+0003 are removed
+    /// from its snippet, so these mark matches only.
     public static let matchStart: Character = "\u{2}"
     public static let matchEnd: Character = "\u{3}"
 }
 
 extension TextIndex {
-    /// The records matching `query`, best first: at most `limit`, under `folder` (a path as the
-    /// mount shows it; nil: everywhere).
+    /// The records matching `query`, best first (lowest ``SearchHit/rank``, then by record name):
+    /// at most `limit` (nil: every one), under `folder` (a path as the mount shows it; nil or
+    /// empty: everywhere); `snippets`: with the text around the matches.
     ///
     /// - Throws: ``SQLiteError`` (damage: rebuild the index).
-    public func search(_ query: SearchQuery, folder: String? = nil, limit: Int) throws(SQLiteError) -> [SearchHit] {
-        // First the best `limit` row IDs by rank alone: SQLite evaluates a result column for every
-        // row it sorts, so a snippet there would be made for every match of a common word.
-        var sql = "SELECT words.rowid, words.rank FROM words"
-        var values: [SQLiteValue] = [.text(query.expression), .integer(Int64(max(0, min(limit, Int(Int32.max)))))]
+    public func search(_ query: SearchQuery, folder: String? = nil, limit: Int?, snippets: Bool = true) throws(SQLiteError)
+        -> [SearchHit]
+    {
+        // First the rows by rank alone: SQLite evaluates a result column for every row it sorts,
+        // so a snippet there would be made for every match of a common word.
+        var sql = """
+            SELECT d.id, d.name, d.type, coalesce(f.path, ''), d.file_name, d.modified, words.rank
+            FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder WHERE words MATCH ?1
+            """
+        var values: [SQLiteValue] = [.text(query.expression), .integer(Int64(max(0, min(limit ?? Int(Int32.max), Int(Int32.max)))))]
         if let folder, !folder.isEmpty {
-            sql += """
-                 JOIN docs d ON d.id = words.rowid JOIN folders f ON f.name = d.folder
-                WHERE words MATCH ?1 AND (f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')
-                """
+            sql += " AND (f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')"
             values.append(.text(folder))
-        } else {
-            sql += " WHERE words MATCH ?1"
         }
-        sql += " ORDER BY words.rank LIMIT ?2"
+        sql += " ORDER BY words.rank, d.name LIMIT ?2"
         return try read { () throws(SQLiteError) -> [SearchHit] in
-            let best = try connection.prepare(sql).rows(values) { ($0.int(0), $0.double(1)) }
-            let describe = try connection.prepare(
-                """
-                SELECT d.name, d.type, coalesce(f.path, ''), d.file_name, d.modified, snippet(words, 1, char(2), char(3), '…', 16)
-                FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder
-                WHERE words MATCH ?1 AND words.rowid = ?2
-                """)
-            var hits: [SearchHit] = []
-            for (rowID, rank) in best {
-                let found = try describe.rows([.text(query.expression), .integer(rowID)]) { row in
-                    let folderPath = row.text(2)
-                    return SearchHit(
-                        name: row.text(0), recordType: row.text(1), path: folderPath.isEmpty ? row.text(3) : folderPath + "/" + row.text(3),
-                        modificationDate: row.isNull(4) ? nil : Date(timeIntervalSinceReferenceDate: row.double(4)), snippet: row.text(5),
-                        rank: rank)
-                }
-                hits += found
+            var hits: [(Int64, SearchHit)] = try connection.prepare(sql).rows(values) { row in
+                let folderPath = row.text(3)
+                return (
+                    row.int(0),
+                    SearchHit(
+                        name: row.text(1), recordType: row.text(2), path: folderPath.isEmpty ? row.text(4) : folderPath + "/" + row.text(4),
+                        modificationDate: row.isNull(5) ? nil : Date(timeIntervalSinceReferenceDate: row.double(5)), snippet: "",
+                        rank: row.double(6))
+                )
             }
-            return hits
+            guard snippets else { return hits.map(\.1) }
+            // Matches marked by bytes no UTF-8 text holds (0xFF, 0xFE): a note's bytes cannot fake one.
+            let describe = try connection.prepare(
+                "SELECT snippet(words, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT), '…', 16) FROM words WHERE words MATCH ?1 AND rowid = ?2")
+            let body = try connection.prepare("SELECT body FROM words WHERE rowid = ?")
+            for i in hits.indices {
+                hits[i].1.snippet = try describe.rows([.text(query.expression), .integer(hits[i].0)]) { Self.snippet($0.bytes(0)) }.first ?? ""
+                if !query.substrings.isEmpty, !hits[i].1.snippet.contains(SearchHit.matchStart),
+                    let text = try body.rows([.integer(hits[i].0)], { $0.text(0) }).first,
+                    let around = Self.snippet(text, around: query.substrings)
+                {
+                    hits[i].1.snippet = around
+                }
+            }
+            return hits.map(\.1)
         }
+    }
+
+    /// A snippet's bytes with 0xFF and 0xFE (FTS5's marks) as ``SearchHit/matchStart`` and
+    /// ``SearchHit/matchEnd``, and the text's own U+0002 and U+0003 removed.
+    static func snippet(_ bytes: [UInt8]) -> String {
+        var out = ""
+        for (i, piece) in bytes.split(omittingEmptySubsequences: false, whereSeparator: { $0 == 0xFF || $0 == 0xFE }).enumerated() {
+            if i > 0 {
+                // The mark before this piece: the byte just before its start.
+                out.append(bytes[piece.startIndex - 1] == 0xFF ? SearchHit.matchStart : SearchHit.matchEnd)
+            }
+            out.unicodeScalars.append(
+                contentsOf: String(decoding: piece, as: UTF8.self).unicodeScalars.filter { $0 != "\u{2}" && $0 != "\u{3}" })
+        }
+        return out
+    }
+
+    /// The text around the first of `substrings` in `text` (about 16 characters before, 48 after),
+    /// each of them marked; nil when none occurs in its first 64 Ki characters (the work per hit
+    /// stays bounded).
+    static func snippet(_ text: String, around substrings: [String]) -> String? {
+        let scalars = Array(text.unicodeScalars.prefix(1 << 16).filter { $0 != "\u{2}" && $0 != "\u{3}" })
+        let needles = substrings.map { Array($0.unicodeScalars) }.filter { !$0.isEmpty }
+        func match(at i: Int) -> Int? {
+            needles.first { i + $0.count <= scalars.count && scalars[i..<(i + $0.count)].elementsEqual($0) }?.count
+        }
+        guard let first = scalars.indices.first(where: { match(at: $0) != nil }) else { return nil }
+        let start = max(0, first - 16)
+        let end = min(scalars.count, first + 48)
+        var out = String.UnicodeScalarView()
+        if start > 0 { out.append("…") }
+        var i = start
+        while i < end {
+            if let count = match(at: i), i + count <= end {
+                out.append(contentsOf: String(SearchHit.matchStart).unicodeScalars)
+                out.append(contentsOf: scalars[i..<(i + count)])
+                out.append(contentsOf: String(SearchHit.matchEnd).unicodeScalars)
+                i += count
+            } else {
+                out.append(scalars[i])
+                i += 1
+            }
+        }
+        if end < scalars.count || scalars.count == 1 << 16 { out.append("…") }
+        return String(out)
+    }
+
+    /// Whether `path` (as the mount shows it) is a folder the index knows.
+    ///
+    /// - Throws: ``SQLiteError``.
+    public func hasFolder(path: String) throws(SQLiteError) -> Bool {
+        try !connection.prepare("SELECT 1 FROM folders WHERE path = ?").rows([.text(path)]) { $0.int(0) }.isEmpty
     }
 
     /// The `limit` most recently modified records of `recordType` (newest first), with their paths.

@@ -9,7 +9,8 @@ import RecordStore
 ///   meta(key, value)            format, the change token it holds every commit up to
 ///   docs(id, name, type, folder, file_name, modified, unreadable)   one row per indexed record
 ///   folders(name, path)         every folder's path as the mount shows it
-///   words   FTS5 unicode61 remove_diacritics 2: title, body   (search: ranks, snippets)
+///   words   FTS5 unicode61 remove_diacritics 2: title, body, cjk   (search: ranks, snippets;
+///           cjk: CJKText.indexForm of title and body, so CJK text is found by substring)
 ///   grams   FTS5 trigram, contentless, detail=none: body in Predicate.substringForm (query CONTAINS)
 /// ```
 ///
@@ -26,10 +27,12 @@ import RecordStore
 /// (`NotesSearchIndex`'s `writer` and `reader` mutexes) or on one thread (a CLI command).
 public final class TextIndex: @unchecked Sendable {
     /// Bumped whenever the schema or what is stored changes: an index of another format is rebuilt.
-    public static let formatVersion = 1
+    public static let formatVersion = 2
 
     public let path: String
     let connection: SQLiteConnection
+    /// The device and inode of the file when it was opened (nil: a temporary index).
+    private let identity: (device: UInt64, inode: UInt64)?
 
     /// The file of the index of the database at `databasePath`.
     public static func path(forDatabaseAt databasePath: String) -> String { databasePath + "/indexes/text.sqlite" }
@@ -59,6 +62,8 @@ public final class TextIndex: @unchecked Sendable {
     private init(file: String, create: Bool) throws(SQLiteError) {
         path = file
         connection = try SQLiteConnection(path: path, create: create)
+        var st = stat()
+        identity = !file.isEmpty && stat(file, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
         do throws(SQLiteError) {
             // A checkpoint truncates the -wal file to 4 MiB: a big batch does not keep its space.
             try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=4194304")
@@ -77,6 +82,15 @@ public final class TextIndex: @unchecked Sendable {
     }
 
     public func close() { connection.close() }
+
+    /// Whether the file at ``path`` is no longer the one this connection opened (another process
+    /// removed or rebuilt it: `reindex`, a repair): reopen to see the index that is there now.
+    public var isReplaced: Bool {
+        guard let identity else { return false }
+        var st = stat()
+        guard stat(path, &st) == 0 else { return true }
+        return UInt64(st.st_dev) != identity.device || UInt64(st.st_ino) != identity.inode
+    }
 
     /// Removes the index files of the database at `databasePath` (a damaged or outdated index).
     public static func discard(databasePath: String) {
@@ -106,9 +120,9 @@ public final class TextIndex: @unchecked Sendable {
                 CREATE INDEX docs_modified ON docs(modified);
                 CREATE INDEX docs_unreadable ON docs(name) WHERE unreadable != 0;
                 CREATE TABLE folders(name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
-                CREATE VIRTUAL TABLE words USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+                CREATE VIRTUAL TABLE words USING fts5(title, body, cjk, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
                 CREATE VIRTUAL TABLE grams USING fts5(body, tokenize = 'trigram case_sensitive 1', content = '', detail = 'none');
-                INSERT INTO words(words, rank) VALUES ('rank', 'bm25(10.0, 1.0)');
+                INSERT INTO words(words, rank) VALUES ('rank', 'bm25(10.0, 1.0, 1.0)');
                 INSERT INTO meta VALUES ('format', '\(Self.formatVersion)');
                 """)
         }
@@ -235,8 +249,8 @@ public struct IndexWriter {
             id = index.connection.lastInsertRowID
         }
         guard !document.unreadable else { return }
-        try connection.prepare("INSERT INTO words(rowid, title, body) VALUES (?, ?, ?)").run([
-            .integer(id), .text(document.title), .text(document.body),
+        try connection.prepare("INSERT INTO words(rowid, title, body, cjk) VALUES (?, ?, ?, ?)").run([
+            .integer(id), .text(document.title), .text(document.body), .text(document.cjk),
         ])
         if !document.body.isEmpty {
             try connection.prepare("INSERT INTO grams(rowid, body) VALUES (?, ?)").run([
@@ -343,6 +357,13 @@ public struct IndexedDocument: Sendable {
         self.body = body
         self.modificationDate = modificationDate
         self.unreadable = unreadable
+    }
+
+    /// What the `cjk` column holds for it (``CJKText/indexForm(_:)`` of its title and text).
+    public var cjk: String {
+        let title = CJKText.indexForm(self.title)
+        let body = CJKText.indexForm(self.body)
+        return title.isEmpty || body.isEmpty ? title + body : title + " " + body
     }
 
     var rowValues: [SQLiteValue] {

@@ -62,6 +62,11 @@ struct Arguments: Sendable {
             }
             if !argument.hasPrefix("--"), argument.count > 2 {
                 // Bundled short flags: -qv.
+                for letter in argument.dropFirst() where !specs.contains(where: { $0.matches("-" + String(letter)) }) {
+                    throw CLIError.usage(
+                        "unknown option -\(letter) in \(argument); an argument that starts with '-' goes after '--' "
+                            + "(notesfs \(command.map { $0 + " " } ?? "")-- \(argument))", command: command)
+                }
                 for letter in argument.dropFirst() {
                     let found = try spec("-" + String(letter))
                     guard !found.takesValue else {

@@ -5,18 +5,23 @@ import RecordStore
 
 /// What `fsck` says of the full-text index (`<db>/indexes/text.sqlite`), and its repair.
 enum SearchIndexCheck {
-    /// Problems of the index file: not an index, damaged pages or FTS5 structures. None when it
-    /// is sound or absent (it is built on first use).
+    /// Problems of the index file: not an index, damaged pages or FTS5 structures; a token ahead
+    /// of the journal; rows that do not agree with the records (``NotesSearchIndex/audit()``).
+    /// None when it is sound, absent or of another format (built or rebuilt on first use).
     static func problems(_ database: RecordDatabase) -> [String] {
         let path = TextIndex.path(forDatabaseAt: database.path)
         guard FileManager.default.fileExists(atPath: path) else { return [] }
-        do {
+        do throws(SQLiteError) {
             let index = try TextIndex(databasePath: database.path, create: false)
             defer { index.close() }
             if let damage = index.damage() {
                 return ["search index \(path) is damaged (\(damage)); 'fsck --repair' or 'reindex' rebuilds it"]
             }
-            return []
+            return NotesSearchIndex(database: database).audit().map {
+                "search index \(path) does not agree with the records: \($0); 'fsck --repair' or 'reindex' rebuilds it"
+            }
+        } catch where error.isOtherFormat {
+            return []  // an older format (after an upgrade): the next search rebuilds it
         } catch {
             return ["search index \(path) cannot be read (\(error.description)); 'fsck --repair' or 'reindex' rebuilds it"]
         }

@@ -2,6 +2,7 @@
 /// accents folded; a note written through the mount and searched at once is found, a removed
 /// one is gone; the index is built in the background at mount time.
 
+import FUSE
 import Foundation
 import Index
 import Notes
@@ -17,8 +18,8 @@ import Testing
             _ = try db.modify(saving: [Note(title: "Bread", text: "flour and water", folder: work.recordID).record])
             _ = try db.modify(saving: [Note(title: "Groceries", text: "milk, bread, Crème fraîche").record])
         }) { m in
-            // The background build is quick here; until it is done `.search` answers by scanning,
-            // which has no prefix queries: wait for the index (never for a time the test asserts).
+            // The background build is quick here; a listing before it is done waits for it: wait for
+            // the index anyway, so the answers below are of a built one (no time is asserted).
             var built = false
             for _ in 0..<200 where !built {
                 if (try? TextIndex(databasePath: m.databasePath, create: false).token()) != nil { built = true } else { usleep(50_000) }
@@ -86,6 +87,54 @@ import Testing
             #expect(again.status == 0)
             #expect(!again.error.contains("not usable"), "\(again)")
             #expect(FileManager.default.fileExists(atPath: db + "/indexes/text.sqlite"))
+        }
+    }
+}
+
+/// `.search/QUERY` means what `notesfs search` means, whether the index is built or not.
+@Suite struct SearchMountMeaningTests {
+    /// The names in a directory (in readdir's order), or the errno of `opendir` or `readdir`.
+    func entries(_ path: String) -> Result<[String], Errno> {
+        guard let directory = opendir(path) else { return .failure(Errno(rawValue: errno)) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else { break }
+            let name = entryName(entry)
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return errno == 0 ? .success(names) : .failure(Errno(rawValue: errno))
+    }
+
+    @Test func everyMatchAsTheCommandFindsIt() throws {
+        let count = 450
+        try withNotesMount(seed: { db in
+            var records = (0..<count).map { Note(title: "n\($0)", text: "alphabet soup \($0)").record }
+            records.append(Note(title: "Notebook", text: "paper").record)
+            _ = try db.modify(saving: records)
+        }) { m in
+            let notesfs = try #require(notesfsBinary)
+            // Right after mounting (the index is being built in the background), then once built.
+            for round in 0..<2 {
+                let all = try entries(m.path(".search/alphabet")).get()
+                #expect(all.count == count, "round \(round)")
+                #expect(Set(all).count == count)
+                #expect(try entries(m.path(".search/alph")).get() == [], "round \(round): words, not substrings")
+                #expect(try entries(m.path(".search/alph*")).get().count == count)
+                #expect(try entries(m.path(".search/notebook")).get() == ["Notebook.md"])
+                #expect(entries(m.path(".search/NOT")) == .failure(.invalidArgument), "round \(round)")
+                #expect(entries(m.path(".search/& 🎉")) == .failure(.invalidArgument))
+                // The order is the command's: best first.
+                let cli = try run([notesfs, "--db", m.databasePath, "search", "soup 7", "--limit", "0", "--json"])
+                let hits = try #require(try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [[String: Any]])
+                #expect(try entries(m.path(".search/soup 7")).get() == hits.compactMap { $0["path"] as? String })
+                var built = false
+                for _ in 0..<400 where !built {
+                    if (try? TextIndex(databasePath: m.databasePath, create: false).token()) != nil { built = true } else { usleep(50_000) }
+                }
+                #expect(built)
+            }
         }
     }
 }

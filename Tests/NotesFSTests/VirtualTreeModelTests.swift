@@ -105,12 +105,12 @@ import Testing
             attachment.modificationDate = Date(timeIntervalSince1970: 1_700_000_000 + 4 * 60)
             let pdf = try database.modify(saving: [attachment]).savedRecords[0].recordID
             let search = StoreSearch(database: database)
-            #expect(try search.search("milk", limit: 10) == [milk, groceries], "newest first")
+            #expect(try search.search("milk", limit: 10) == [milk, groceries], "best first: the title")
             #expect(try search.search("bread milk", limit: 10) == [groceries])
             #expect(try search.search("bread", limit: 10) == [pdf, groceries])
             #expect(try search.search("bread", limit: 1) == [pdf])
             #expect(try search.search("CREME brulee", limit: 10) == [creme])
-            #expect(try search.search("  \t ", limit: 10) == [])
+            #expect(throws: Errno.invalidArgument) { try search.search("  \t ", limit: 10) }
             #expect(try search.search("milk", limit: 0) == [])
             #expect(try search.search("\"quoted\" and 'odd' %@ \\ characters", limit: 10) == [])
         }

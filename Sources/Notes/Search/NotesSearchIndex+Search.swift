@@ -12,42 +12,36 @@ public struct SearchResults: Sendable {
 }
 
 extension NotesSearchIndex {
-    /// Searches after catching the index up (building it when it has none), so every committed
-    /// change is seen. When the index cannot be written (a read-only database, a full disk, a
-    /// damaged file that cannot be replaced), the records are read into a temporary index instead.
+    /// Searches after catching the index up (building it when it has none, or waiting for the
+    /// build under way), so every committed change is seen. When the index cannot be written (a
+    /// read-only database, a full disk, a damaged file that cannot be replaced), the records are
+    /// read into a temporary index instead: the same rules, the same answer. Best first (see
+    /// ``TextIndex/search(_:folder:limit:snippets:)``); `limit` nil: every match.
     ///
     /// - Throws: ``SQLiteError`` only when neither way works.
-    public func search(_ query: SearchQuery, folder: String? = nil, limit: Int, progress: ((Int, Int) -> Void)? = nil) throws(SQLiteError)
-        -> SearchResults
-    {
+    public func search(
+        _ query: SearchQuery, folder: String? = nil, limit: Int?, snippets: Bool = true, progress: ((Int, Int) -> Void)? = nil
+    ) throws(SQLiteError) -> SearchResults {
         do throws(SQLiteError) {
             try catchUp(progress: progress)
-            if let hits = try withReader({ (index) throws(SQLiteError) in try index.search(query, folder: folder, limit: limit) }) {
+            if let hits = try withReader({ (index) throws(SQLiteError) in
+                try index.search(query, folder: folder, limit: limit, snippets: snippets)
+            }) {
                 return SearchResults(hits: hits, scannedBecause: nil)
             }
-            return try scan(query, folder: folder, limit: limit, because: "the index could not be opened")
+            return try searchByReading(query, folder: folder, limit: limit, snippets: snippets, because: "the index could not be opened")
         } catch {
-            return try scan(query, folder: folder, limit: limit, because: error.description)
+            return try searchByReading(query, folder: folder, limit: limit, snippets: snippets, because: error.description)
         }
     }
 
-    /// The records matching `query`, best first, from the index when it is built (after catching
-    /// it up with what is committed); nil while it is being built or cannot be used, so that a
-    /// caller that must not wait (the mount) answers another way.
-    public func searchIfReady(_ query: SearchQuery, limit: Int) -> [SearchHit]? {
-        let ready = try? withReader { (index) throws(SQLiteError) -> Bool in
-            let building = try index.isBuilding()
-            return try index.token() != nil && !building
-        }
-        guard ready == true else { return nil }
-        do {
-            try catchUp()
-            return try withReader { (index) throws(SQLiteError) in try index.search(query, limit: limit) }
-        } catch { return nil }
-    }
-
-    /// A search over a temporary index of every record.
-    private func scan(_ query: SearchQuery, folder: String?, limit: Int, because reason: String) throws(SQLiteError) -> SearchResults {
+    /// A search over a temporary index of every record (the same rules as the index's, without
+    /// keeping one): `because` says why, in the result.
+    ///
+    /// - Throws: ``SQLiteError`` when the temporary index cannot be written.
+    public func searchByReading(_ query: SearchQuery, folder: String? = nil, limit: Int?, snippets: Bool = true, because reason: String)
+        throws(SQLiteError) -> SearchResults
+    {
         let temporary = try TextIndex.temporary()
         defer { temporary.close() }
         var listing = FolderListing(database: database)
@@ -58,7 +52,8 @@ extension NotesSearchIndex {
             }
             try w.setFolderPaths(listing.folderPaths())
         }
-        return SearchResults(hits: try temporary.search(query, folder: folder, limit: limit), scannedBecause: reason)
+        return SearchResults(
+            hits: try temporary.search(query, folder: folder, limit: limit, snippets: snippets), scannedBecause: reason)
     }
 }
 

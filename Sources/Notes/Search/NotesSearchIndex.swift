@@ -14,6 +14,8 @@ import Synchronization
 /// its token expired, by a build in batches of ``buildBatch`` records that a later catch-up
 /// continues after a kill. The mount calls it in the background after commits
 /// (``startBackgroundIndexing()``); a search calls it first, so it sees every committed change.
+/// An index whose token is ahead of the journal is rebuilt; a file another process removed or
+/// replaced (`notesfs reindex`) is reopened before the next use (``TextIndex/isReplaced``).
 ///
 /// Locks: `writer` guards the connection that changes the index (one catch-up at a time in this
 /// process; SQLite's lock serialises it with other processes); `reader` guards the connection
@@ -69,6 +71,11 @@ public final class NotesSearchIndex: Sendable {
     }
 
     private func catchUp(_ index: inout TextIndex?, progress: ((Int, Int) -> Void)?) throws(SQLiteError) {
+        // Another process removed or rebuilt the file (`reindex`, a repair): use the one there now.
+        if let open = index, open.isReplaced {
+            open.close()
+            index = nil
+        }
         if index == nil { index = try TextIndex(databasePath: database.path, create: true) }
         guard let index else { return }
         // Read before catching up, so it describes no more than the token stored with it.
@@ -83,8 +90,16 @@ public final class NotesSearchIndex: Sendable {
         let done = try index.update { (w) throws(SQLiteError) -> Bool in
             if try w.meta("building") != nil { return false }
             guard let token = try w.token() else { return false }
-            // Another process may have indexed commits this one has not read yet.
-            if token == current || token.isNewer(than: current) { return true }
+            if token == current { return true }
+            if token.isNewer(than: current) {
+                // Another process may have committed and indexed what this one has not read yet:
+                // read the journal again (its writers wait for this transaction to index).
+                try? database.refresh()
+                let latest = database.currentToken
+                if token == latest { return true }
+                // Ahead of the journal: a damaged or foreign index that would miss every new commit.
+                if token.isNewer(than: latest) { return false }
+            }
             guard let changes = try? database.changes(since: token) else { return false }
             try apply(changes, to: w)
             if changes.token == current { try w.setMeta("journal", stamp) }
@@ -281,6 +296,10 @@ public final class NotesSearchIndex: Sendable {
     /// Runs `body` with the reading connection (opened on first use; nil when there is no index).
     func withReader<T>(_ body: (TextIndex) throws(SQLiteError) -> T) throws(SQLiteError) -> T? {
         try reader.withLock { (index) throws(SQLiteError) -> T? in
+            if let open = index, open.isReplaced {
+                open.close()
+                index = nil
+            }
             if index == nil { index = try? TextIndex(databasePath: database.path, create: false) }
             guard let current = index else { return nil }
             do throws(SQLiteError) { return try body(current) } catch {

@@ -14,7 +14,10 @@ enum SearchCommand {
         summary: "find notes by words in their title and text (full-text index), best first",
         help: """
             QUERY: words (all must occur), "a phrase", prefix*, AND, OR, NOT, parentheses;
-            case and accents are folded (creme finds Crème). Titles weigh more than text;
+            case and accents are folded (creme finds Crème); punctuation and emoji are not
+            words (dropped); Chinese, Japanese and Korean match as substrings (東京 finds
+            明日は東京に行きます). At most 4096 bytes, 64 terms, parentheses 16 deep; a QUERY
+            that starts with '-' goes after '--'. Titles weigh more than text;
             attachments are found by name. Prints each hit's path, modification date and
             the text around the matches (bold on a terminal; **marked** otherwise).
               --folder PATH  only under this folder
@@ -33,7 +36,7 @@ enum SearchCommand {
         let text = try context.positionals(min: 1, max: 1)[0]
         let query: SearchQuery
         do { query = try SearchQuery(text) } catch { throw CLIError(.usage, "search", error.description) }
-        let limit = try context.arguments.integer("--limit", command: context.command).map { $0 == 0 ? Int(Int32.max) : $0 } ?? screenful
+        let limit = try context.arguments.integer("--limit", command: context.command).map { $0 == 0 ? nil : $0 } ?? screenful
         let folder = context.arguments.value("--folder").map { Catalog.components($0).joined(separator: "/") }
         var hits = try fastSearch(query, folder: folder, limit: limit, databasePath: context.databasePath)
         if hits == nil { hits = try fullSearch(query, folder: folder, limit: limit, context) }
@@ -43,7 +46,7 @@ enum SearchCommand {
     }
 
     /// The index alone, when it holds every commit the journal has (no store opened); nil otherwise.
-    static func fastSearch(_ query: SearchQuery, folder: String?, limit: Int, databasePath: String) throws(CLIError) -> [SearchHit]? {
+    static func fastSearch(_ query: SearchQuery, folder: String?, limit: Int?, databasePath: String) throws(CLIError) -> [SearchHit]? {
         guard let index = try? TextIndex(databasePath: databasePath, create: false) else { return nil }
         defer { index.close() }
         do {
@@ -54,6 +57,8 @@ enum SearchCommand {
                 let stored = try index.journalStamp()
                 let unchanged = stamp != nil && stored == stamp
                 guard unchanged || RecordDatabase.peekToken(path: databasePath) == token else { return nil }
+                // A folder the index does not know: the full path says it is missing.
+                if let folder, !folder.isEmpty, try !index.hasFolder(path: folder) { return nil }
                 return try index.search(query, folder: folder, limit: limit)
             }
         } catch {
@@ -62,7 +67,7 @@ enum SearchCommand {
     }
 
     /// Opens the store, catches the index up (building it, with progress on a terminal), searches.
-    static func fullSearch(_ query: SearchQuery, folder: String?, limit: Int, _ context: CommandContext) throws(CLIError) -> [SearchHit] {
+    static func fullSearch(_ query: SearchQuery, folder: String?, limit: Int?, _ context: CommandContext) throws(CLIError) -> [SearchHit] {
         let database = try context.openDatabase()
         if let folder, !folder.isEmpty { _ = try Catalog(database: database).resolveFolder(folder) }
         let index = NotesSearchIndex(database: database)

@@ -1,22 +1,22 @@
+import FUSE
 import Foundation
 import Index
 import Notes
 import RecordStore
 
-/// The mount's ``NoteSearching`` over the full-text index: ranked, words, "phrases", prefix*,
-/// AND/OR/NOT, case and diacritics folded.
+/// The mount's ``NoteSearching`` over the full-text index: the rules of `notesfs search`
+/// (``SearchQuery``), every match, best first.
 ///
-/// The index follows the journal on a thread of its own (``NotesSearchIndex/startBackgroundIndexing(log:)``),
-/// never on a request's path; a search catches it up with what is committed first, so a note
-/// saved and searched at once is found. While the index is first built (or rebuilt after damage),
-/// and for a query the index cannot parse, ``StoreSearch`` answers instead: slower, never stale.
+/// The index follows the journal on a thread of its own (``NotesSearchIndex/startBackgroundIndexing(log:)``);
+/// a search catches it up with what is committed first, so a note saved and searched at once is
+/// found. While the index is first built (or rebuilt after damage), a search waits for the build:
+/// the answer is the index's, never another matching's. When the index cannot be written, the
+/// records are read into a temporary index (the same rules).
 public final class IndexedSearch: NoteSearching {
     let index: NotesSearchIndex
-    let fallback: StoreSearch
 
     public init(database: RecordDatabase, log: @escaping @Sendable (String) -> Void) {
         index = NotesSearchIndex(database: database)
-        fallback = StoreSearch(database: database)
         database.setCandidateSource(index)
         index.startBackgroundIndexing(log: log)
     }
@@ -26,10 +26,16 @@ public final class IndexedSearch: NoteSearching {
         index.stopBackgroundIndexing()
     }
 
+    /// - Throws: `EINVAL` for a query `notesfs search` refuses (empty, no words, too long,
+    ///   unbalanced); ``SQLiteError`` when neither the index nor a temporary one can answer.
     public func search(_ query: String, limit: Int) throws -> [RecordID] {
-        if let parsed = try? SearchQuery(query), let hits = index.searchIfReady(parsed, limit: limit) {
-            return hits.map { RecordID(recordName: $0.name) }
-        }
-        return try fallback.search(query, limit: limit)
+        try index.search(Self.parse(query), limit: limit, snippets: false).hits.map { RecordID(recordName: $0.name) }
+    }
+
+    /// `query` by the rules of `notesfs search`.
+    ///
+    /// - Throws: `EINVAL` when it cannot be run.
+    static func parse(_ query: String) throws(Errno) -> SearchQuery {
+        do { return try SearchQuery(query) } catch { throw .invalidArgument }
     }
 }

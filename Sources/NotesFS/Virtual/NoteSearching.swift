@@ -2,8 +2,8 @@ import RecordStore
 
 /// The search behind the mount's `.search/QUERY` directories.
 ///
-/// The mount receives one at construction (``NotesFileSystem/Options/search``); the default,
-/// ``StoreSearch``, answers from the record store itself. A full-text index plugs in here.
+/// The mount receives one at construction (``NotesFileSystem/Options/search``): by default
+/// ``IndexedSearch`` (the full-text index); ``StoreSearch`` answers the same without keeping one.
 public protocol NoteSearching: Sendable {
     /// The notes and attachments matching `query` (as the user typed it, any UTF-8), best first,
     /// at most `limit` of them. Called without any of the mount's locks held, on a request thread.
