@@ -14,17 +14,20 @@ import RecordStore
 ///   that is editor scratch has no record: the target keeps its inode then.);
 /// - to an editor scratch name (vim's `x~`) it hides the note behind an in-memory copy, and a file
 ///   created again under the old name brings the same record back (vim, emacs backup-by-rename);
-/// - a folder into itself is `EINVAL`; `RENAME_NOREPLACE` gives `EEXIST`; `RENAME_EXCHANGE` is
-///   not supported (`EINVAL`).
+/// - a folder into itself is `EINVAL`; `RENAME_NOREPLACE` gives `EEXIST`; `RENAME_EXCHANGE` swaps
+///   two files (NotesFileSystem+Exchange.swift); `RENAME_WHITEOUT` is `EINVAL`.
 extension NotesFileSystem {
     public func rename(
         _ context: RequestContext, parent: Inode, name: FileName, newParent: Inode, newName: FileName, flags: RenameFlags
     ) throws(Errno) {
-        if flags.contains(.exchange) || flags.contains(.whiteout) { throw .invalidArgument }
+        if flags.contains(.whiteout) || (flags.contains(.exchange) && flags.contains(.noReplace)) { throw .invalidArgument }
         let source = try validName(name)
         let target = try validName(newName)
         try refuseVirtualChange(in: parent, name: name)
         try refuseVirtualChange(in: newParent, name: newName)
+        if flags.contains(.exchange) {
+            return try locked { (state) throws in try exchange(parent: parent, source, newParent: newParent, target, &state) }
+        }
         try locked { (state) throws in
             let inode = try listedChild(parent, source, &state)
             if inode == Self.recoveredInode { throw Errno.readOnly }

@@ -1,0 +1,66 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// `renameat2(…, RENAME_EXCHANGE)`: two names swap the files behind them, atomically.
+///
+/// Both records keep their identity (record name, inode, bytes, creation date); each takes the
+/// other's folder and name, in one modify, so no moment shows one name without a file. A note can
+/// only be named `*.md` and nothing else can, so an exchange that would name a note otherwise (or
+/// another file `*.md`) is `EINVAL`, as is one that involves editor scratch (held in memory, it has
+/// no record to move) or would move a folder into its own subtree. `RENAME_WHITEOUT` (overlayfs'
+/// whiteouts) is not supported: `EINVAL`.
+extension NotesFileSystem {
+    func exchange(
+        parent: Inode, _ source: String, newParent: Inode, _ target: String, _ state: inout FileSystemState
+    ) throws {
+        let first = try listedChild(parent, source, &state)
+        let second = try listedChild(newParent, target, &state)
+        if first == Self.recoveredInode || second == Self.recoveredInode { throw Errno.readOnly }
+        if first == second { return }
+        let firstFolder = try folderReference(parent, state)
+        let secondFolder = try folderReference(newParent, state)
+        let firstRecord = try placed(try node(first, state), inode: first, named: target, in: secondFolder, &state)
+        let secondRecord = try placed(try node(second, state), inode: second, named: source, in: firstFolder, &state)
+        try database.modify(saving: [firstRecord, secondRecord] + (try touchedFolders([parent, newParent], &state)))
+    }
+
+    /// `node`'s record with the name `fileName` in `folder`, its ctime moved (a `Link`'s: its
+    /// own times are not shown).
+    /// - Throws: `EINVAL` for editor scratch, a note named other than `*.md` (or another file
+    ///   named `*.md`), a folder moved into its own subtree.
+    private func placed(
+        _ node: Node, inode: Inode, named fileName: String, in folder: RecordID?, _ state: inout FileSystemState
+    ) throws -> Record {
+        switch node {
+        case .note(let m):
+            guard EntryNames.isNoteFileName(fileName) else { throw Errno.invalidArgument }
+            var record = changeOnly(m, inode: inode, &state)
+            record["title"] = .string(EntryNames.title(fromFileName: fileName))
+            record.setReference("folder", to: folder)
+            return record
+        case .attachment(let m), .symlink(let m), .special(let m), .link(let m):
+            if case .attachment = node, EntryNames.isNoteFileName(fileName) { throw Errno.invalidArgument }
+            var record = changeOnly(m, inode: inode, &state)
+            record["name"] = .string(EntryNames.name(fromFileName: fileName))
+            record.setReference("folder", to: folder)
+            return record
+        case .folder(let m):
+            // Not into itself or its own subtree (the tree's placements end at the root or Recovered).
+            let tree = folderTree(&state)
+            var ancestor = folder
+            while let current = ancestor {
+                if current == m.recordID { throw Errno.invalidArgument }
+                guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
+                ancestor = parent
+            }
+            var record = changeOnly(m, inode: inode, &state)
+            record["name"] = .string(EntryNames.name(fromFileName: fileName))
+            record.setReference("parent", to: folder)
+            return record
+        case .root, .recovered, .scratch:
+            throw Errno.invalidArgument
+        }
+    }
+}
