@@ -95,8 +95,8 @@ public enum VersionHistory {
 
     /// Puts `version`'s bytes back: into its note when the note exists (which keeps its title and
     /// folder; the state replaced becomes a `restore` version, so a restore can be undone), else as
-    /// the note itself again, with its record name, title and folder (a folder that is gone:
-    /// `Recovered`, made when missing). Returns the note's record as saved.
+    /// the note itself again, with its record name, title, folder (a folder that is gone:
+    /// `Recovered`, made when missing), mode, owner, group and dates. Returns the note's record as saved.
     ///
     /// - Throws: ``NotesError/store(_:)``: a conflict when the note changed meanwhile, I/O.
     @discardableResult
@@ -118,6 +118,7 @@ public enum VersionHistory {
                 }
             }
             record.setReference("folder", to: folder)
+            keepMetadata(of: full, in: &record)
         }
         if record.recordType == Attachment.recordType {
             record["content"] = full.content.map(FieldValue.asset)  // an attachment has no text
@@ -133,6 +134,20 @@ public enum VersionHistory {
             guard let note = saved.first(where: { $0.recordID == noteID }) else { throw RecordStoreError.unknownItem(noteID) }
             return note
         } catch { throw .store(error) }
+    }
+
+    /// Gives `record`, a note made again from `version`, the note's metadata as the version kept
+    /// it: mode (without setuid and setgid: a version may come from another machine), owner,
+    /// group, creation date, and the modification date the state had. Values out of range (a
+    /// damaged or forged version) are left out: the mount's defaults apply then.
+    static func keepMetadata(of version: Version, in record: inout Record) {
+        if let mode = version.mode, (0...0o7777).contains(mode), let uid = version.uid, let gid = version.gid,
+            (0...Int64(UInt32.max)).contains(uid), (0...Int64(UInt32.max)).contains(gid)
+        {
+            Ownership(mode: UInt32(mode & 0o1777), uid: UInt32(uid), gid: UInt32(gid)).write(into: &record)
+        }
+        if let created = version.noteCreationDate, created.timeIntervalSince1970.isFinite { record.setCreationDate(created) }
+        if version.record["date"]?.dateValue != nil { record.modificationDate = version.date }
     }
 
     /// A version's date as the index holds it (``Version/date``).

@@ -88,6 +88,34 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
         #expect(database.metadata(for: RecordID(recordName: VersionHistory.recoveredFolderName))?.field("name") == .string("Recovered"))
     }
 
+    /// An undelete gives the note back as it was: mode, owner, group, creation and modification
+    /// dates (not the defaults and today's dates); a restore keeps the note's own.
+    @Test func undeleteAndRestoreKeepModeOwnerAndDates() throws {
+        let database = try historyDatabase()
+        let created = Date(timeIntervalSince1970: 1_580_000_000)  // 2020
+        var note = Note(title: "Private", text: "")
+        note.ownership = Ownership(mode: 0o600, uid: 1000, gid: 1001)
+        var record = note.record
+        record.setCreationDate(created)
+        try save(&record, "secret v1", at: created + 60, in: database)
+        try save(&record, "secret v2", at: created + 86_400, in: database)
+        try database.modify(deleting: [record.recordID])
+        let version = try #require(VersionHistory.deletedNotes(in: database).first)
+        // Kept in the version under the note's own field names (what `.history/` shows them by).
+        #expect(["mode", "uid", "gid"].map { version.record[$0]?.int64Value } == [0o600, 1000, 1001])
+        let back = try VersionHistory.restore(version, in: database)
+        #expect(back["text"] == .string("secret v2"))
+        #expect(try Note(record: back).ownership == Ownership(mode: 0o600, uid: 1000, gid: 1001))
+        #expect(back.creationDate == created)
+        #expect(back.modificationDate == created + 86_400)
+        // A restore of an older version keeps the note's mode, owner and creation date.
+        let older = try #require(VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database).first { $0.text == "secret v1" })
+        let restored = try VersionHistory.restore(older, in: database)
+        #expect(restored["text"] == .string("secret v1"))
+        #expect(try Note(record: restored).ownership == Ownership(mode: 0o600, uid: 1000, gid: 1001))
+        #expect(restored.creationDate == created)
+    }
+
     @Test func aRestoreIsItselfAVersionAndCanBeUndone() async throws {
         let database = try historyDatabase()
         let notes = NotesManager(database: database)
