@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How much history a database keeps: the same for every process that follows the environment.
 ///
@@ -20,16 +21,38 @@ public struct HistorySettings: Sendable, Equatable {
         self.budgetFraction = budgetFraction
     }
 
-    /// The defaults, changed by the environment variables above; a value that is not a number in
-    /// range is ignored (with the default kept).
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> HistorySettings {
+    /// The defaults, changed by the environment variables above. A value that is not a number in
+    /// range is reported through `warn` (by default on stderr, once per process and value) and
+    /// the default is kept.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment, warn: (String) -> Void = warnOnce
+    ) -> HistorySettings {
         var settings = HistorySettings()
-        if let text = environment["NOTESFS_HISTORY_INTERVAL"], let seconds = Double(text), seconds.isFinite, seconds >= 0 {
-            settings.interval = seconds
+        if let text = environment["NOTESFS_HISTORY_INTERVAL"] {
+            if let seconds = Double(text), seconds.isFinite, seconds >= 0 {
+                settings.interval = seconds
+            } else {
+                warn("NOTESFS_HISTORY_INTERVAL='\(text)' is not a number of seconds (0 or more); using \(Int(settings.interval))")
+            }
         }
-        if let text = environment["NOTESFS_HISTORY_BUDGET"], let percent = Double(text), percent.isFinite, percent >= 0, percent <= 100 {
-            settings.budgetFraction = percent / 100
+        if let text = environment["NOTESFS_HISTORY_BUDGET"] {
+            if let percent = Double(text), percent.isFinite, percent >= 0, percent <= 100 {
+                settings.budgetFraction = percent / 100
+            } else {
+                warn("NOTESFS_HISTORY_BUDGET='\(text)' is not a percentage from 0 to 100; using \(Int(settings.budgetFraction * 100))")
+            }
         }
         return settings
+    }
+
+    /// The warnings already written by ``warnOnce(_:)``. Guarded by its own mutex: any thread
+    /// (a command, a mount's prune thread) may read the settings.
+    private static let warned = Mutex<Set<String>>([])
+
+    /// Writes `message` to stderr as `notesfs: message`, unless this process wrote it already (a
+    /// mount reads the settings at every prune).
+    public static func warnOnce(_ message: String) {
+        guard warned.withLock({ $0.insert(message).inserted }) else { return }
+        FileHandle.standardError.write(Data("notesfs: \(message)\n".utf8))
     }
 }

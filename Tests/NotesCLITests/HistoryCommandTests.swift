@@ -160,6 +160,21 @@ import Testing
         #expect(try notesfs(["note", "log", "N"], db: db).lines.count == 4)
     }
 
+    /// A history setting that is not a number in range is reported once on stderr, and the
+    /// default is used.
+    @Test func invalidHistorySettingsAreReported() throws {
+        let db = makeDatabasePath("history-settings")
+        try notesfs(["note", "new", "N", "--text", "a"], db: db)
+        let run = try notesfs(
+            ["history", "prune", "--dry-run"], db: db, environment: ["NOTESFS_HISTORY_BUDGET": "lots", "NOTESFS_HISTORY_INTERVAL": "-5"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let warnings = run.stderr.split(separator: "\n")
+        #expect(warnings.filter { $0.contains("NOTESFS_HISTORY_BUDGET") && $0.contains("'lots'") }.count == 1, "\(run.stderr)")
+        #expect(warnings.filter { $0.contains("NOTESFS_HISTORY_INTERVAL") && $0.contains("'-5'") }.count == 1, "\(run.stderr)")
+        let valid = try notesfs(["history", "prune", "--dry-run"], db: db, environment: ["NOTESFS_HISTORY_BUDGET": "30"])
+        #expect(!valid.stderr.contains("NOTESFS_HISTORY"), "\(valid.stderr)")
+    }
+
     @Test func unifiedDiffs() {
         #expect(LineDiff.unified("a\nb\nc\n", "a\nb\nc\n", oldLabel: "x", newLabel: "y") == "")
         #expect(

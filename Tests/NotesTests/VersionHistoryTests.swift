@@ -167,7 +167,10 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
     @Test func theSettingsComeFromTheEnvironment() {
         let settings = HistorySettings.fromEnvironment(["NOTESFS_HISTORY_INTERVAL": "60", "NOTESFS_HISTORY_BUDGET": "5"])
         #expect(settings.interval == 60 && settings.budgetFraction == 0.05)
+        var warnings: [String] = []
         #expect(
-            HistorySettings.fromEnvironment(["NOTESFS_HISTORY_INTERVAL": "soon", "NOTESFS_HISTORY_BUDGET": "500"]) == HistorySettings())
+            HistorySettings.fromEnvironment(["NOTESFS_HISTORY_INTERVAL": "soon", "NOTESFS_HISTORY_BUDGET": "500"]) { warnings.append($0) }
+                == HistorySettings())
+        #expect(warnings.count == 2 && warnings.contains { $0.hasPrefix("NOTESFS_HISTORY_BUDGET='500'") })
     }
 }
