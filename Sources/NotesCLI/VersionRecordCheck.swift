@@ -3,32 +3,41 @@ import RecordStore
 
 /// fsck's check of note history: every `Version` record readable by the notes layer (fields of the
 /// right types, a kind this notesfs knows; a delta whose chain of bases reads back) with a size
-/// that matches its bytes. A version whose note
-/// is gone is not a problem (history outlives deletes; `log --deleted` lists them). A damaged
-/// record file is the store's to report, and `--repair` moves only such files aside: every
-/// readable version is kept, reported here but never dropped.
+/// that matches its bytes. A version whose note is gone is not a problem (history outlives
+/// deletes; `log --deleted` lists them). A damaged record file is the store's to report; a
+/// readable but damaged version is reported once, with the way to remove it (`history rm`).
 enum VersionRecordCheck {
     static func problems(in database: RecordDatabase) -> [String] {
         var problems: [String] = []
         for metadata in database.metadata(ofType: Version.recordType) {
             let name = metadata.recordID.recordName
+            let note = metadata.field("note")?.stringValue.map { " of record \($0)" } ?? ""
+            func report(_ problem: String) {
+                problems.append("version \(name)\(note): damaged: \(problem); remove it with 'notesfs history rm \(name)'")
+            }
             let record: Record
             do { record = try database.record(for: metadata.recordID) } catch { continue }  // the store's check reports it
             let version: Version
             do { version = try Version(record: VersionHistory.materialized(record, in: database)) } catch {
-                problems.append("version \(name): damaged: \(error.description)")
+                report(reason(error))
                 continue
             }
             guard version.kind != nil else {
-                problems.append("version \(name) of record \(version.noteName): unknown kind '\(version.kindName)'")
+                report("unknown kind '\(version.kindName)'")
                 continue
             }
             let actual = version.content?.size ?? Int64(version.text?.utf8.count ?? 0)
-            if version.size != actual {
-                problems.append(
-                    "version \(name) of record \(version.noteName): damaged: size \(version.size), but it holds \(actual) bytes")
-            }
+            if version.size != actual { report("size \(version.size), but it holds \(actual) bytes") }
         }
         return problems
+    }
+
+    /// What is wrong, without the version's name (the line names it once).
+    static func reason(_ error: NotesError) -> String {
+        switch error {
+        case .damagedVersion(_, let reason): reason
+        case .invalidField(_, let key): "field \(key) is missing or of the wrong type"
+        default: error.description
+        }
     }
 }

@@ -139,6 +139,36 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
+    /// A version whose bytes cannot be made (a delta whose base is gone) is an I/O error to
+    /// read, not a missing file.
+    @Test func aDamagedVersionReadsAsAnIOError() throws {
+        try withNotesMount(seed: everySave) { m in
+            saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
+            let plan = try #require(recordName(m.path("Plan.md")))
+            var damaged = Record(recordType: Version.recordType, recordID: RecordID(recordName: "damaged-delta"))
+            damaged["note"] = .string(plan)
+            damaged["noteType"] = .string(Note.recordType)
+            damaged["title"] = .string("Plan")
+            damaged["date"] = .date(morning + 3600)
+            damaged["kind"] = .string("edit")
+            damaged["deltaBase"] = .string("gone")
+            damaged["deltaPrefix"] = .int64(0)
+            damaged["deltaSuffix"] = .int64(0)
+            damaged["deltaText"] = .string("x")
+            try m.database.modify(saving: [damaged])
+            let path = m.path(".history/Plan.md/2026-12-03T09-00-00.md")
+            #expect(poll(seconds: 5) { statOf(path).0 != nil })
+            let failure = errnoOf {
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { return -1 }
+                defer { close(fd) }
+                var byte: UInt8 = 0
+                return read(fd, &byte, 1) < 0 ? -1 : 0
+            }
+            #expect(failure == EIO)
+        }
+    }
+
     @Test func hiddenFromTheRootAndReadOnly() throws {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])

@@ -39,6 +39,8 @@ enum FsckCommand {
             }
             try context.finish(database)
         }
+        // What is left: the store's problems after a repair, and the notes' and index's (not repaired).
+        let left = remaining.count + nodeProblems.count + indexProblems.count
         if context.output.json {
             var members: [(String, JSONValue)] = [
                 ("recordsChecked", .int(Int64(report.recordsChecked))),
@@ -51,7 +53,7 @@ enum FsckCommand {
                 members.append(("droppedRecords", .array(report.droppedRecords.map { .string($0.recordName) })))
                 members.append(("repaired", .array(report.repaired.map(JSONValue.string))))
                 members.append(("unrepaired", .array(report.unrepaired.map(JSONValue.string))))
-                members.append(("remainingProblems", .int(Int64(remaining.count))))
+                members.append(("remainingProblems", .int(Int64(left))))
             }
             context.output.json(.object(members))
         } else {
@@ -64,12 +66,12 @@ enum FsckCommand {
             context.output.info(
                 Formatting.count(report.recordsChecked, "record file") + " checked, "
                     + Formatting.count(report.problems.count + nodeProblems.count + indexProblems.count, "problem") + " found"
-                    + (repair ? ", \(remaining.count) remaining after repair" : ""))
+                    + (repair ? ", \(left) remaining after repair" : ""))
         }
-        if !remaining.isEmpty || !nodeProblems.isEmpty || !indexProblems.isEmpty {
+        if left > 0 {
             throw CLIError(
                 .damaged, database.path,
-                Formatting.count(remaining.count + nodeProblems.count + indexProblems.count, "problem")
+                Formatting.count(left, "problem")
                     + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
         }
     }

@@ -55,7 +55,34 @@ enum HistoryCommand {
                   -n, --dry-run   print what would be deleted, delete nothing
                 """,
             options: [OptionSpec("--dry-run", "-n")], writes: true, run: prune),
+        CommandSpec(
+            name: "history rm", synopsis: "history rm VERSION [VERSION...]", summary: "delete kept versions (a damaged one too)",
+            help: """
+                Deletes the versions named by ID (as 'note log', 'log' and fsck print them, or a
+                unique prefix of at least 4 characters), readable or not, in one atomic step. A
+                version kept as a delta of one deleted here is first made whole again.
+                """, writes: true, run: remove),
     ]
+
+    // MARK: history rm
+
+    static func remove(_ context: CommandContext) throws(CLIError) {
+        let selectors = try context.positionals(min: 1, max: Int.max)
+        let database = try context.openDatabase()
+        let names = database.metadata(ofType: Version.recordType).map(\.recordID.recordName)
+        var deleting: [RecordID] = []
+        for selector in selectors {
+            let prefix = selector.lowercased()
+            let matches = names.contains(selector) ? [selector] : prefix.count >= 4 ? names.filter { $0.lowercased().hasPrefix(prefix) } : []
+            guard let match = matches.first else { throw CLIError(.notFound, selector, "no such version (see 'notesfs log')") }
+            guard matches.count == 1 else { throw CLIError(.usage, selector, "version ID is ambiguous: give more characters") }
+            let id = RecordID(recordName: match)
+            if !deleting.contains(id) { deleting.append(id) }
+        }
+        do { try database.modify(deleting: deleting, reason: .prune) } catch { throw CLIError.store(error, subject: selectors[0]) }
+        try context.finish(database)
+        context.output.detail("deleted " + Formatting.count(deleting.count, "version"))
+    }
 
     // MARK: history prune
 
