@@ -11,14 +11,32 @@ public struct HistorySettings: Sendable, Equatable {
     public var interval: TimeInterval = 600
     /// Versions may take up to this share of the database's bytes (notes, attachments and versions).
     public var budgetFraction: Double = 0.2
-    /// Every version younger than this is kept (unless over the budget).
+    /// Every version made in this time is kept, whatever the budget.
     public var keepAll: TimeInterval = 7 * 86_400
-    /// Then one a day until this age, then one a week.
+    /// Then one a day until this age, then one a week. Also how long the version a delete,
+    /// restore, merge, conflict or rename replaced is kept, whatever the budget.
     public var keepDaily: TimeInterval = 90 * 86_400
+    /// The newest this many versions of each note are kept, whatever their age and the budget.
+    public var keepLast = 10
+    /// Versions are never pruned for space while they take no more than this many bytes.
+    public var floorBytes: Int64 = 64 << 20
 
     public init(interval: TimeInterval = 600, budgetFraction: Double = 0.2) {
         self.interval = interval
         self.budgetFraction = budgetFraction
+    }
+
+    /// What retention keeps, in words (`history prune --dry-run`, the README).
+    public var summary: String {
+        let days = { (interval: TimeInterval) in Int(interval / 86_400) }
+        return """
+            kept: every version of the last \(days(keepAll)) days and the last \(keepLast) versions of each note; \
+            the version before a delete, restore or merge for \(days(keepDaily)) days; \
+            older ones: the newest of each day until \(days(keepDaily)) days, then of each week. \
+            For space, only when versions take more than \(Int(budgetFraction * 100))% of the database \
+            (NOTESFS_HISTORY_BUDGET) and more than \(floorBytes >> 20) MiB, the oldest of the others go first. \
+            To keep more: NOTESFS_HISTORY_BUDGET=100
+            """
     }
 
     /// The defaults, changed by the environment variables above. A value that is not a number in

@@ -48,11 +48,14 @@ enum HistoryCommand {
         CommandSpec(
             name: "history prune", synopsis: "history prune [--dry-run]", summary: "delete versions retention no longer keeps",
             help: """
-                Keeps every version for 7 days, then the newest of each day for 90 days, then the
-                newest of each week, and no more than NOTESFS_HISTORY_BUDGET percent (default 20)
-                of the database's bytes (the oldest go first; each note's newest version stays).
-                One atomic step. A mount does this in the background every hour.
-                  -n, --dry-run   print what would be deleted, delete nothing
+                Always keeps every version of the last 7 days, the last 10 versions of each
+                note, and the version before a delete, restore or merge for 90 days. Of the
+                others, the newest of each day until 90 days, then of each week. For space, only
+                when versions take more than NOTESFS_HISTORY_BUDGET percent (default 20) of the
+                database's bytes and more than 64 MiB, the oldest of the others go first.
+                NOTESFS_HISTORY_BUDGET=100 keeps every version that rule keeps. One atomic step.
+                A mount does this in the background every hour.
+                  -n, --dry-run   say what is kept and what would be deleted, delete nothing
                 """,
             options: [OptionSpec("--dry-run", "-n")], writes: true, run: prune),
         CommandSpec(
@@ -109,6 +112,7 @@ enum HistoryCommand {
             return
         }
         if context.output.verbose { context.output.lines(plan.deleting.map(\.recordName)) }
+        if context.arguments.has("--dry-run") { context.output.info(settings.summary) }
         context.output.info(
             (context.arguments.has("--dry-run") ? "would delete " : "deleted ") + Formatting.count(plan.deleting.count, "version")
                 + ": versions take \(plan.versionBytesAfter) bytes of a budget of \(plan.budget)")
