@@ -35,6 +35,12 @@ public struct Version: RecordWrapper, Hashable {
     public var title: String { (try? record.string("title")) ?? "" }
     /// The record name of the folder the note was in (nil: the root).
     public var folderName: String? { try? record.string("folderRecord") }
+    /// The names of the folders the note was in, from the top (field `folderNames`), for a
+    /// version a delete made: where an undelete puts the note back when its folder is gone too.
+    /// Nil when not recorded (a version of another kind, or from an older notesfs).
+    public var folderNames: [String]? {
+        record["folderNames"]?.listValue.map { $0.compactMap(\.stringValue) }
+    }
     /// The replaced state's modification date: when this version was written.
     public var date: Date { record["date"]?.dateValue ?? record.creationDate ?? Date(timeIntervalSince1970: 0) }
     /// What replaced it (nil: a kind this version of notesfs does not know).
@@ -108,6 +114,9 @@ public struct Version: RecordWrapper, Hashable {
             throw .invalidField(record.recordID, key: key)
         }
         if let created = record["created"], created.dateValue == nil { throw .invalidField(record.recordID, key: "created") }
+        if let names = record["folderNames"], names.listValue?.allSatisfy({ $0.stringValue != nil }) != true {
+            throw .invalidField(record.recordID, key: "folderNames")
+        }
         if let value = record["content"] {
             guard value.assetValue != nil else { throw .invalidField(record.recordID, key: "content") }
         } else if record["text"] == nil, record.omittedSizes["text"] == nil {

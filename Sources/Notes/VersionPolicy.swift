@@ -55,7 +55,11 @@ public struct VersionPolicy: CommitHook {
             for deleted in commit.deleted where Self.versionedTypes.contains(deleted.recordType) {
                 // A rename over a file deletes the source: its bytes live on in the target.
                 if commit.takenIdentities.contains(deleted.identity) { continue }
-                if let replaced = whole(deleted, in: commit) { versions.append(Version(of: replaced, kind: .delete).record) }
+                if let replaced = whole(deleted, in: commit) {
+                    var version = Version(of: replaced, kind: .delete).record
+                    if let names = Self.folderNames(of: deleted, in: commit) { version["folderNames"] = .list(names.map(FieldValue.string)) }
+                    versions.append(version)
+                }
             }
         }
         return versions + wholeDependents(in: commit) + wholeSavedDeltas(in: commit)
@@ -144,6 +148,21 @@ public struct VersionPolicy: CommitHook {
             FileHandle.standardError.write(Data("notesfs: no version kept of \(metadata.recordID): \(error)\n".utf8))
             return nil
         }
+    }
+
+    /// The names of the folders `record` is in, from the top, as stored before this commit (a
+    /// folder deleted with it included); nil when the chain is broken or goes round.
+    static func folderNames(of record: RecordMetadata, in commit: PendingCommit) -> [String]? {
+        var names: [String] = []
+        var next = record.field("folder")?.referenceValue?.recordID.recordName
+        while let name = next {
+            guard names.count < 256, let folder = commit.metadata(named: name), folder.recordType == Folder.recordType,
+                let folderName = folder.field("name")?.stringValue
+            else { return nil }
+            names.append(folderName)
+            next = folder.field("parent")?.referenceValue?.recordID.recordName
+        }
+        return names.reversed()
     }
 
     /// Whether a note, attachment or version (by its metadata) holds no bytes: no content asset,

@@ -72,10 +72,10 @@ import Testing
         #expect(try notesfs(["note", "cat", "Work/Plan"], db: db).out == "four\n")
         #expect(try notesfs(["log", "--deleted"], db: db).out == "")
         #expect(try notesfs(["note", "undelete", "Work/Plan"], db: db).status == 1)
-        // With its folder gone, a deleted note comes back in Recovered.
+        // With its folder gone, a deleted note comes back at its path, the folder made again.
         #expect(try notesfs(["folder", "rm", "Work"], db: db).status == 0)
         #expect(try notesfs(["note", "undelete", "Work/Plan"], db: db).status == 0)
-        #expect(try notesfs(["note", "cat", "Recovered/Plan"], db: db).out == "four\n")
+        #expect(try notesfs(["note", "cat", "Work/Plan"], db: db).out == "four\n")
         #expect(try notesfs(["fsck"], db: db).status == 0)
     }
 

@@ -78,13 +78,19 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
         #expect(back["folder"]?.referenceValue?.recordID == work.recordID)
         #expect(VersionHistory.deletedNotes(in: database).isEmpty)
         // A folder delete keeps the last version of every note in it; with the folder gone an
-        // undeleted note goes to Recovered.
+        // undeleted note goes to a folder of its name made again (Recovered for a version that
+        // does not name its folders).
         try database.modify(deleting: [work.recordID])
         deleted = VersionHistory.deletedNotes(in: database)
         #expect(Set(deleted.map(\.title)) == ["Plan", "Other"])
         let other2 = try VersionHistory.restore(try #require(deleted.first { $0.title == "Other" }), in: database)
         #expect(other2["text"] == .string("kept"))
-        #expect(other2["folder"]?.referenceValue?.recordID.recordName == VersionHistory.recoveredFolderName)
+        let remade = try #require(other2["folder"]?.referenceValue?.recordID)
+        #expect(remade != work.recordID && database.metadata(for: remade)?.field("name") == .string("Work"))
+        var plain = try #require(deleted.first { $0.title == "Plan" }).record
+        plain["folderNames"] = nil
+        let plan2 = try VersionHistory.restore(try Version(record: plain), in: database)
+        #expect(plan2["folder"]?.referenceValue?.recordID.recordName == VersionHistory.recoveredFolderName)
         #expect(database.metadata(for: RecordID(recordName: VersionHistory.recoveredFolderName))?.field("name") == .string("Recovered"))
     }
 

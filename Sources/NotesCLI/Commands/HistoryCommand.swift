@@ -31,12 +31,15 @@ enum HistoryCommand {
                 """,
             options: [OptionSpec("--at", value: true)], writes: true, run: restore),
         CommandSpec(
-            name: "note undelete", synopsis: "note undelete PATH|VERSION", summary: "bring a deleted note back",
+            name: "note undelete", synopsis: "note undelete PATH|VERSION [--into FOLDER]", summary: "bring a deleted note back",
             help: """
-                The last version of the deleted note (or attachment) at PATH comes back with its
-                record name, title and text, in its folder; when that folder is gone too, in a
-                folder named Recovered at the root. VERSION is an ID printed by 'log --deleted'.
-                """, writes: true, run: undelete),
+                The last version of the deleted note (or attachment) comes back with its record
+                name, title, text, mode, owner and dates, in its folder; when that folder is gone
+                too, at the folder path it had (folders made again where missing). PATH and
+                VERSION are as 'log --deleted' prints them (a note's path without .md too; an ID
+                or a unique prefix of at least 4 characters).
+                  --into FOLDER   put it in this existing folder instead (/ for the root)
+                """, options: [OptionSpec("--into", value: true)], writes: true, run: undelete),
         CommandSpec(
             name: "log", synopsis: "log [--deleted] [--since DATE] [--json]", summary: "list kept versions of every note",
             help: """
@@ -211,23 +214,11 @@ enum HistoryCommand {
         let argument = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
         let catalog = Catalog(database: database)
+        var into: RecordID?? = .none
+        if let folder = context.arguments.value("--into") { into = .some(try catalog.resolveFolder(folder)?.recordID) }
         let deleted = VersionHistory.deletedNotes(in: database)
-        var found: Version?
-        let components = Catalog.components(argument)
-        if let last = components.last {
-            let folderPath = components.dropLast().joined(separator: "/")
-            // The folder (nil inside: the root), or nil when there is none at that path (any more).
-            var folder: Entry??
-            do { folder = .some(try catalog.resolveFolder(folderPath)) } catch { folder = nil }
-            let title = EntryNames.title(fromFileName: last)
-            let name = EntryNames.name(fromFileName: last)
-            found = deleted.first { version in
-                let shown = version.noteType == Note.recordType ? title : name
-                guard version.title == shown else { return false }
-                // In that folder; or, for a folder that is gone, anywhere its name is no more.
-                if let folder { return version.folderName == folder?.recordID.recordName }
-                return version.folderName.map { database.metadata(for: RecordID(recordName: $0)) == nil } ?? false
-            }
+        var found = DeletedNotePaths(deleted, catalog: catalog).note(at: argument).flatMap { name in
+            deleted.first { $0.noteName == name }
         }
         let prefix = argument.lowercased()
         if found == nil, prefix.count >= 4 {
@@ -239,7 +230,7 @@ enum HistoryCommand {
             throw CLIError(.notFound, argument, "no deleted note there (see 'notesfs log --deleted')")
         }
         let record: Record
-        do { record = try VersionHistory.restore(version, in: database) } catch { throw CLIError.notes(error, subject: argument) }
+        do { record = try VersionHistory.restore(version, into: into, in: database) } catch { throw CLIError.notes(error, subject: argument) }
         try context.finish(database)
         catalog.invalidate()
         context.output.info("restored \(catalog.entry(for: record.recordID)?.path ?? version.title)")
@@ -267,12 +258,11 @@ enum HistoryCommand {
             if let since { versions = versions.filter { $0.madeAt >= since } }
             versions.sort { ($0.madeAt, $0.recordID.recordName) > ($1.madeAt, $1.recordID.recordName) }
         }
+        // The deleted notes' paths, unique, as `note undelete` takes them.
+        let deletedPaths = DeletedNotePaths(VersionHistory.deletedNotes(in: database), catalog: catalog)
         func path(_ version: Version) -> String {
             if let entry = catalog.entry(for: RecordID(recordName: version.noteName)) { return entry.path }
-            let fileName = version.noteType == Note.recordType ? EntryNames.baseName(version.title, kind: .note) : version.title
-            guard let folder = version.folderName else { return fileName }
-            let folderPath = (try? catalog.folderPath(RecordID(recordName: folder))) ?? "Recovered"
-            return folderPath + "/" + fileName
+            return deletedPaths.path(ofNoteNamed: version.noteName) ?? DeletedNotePaths.basePath(version, catalog: catalog)
         }
         if context.output.json {
             context.output.json(
