@@ -80,7 +80,7 @@ import Testing
     }
 
     /// Versions `history prune` keeps as deltas read back through `note cat --at`, `note diff` and
-    /// `note restore` as before; a delta whose base is gone is reported by fsck (exit 4), kept by `--repair`.
+    /// `note restore` as before; a delta whose base is gone is reported by fsck (exit 4), moved to lost+found by `--repair`.
     @Test func versionsKeptAsDeltasReadBack() throws {
         let db = makeDatabasePath("history-delta")
         let header = String(repeating: "a paragraph every version shares\n", count: 30)
@@ -119,10 +119,10 @@ import Testing
         let fsck = try notesfs(["fsck"], db: db)
         #expect(fsck.status == 4)
         #expect(fsck.lines.contains { $0.contains("damaged: its base") && $0.contains("cannot be read") }, "\(fsck.out)")
-        #expect(try notesfs(["fsck", "--repair"], db: db).status == 4)
+        #expect(try notesfs(["fsck", "--repair"], db: db).status == 0)
     }
 
-    @Test func fsckReportsADamagedVersionAndRepairKeepsIt() throws {
+    @Test func fsckReportsADamagedVersionAndRepairMovesItAside() throws {
         let db = makeDatabasePath("history-fsck")
         try notesfs(["note", "new", "N", "--text", "a"], db: db)
         try notesfs(["note", "rm", "N"], db: db)  // a version of a deleted note: not a problem
@@ -146,10 +146,11 @@ import Testing
         #expect(fsck.status == 4)
         #expect(fsck.lines.contains { $0.hasPrefix("version bad-version of record gone: damaged: size 99, but it holds 4 bytes;") })
         #expect(fsck.lines.contains { $0.hasPrefix("version no-date of record gone: damaged: ") })
-        // --repair keeps every readable version.
-        #expect(try notesfs(["fsck", "--repair"], db: db).status == 4)
+        // --repair copies the damaged versions to lost+found and deletes them; the good one stays.
+        #expect(try notesfs(["fsck", "--repair"], db: db).status == 0)
         let store = try RecordDatabase(path: db, backgroundThread: false)
-        #expect(store.metadata(ofType: "Version").count == 3)
+        #expect(store.metadata(ofType: "Version").count == 1)
+        #expect((FileManager.default.subpaths(atPath: db + "/lost+found") ?? []).filter { $0.hasSuffix(".json") }.count == 2)
     }
 
     /// Damaged versions: one clear message each (no repetition, an out-of-range offset called
@@ -187,15 +188,19 @@ import Testing
             "said once: \(noBase)")
         #expect(badOffset.allSatisfy { $0.contains("out of range") && !$0.contains("wrong type") }, "\(badOffset)")
         #expect((noBase + badOffset).allSatisfy { $0.contains("history rm") }, "says the way out: \(fsck.out)")
-        // --repair: the count after repair is the count that remains.
+        // history rm: a way out, by ID (or a prefix); an unknown ID is not found.
+        #expect(try notesfs(["history", "rm", "no-bas"], db: db).status == 0)
+        #expect(try notesfs(["history", "rm", "nothing-here"], db: db).status == 1)
+        // --repair: the other goes to lost+found (a copy), and the count after repair is the
+        // count that remains.
         let repair = try notesfs(["fsck", "--repair"], db: db)
         let summary = repair.stderr + repair.out
         let after = summary.firstMatch(of: /(\d+) remaining after repair/).map { Int($0.1)! }
         let remain = summary.firstMatch(of: /(\d+) problems? remain/).map { Int($0.1)! } ?? 0
-        #expect(after == remain, "\(summary)")
-        // history rm: a way out, by ID (or prefix); an unknown ID is not found.
-        #expect(try notesfs(["history", "rm", "no-base", "bad-off"], db: db).status == 0)
-        #expect(try notesfs(["history", "rm", "nothing-here"], db: db).status == 1)
+        #expect(after == remain && repair.status == 0, "\(summary)")
+        let kept = try #require(FileManager.default.subpaths(atPath: db + "/lost+found")).filter { $0.hasSuffix("badoffset.json") }
+        #expect(kept.count == 1)
+        #expect(try String(contentsOfFile: db + "/lost+found/" + kept[0], encoding: .utf8).contains("\"deltaPrefix\""))
         #expect(try notesfs(["fsck"], db: db).status == 0)
         #expect(try notesfs(["note", "log", "N"], db: db).lines.count == 2)
     }
