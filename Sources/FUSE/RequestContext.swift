@@ -23,3 +23,30 @@ public struct RequestContext: Hashable, Sendable {
         self.init(uid: context.uid, gid: context.gid, pid: context.pid, umask: context.umask)
     }
 }
+
+extension RequestContext {
+    /// The supplementary groups of process (thread) `pid`, read from `/proc/PID/task/PID/status`
+    /// as libfuse's `fuse_req_getgroups` reads them (that call needs the live request); empty when
+    /// the process is gone or the file cannot be read.
+    public static func supplementaryGroups(of pid: pid_t) -> [gid_t] {
+        guard pid > 0 else { return [] }
+        for path in ["/proc/\(pid)/task/\(pid)/status", "/proc/\(pid)/status"] {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while bytes.count < 1 << 20 {  // a status file is a few KB
+                let count = read(fd, &buffer, buffer.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                bytes += buffer[0..<count]
+            }
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Groups:") {
+                return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { gid_t($0) }
+            }
+            return []
+        }
+        return []
+    }
+}

@@ -61,7 +61,8 @@ public struct Ownership: Sendable, Hashable {
         self.gid = gid
     }
 
-    init?(_ record: Record) {
+    /// The ownership `record` keeps (a note, a folder, or a version of a note); nil when it keeps none.
+    public init?(_ record: Record) {
         guard let mode = record["mode"]?.int64Value, let uid = record["uid"]?.int64Value, let gid = record["gid"]?.int64Value else {
             return nil
         }
@@ -108,6 +109,6 @@ public enum NotesRecords {
     public static func validityProblem(of record: Record) -> String? {
         guard let wrapper = wrappers.first(where: { $0.recordType == record.recordType }) else { return nil }
         do { _ = try wrapper.init(record: record) } catch { return error.description }
-        return nil
+        return ExtendedAttributes.validityProblem(of: record)
     }
 }

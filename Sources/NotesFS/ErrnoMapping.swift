@@ -13,6 +13,15 @@ enum ErrnoMapping {
             case .readOnly: return .readOnly
             case .noFile: return .noEntry
             }
+        case let attribute as ExtendedAttributeError:
+            switch attribute {
+            case .badName: return .rangeError
+            case .tooLarge: return Errno(rawValue: E2BIG)
+            case .noSpace: return .noSpace
+            case .noAttribute: return .noAttribute
+            case .exists: return .exists
+            case .damaged: return .io
+            }
         case let notes as NotesError:
             switch notes {
             case .store(let store): return errno(for: store)

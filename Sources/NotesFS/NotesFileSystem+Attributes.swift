@@ -160,7 +160,7 @@ extension NotesFileSystem {
 
     public func lookup(_ context: RequestContext, parent: Inode, name: FileName) throws(Errno) -> Entry {
         let string = try validName(name)
-        if let entry = try lookupVirtual(parent: parent, name: string) { return entry }
+        if let entry = try lookupVirtual(parent: parent, name: string, caller: context) { return entry }
         return try locked { (state) throws(Errno) in
             let inode = try child(parent, string, &state)
             return try entry(inode, state)

@@ -22,17 +22,24 @@ extension NotesFileSystem {
         let string = try validName(name)
         try refuseVirtualChange(in: parent, name: name)
         try locked { (state) throws in
-            let inode = try child(parent, string, &state)
-            if inode == Self.recoveredInode { throw Errno.readOnly }
-            guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
-            let contents = try listing(inode, &state)
-            guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
-            try database.modify(saving: try touchedFolders([parent], &state), deleting: [metadata.recordID])
+            try resolvingAgain(&state) { (state) throws in
+                let inode = try child(parent, string, &state)
+                if inode == Self.recoveredInode { throw Errno.readOnly }
+                guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
+                let contents = try listing(inode, &state)
+                guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
+                // Empty at commit time too: a note another process moved in since is not deleted with it.
+                try database.modify(
+                    saving: try touchedFolders([parent], &state), deleting: [metadata.recordID],
+                    deleteConditions: [
+                        metadata.recordID: DeleteCondition(recordChangeTag: metadata.recordChangeTag, refusesCascade: true)
+                    ])
+            }
         }
     }
 
     public func opendir(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
-        if let opened = try opendirVirtual(inode) { return opened }
+        if let opened = try opendirVirtual(inode, caller: context) { return opened }
         return try locked { (state) throws in
             let listing = try listing(inode, &state)
             let parent = inode == Self.rootInode ? inode : (state.parentOf[inode] ?? Self.rootInode)

@@ -225,6 +225,7 @@ extension NotesFileSystem {
         record[MountFields.mode] = .int64(Int64(file.mode & 0o7777))
         record[MountFields.uid] = .int64(Int64(file.uid))
         record[MountFields.gid] = .int64(Int64(file.gid))
+        file.extendedAttributes.write(into: &record)
         if !file.isPendingRecord || file.modificationTimeWasSet { Self.setModificationTime(file.modificationTime, of: &record) }
         if let accessTime { record[MountFields.accessNanoseconds] = Self.nanoseconds(accessTime).map { .int64($0) } }
         return try saveOne(record, deleting: deleting.map { [$0] } ?? [], touching: folders)
@@ -600,25 +601,30 @@ extension NotesFileSystem {
         }
         if let openElsewhere { _ = try? openFileLoading(openElsewhere) }
         try locked { (state) throws in
-            let inode = try listedChild(parent, string, &state)
-            switch try node(inode, state) {
-            case .root, .recovered, .folder: throw Errno.isDirectory
-            case .scratch(let file):
-                try removeScratch(file, &state)
-            case .link(let m):
-                // The file's other names show its new ctime and link count (``linkTarget(of:_:)``).
-                try database.modify(
-                    saving: (linkTarget(of: m, &state).map { [$0] } ?? []) + (try touchedFolders([parent], &state)), deleting: [m.recordID])
-            case .symlink(let m), .special(let m):
-                // Another name (a hard link) takes the record over, or it goes.
-                let folders = try touchedFolders([parent], &state)
-                if try !promoteLink(of: m, touching: folders, &state) { try database.modify(saving: folders, deleting: [m.recordID]) }
-            case .note(let m), .attachment(let m):
-                let folders = try touchedFolders([parent], &state)
-                if try promoteLink(of: m, touching: folders, &state) { return }
-                // Open descriptors keep reading (and writing) the bytes until the last close.
-                if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
-                try database.modify(saving: folders, deleting: [m.recordID])
+            try resolvingAgain(&state) { (state) throws in
+                let inode = try listedChild(parent, string, &state)
+                switch try node(inode, state) {
+                case .root, .recovered, .folder: throw Errno.isDirectory
+                case .scratch(let file):
+                    try removeScratch(file, &state)
+                case .link(let m):
+                    // The file's other names show its new ctime and link count (``linkTarget(of:_:)``).
+                    try database.modify(
+                        saving: (linkTarget(of: m, &state).map { [$0] } ?? []) + (try touchedFolders([parent], &state)),
+                        deleting: [m.recordID], deleteConditions: Self.unchanged(m))
+                case .symlink(let m), .special(let m):
+                    // Another name (a hard link) takes the record over, or it goes.
+                    let folders = try touchedFolders([parent], &state)
+                    if try !promoteLink(of: m, touching: folders, &state) {
+                        try database.modify(saving: folders, deleting: [m.recordID], deleteConditions: Self.unchanged(m))
+                    }
+                case .note(let m), .attachment(let m):
+                    let folders = try touchedFolders([parent], &state)
+                    if try promoteLink(of: m, touching: folders, &state) { return }
+                    // Open descriptors keep reading (and writing) the bytes until the last close.
+                    if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
+                    try database.modify(saving: folders, deleting: [m.recordID], deleteConditions: Self.unchanged(m))
+                }
             }
         }
     }

@@ -56,7 +56,8 @@ extension NotesFileSystem {
             case .root, .recovered, .folder, .symlink, .special, .link: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
-                    try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode, &state)
+                    try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode,
+                        extendedAttributes: file.extendedAttributes, &state)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (replaced.identity, true)
                 } else if ScratchNames.isScratch(target) {
@@ -64,7 +65,8 @@ extension NotesFileSystem {
                     moveScratch(file, to: target, in: newParent, &state)
                 } else if let hidden = state.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
                     try reattach(hidden, in: newParent, name: target, &state)
-                    try replace(metadata, with: file.content, time: file.modificationTime, mode: file.mode, &state)
+                    try replace(metadata, with: file.content, time: file.modificationTime, mode: file.mode,
+                        extendedAttributes: file.extendedAttributes, &state)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (hidden, true)
                 } else if file.isPendingRecord {
@@ -102,11 +104,12 @@ extension NotesFileSystem {
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
                 } else {
                     // note.md → note.txt and back: another record type, so another record.
+                    let shown = try attributes(inode, state)  // the file keeps its mode and owner
                     let file = ScratchFile(
-                        inode: 0, parent: newParent, name: target, content: try content(),
-                        mode: mode_t(truncatingIfNeeded: metadata.field(MountFields.mode)?.int64Value ?? 0o644) & 0o7777, uid: context.uid,
-                        gid: context.gid)
+                        inode: 0, parent: newParent, name: target, content: try content(), mode: shown.mode & 0o7777, uid: shown.uid,
+                        gid: shown.gid)
                     file.modificationTime = Self.fileTime(metadata)
+                    file.extendedAttributes = try storedAttributes(of: metadata)  // the file's, whatever its record type
                     let saved = try createRecord(named: target, folder: targetFolder, from: file, deleting: metadata.recordID)
                     (targetInode, sourceGone) = (try Self.inode(of: saved), true)
                 }
@@ -161,6 +164,7 @@ extension NotesFileSystem {
         {
             record[key] = source.field(key)
         }
+        try storedAttributes(of: source).write(into: &record)
         record.modificationDate = source.modificationDate
         Self.stampChange(&record, inode: inode, &state)
         record.takeIdentity(inode)
@@ -177,11 +181,13 @@ extension NotesFileSystem {
     /// `target` keeps its identity and takes `content` (and mtime and mode): a scratch file renamed
     /// over it. A clean buffer still open on it takes the new bytes (``refreshCleanBuffer(_:tag:_:)``).
     private func replace(
-        _ target: RecordMetadata, with content: ContentBuffer, time: FileTime, mode: mode_t?, _ state: inout FileSystemState
+        _ target: RecordMetadata, with content: ContentBuffer, time: FileTime, mode: mode_t?,
+        extendedAttributes: ExtendedAttributes, _ state: inout FileSystemState
     ) throws {
         var record = try database.record(for: target.recordID)
         try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
         if let mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
+        extendedAttributes.write(into: &record)
         Self.setModificationTime(time, of: &record)
         let saved = try saveOne(record)
         refreshCleanBuffer(target.identity, tag: saved.recordChangeTag, &state)

@@ -28,7 +28,7 @@ extension NotesFileSystem {
     /// One entry of a virtual directory as the mount shows it.
     struct VirtualItem: Sendable {
         enum Kind: Sendable {
-            case directory(path: [String])
+            case directory(path: [String], access: VirtualAccess)
             case link(target: [UInt8], metadata: RecordMetadata)
             case file(VirtualFile)
         }
@@ -38,9 +38,18 @@ extension NotesFileSystem {
         /// Its kind in ``VirtualNodeTable`` (in tree number `tree`).
         func nodeKind(_ tree: Int) -> VirtualNodeTable.Node.Kind {
             switch kind {
-            case .directory(let path): .directory(tree: tree, path: path)
+            case .directory(let path, _): .directory(tree: tree, path: path)
             case .link: .link
             case .file: .file
+            }
+        }
+
+        /// Whose access it gives (``VirtualAccess``): a link its record's.
+        var access: VirtualAccess {
+            switch kind {
+            case .directory(_, let access): access
+            case .link(_, let metadata): .record(metadata.recordID)
+            case .file(let file): file.access
             }
         }
     }
@@ -161,8 +170,8 @@ extension NotesFileSystem {
         var linked: [RecordMetadata] = []
         for entry in entries {
             switch entry {
-            case .directory(let name):
-                items.append(VirtualItem(name: name, kind: .directory(path: path + [name])))
+            case .directory(let name, let access):
+                items.append(VirtualItem(name: name, kind: .directory(path: path + [name], access: access)))
             case .file(let file):
                 items.append(VirtualItem(name: file.name, kind: .file(file)))
             case .link(let id):
@@ -208,15 +217,16 @@ extension NotesFileSystem {
     // MARK: Lookup and attributes
 
     /// `lookup` of a virtual tree's name at the root or of a name in a virtual directory; nil
-    /// when `parent` and `name` are not virtual (the real tree answers).
-    func lookupVirtual(parent: Inode, name: String) throws(Errno) -> Entry? {
+    /// when `parent` and `name` are not virtual (the real tree answers). A name `caller` may not
+    /// be told of (``mayFind(_:_:)``) is `ENOENT`.
+    func lookupVirtual(parent: Inode, name: String, caller: RequestContext) throws(Errno) -> Entry? {
         if parent == Self.rootInode {
             guard virtualTrees.contains(where: { $0.name == name }) else { return nil }
             return try locked { (state) throws -> Entry? in
                 guard let tree = rootTree(named: name, &state) else { return nil }
                 let inode = state.virtualNodes.inode(parent: parent, name: name, kind: .directory(tree: tree, path: []), pinned: true)
                 state.virtualNodes.countLookup(inode)
-                return try virtualEntry(inode, item: nil, state)
+                return try virtualEntry(inode, item: nil, &state)
             }
         }
         guard VirtualNodeTable.isVirtual(parent), let directory = state.withLock({ $0.virtualNodes.nodes[parent] }) else { return nil }
@@ -225,6 +235,8 @@ extension NotesFileSystem {
         return try locked { (state) throws -> Entry? in
             let kind: VirtualNodeTable.Node.Kind
             if let item {
+                var asking = Caller(caller)
+                guard mayFind(resolve(item.access, &state), &asking) else { throw Errno.noEntry }
                 kind = item.nodeKind(tree)
             } else if virtualTrees[tree].isDirectory(path + [name]) {
                 kind = .directory(tree: tree, path: path + [name])
@@ -233,22 +245,26 @@ extension NotesFileSystem {
             }
             let inode = state.virtualNodes.inode(parent: parent, name: name, kind: kind)
             state.virtualNodes.countLookup(inode)
-            return try virtualEntry(inode, item: item, state)
+            return try virtualEntry(inode, item: item, &state)
         }
     }
 
     /// The entry of virtual node `inode` (`item`: what its directory lists under its name; a
     /// link needs it). Timeouts are 0: see the type's documentation.
-    private func virtualEntry(_ inode: Inode, item: VirtualItem?, _ state: borrowing FileSystemState) throws(Errno) -> Entry {
-        Entry(try virtualAttributes(inode, item: item, state), attributeTimeout: 0, entryTimeout: 0)
+    private func virtualEntry(_ inode: Inode, item: VirtualItem?, _ state: inout FileSystemState) throws(Errno) -> Entry {
+        Entry(try virtualAttributes(inode, item: item, &state), attributeTimeout: 0, entryTimeout: 0)
     }
 
-    private func virtualAttributes(_ inode: Inode, item: VirtualItem?, _ state: borrowing FileSystemState) throws(Errno) -> Attributes {
+    /// The attributes of virtual node `inode` (`item`: what its directory lists under its name; a
+    /// tree's own directory, listed nowhere, has none). A directory or file takes the owner,
+    /// group and read bits of the record it stands for (``virtualMode(_:directory:)``).
+    private func virtualAttributes(_ inode: Inode, item: VirtualItem?, _ state: inout FileSystemState) throws(Errno) -> Attributes {
         guard let node = state.virtualNodes.nodes[inode] else { throw .noEntry }
         if node.isDirectory {
+            let access = resolve(item?.access ?? .tree, &state)
             return Attributes(
-                inode: inode, mode: S_IFDIR | 0o555, linkCount: 2, uid: options.uid, gid: options.gid, size: 4096,
-                accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
+                inode: inode, mode: Self.virtualMode(access, directory: true), linkCount: 2, uid: access.uid, gid: access.gid,
+                size: 4096, accessTime: mountTime, modificationTime: mountTime, changeTime: mountTime)
         }
         switch item?.kind {
         case .link(let target, let metadata):
@@ -258,19 +274,26 @@ extension NotesFileSystem {
                 accessTime: time, modificationTime: time, changeTime: time)
         case .file(let file):
             let time = Self.fileTime(file.modificationDate)
+            let access = resolve(file.access, &state)
             return Attributes(
-                inode: inode, mode: S_IFREG | 0o444, uid: options.uid, gid: options.gid, size: UInt64(max(file.size, 0)),
-                accessTime: time, modificationTime: time, changeTime: time)
+                inode: inode, mode: Self.virtualMode(access, directory: false), uid: access.uid, gid: access.gid,
+                size: UInt64(max(file.size, 0)), accessTime: time, modificationTime: time, changeTime: time)
         case .directory, nil:
             throw .noEntry
         }
     }
 
-    /// What virtual link or file `inode`'s directory lists under its name now; nil for a directory.
-    /// - Throws: `ENOENT` when the name is gone from its directory.
+    /// What virtual node `inode`'s directory lists under its name now; nil for a directory its
+    /// directory does not list (a tree's own, `.search/QUERY`).
+    /// - Throws: `ENOENT` when a link's or file's name is gone from its directory.
     func currentItem(of inode: Inode) throws(Errno) -> (node: VirtualNodeTable.Node, item: VirtualItem?) {
         guard let node = state.withLock({ $0.virtualNodes.nodes[inode] }) else { throw .noEntry }
-        if node.isDirectory { return (node, nil) }
+        if node.isDirectory {
+            guard VirtualNodeTable.isVirtual(node.parent), state.withLock({ $0.virtualNodes.nodes[node.parent] != nil }) else {
+                return (node, nil)
+            }
+            return (node, try? virtualItems(node.parent)[node.name])
+        }
         guard let item = try virtualItems(node.parent)[node.name] else { throw .noEntry }
         return (node, item)
     }
@@ -279,7 +302,7 @@ extension NotesFileSystem {
     func virtualAttributes(_ inode: Inode) throws(Errno) -> AttributesReply? {
         guard isVirtualNode(inode) else { return nil }
         let (_, item) = try currentItem(of: inode)
-        return AttributesReply(try locked { (state) throws in try virtualAttributes(inode, item: item, state) }, timeout: 0)
+        return AttributesReply(try locked { (state) throws in try virtualAttributes(inode, item: item, &state) }, timeout: 0)
     }
 
     /// `readlink` of a virtual link; nil for any other inode.
@@ -302,12 +325,15 @@ extension NotesFileSystem {
     // MARK: Listing
 
     /// `opendir` of a virtual directory: a snapshot of what it holds now (after catching up with
-    /// other processes' commits); nil for any other inode.
-    func opendirVirtual(_ inode: Inode) throws(Errno) -> Opened? {
+    /// other processes' commits), of the entries `caller` may be told of (``mayFind(_:_:)``); nil
+    /// for any other inode.
+    func opendirVirtual(_ inode: Inode, caller: RequestContext) throws(Errno) -> Opened? {
         guard isVirtualNode(inode) else { return nil }
         try? database.refresh()  // a failure shows in the next commit; the listing is the index's
-        let items = try virtualItems(inode).items
+        let listed = try virtualItems(inode).items
         return try locked { (state) throws in
+            var asking = Caller(caller)
+            let items = listed.filter { mayFind(resolve($0.access, &state), &asking) }
             guard let node = state.virtualNodes.nodes[inode] else { throw Errno.noEntry }
             state.virtualNodes.dropUnreferencedChildren(of: inode)
             var entries = [
@@ -356,7 +382,7 @@ extension NotesFileSystem {
                 if !plus {
                     entry = Entry(Attributes(inode: child, mode: item.mode), attributeTimeout: 0, entryTimeout: 0)
                 } else if VirtualNodeTable.isVirtual(child) {
-                    guard let virtual = try? virtualEntry(child, item: listed, state) else { continue }
+                    guard let virtual = try? virtualEntry(child, item: listed, &state) else { continue }
                     entry = virtual
                 } else {
                     guard let real = try? self.entry(child, state) else { continue }

@@ -97,26 +97,39 @@ struct FUSEUnusable: Error, CustomStringConvertible {
 /// mount. Skips (returns false, with a note) when FUSE is unusable, unless `NOTESFS_REQUIRE_FUSE=1`.
 /// A watchdog aborts the connection after `timeout` seconds so that a hung handler fails the test.
 /// The filesystem closes the database at unmount: open a new `RecordDatabase` to look afterwards.
+/// `storeWatcher` false: the mounted database has no background thread, so the mount hears of
+/// other processes' commits only when it catches up by itself (a commit, a refresh), never on a tick.
 @discardableResult
 func withNotesMount(
     databasePath: String? = nil, options: NotesFileSystem.Options = NotesFileSystem.Options(), mountOptions: [String] = [],
-    singleThread: Bool = false, timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation,
+    singleThread: Bool = false, timeout: Double = 60, storeWatcher: Bool = true, sourceLocation: SourceLocation = #_sourceLocation,
     seed: (RecordDatabase) throws -> Void = { _ in },
     _ body: (NotesMount) throws -> Void
 ) throws -> Bool {
+    let setup = MountSetup(options: options, mountOptions: mountOptions, singleThread: singleThread, timeout: timeout, storeWatcher: storeWatcher)
     if let databasePath {
-        return try mountAndRun(databasePath, options, mountOptions, singleThread, timeout, sourceLocation, seed, body)
+        return try mountAndRun(databasePath, setup, sourceLocation, seed, body)
     }
     return try withDatabaseDirectory { path in
-        try mountAndRun(path, options, mountOptions, singleThread, timeout, sourceLocation, seed, body)
+        try mountAndRun(path, setup, sourceLocation, seed, body)
     }
 }
 
+/// How ``withNotesMount(databasePath:options:mountOptions:singleThread:timeout:storeWatcher:sourceLocation:seed:_:)`` mounts.
+private struct MountSetup {
+    var options: NotesFileSystem.Options
+    var mountOptions: [String]
+    var singleThread: Bool
+    var timeout: Double
+    var storeWatcher: Bool
+}
+
 private func mountAndRun(
-    _ databasePath: String, _ options: NotesFileSystem.Options, _ mountOptions: [String], _ singleThread: Bool, _ timeout: Double,
+    _ databasePath: String, _ setup: MountSetup,
     _ sourceLocation: SourceLocation, _ seed: (RecordDatabase) throws -> Void, _ body: (NotesMount) throws -> Void
 ) throws -> Bool {
-    let database = try RecordDatabase(path: databasePath, create: true)
+    let (options, mountOptions, singleThread, timeout) = (setup.options, setup.mountOptions, setup.singleThread, setup.timeout)
+    let database = try RecordDatabase(path: databasePath, create: true, backgroundThread: setup.storeWatcher)
     try seed(database)
     let directory = makeTemporaryDirectory("notesfsmnt")
     defer { rmdir(directory) }

@@ -1,5 +1,6 @@
 import FUSE
 import Glibc
+import Notes
 
 /// An editor scratch file: lives in memory while mounted, never saved (see ``ScratchNames``).
 // @unchecked Sendable: instances live in `FileSystemState` and are only read or changed while
@@ -23,6 +24,8 @@ final class ScratchFile: @unchecked Sendable {
     var symlinkTarget: [UInt8]?
     /// Whether `modificationTime` was set explicitly (utimensat before the first save).
     var modificationTimeWasSet = false
+    /// Its extended attributes (`setxattr` before the first save): written with that save.
+    var extendedAttributes = ExtendedAttributes()
 
     init(inode: Inode, parent: Inode, name: String, content: ContentBuffer, mode: mode_t, uid: uid_t, gid: gid_t) {
         self.inode = inode

@@ -23,6 +23,9 @@ struct HistoryCatalog {
     private(set) var directories: [[String]: [String]] = [[]: []]
     /// A note's (or attachment's) path below `.history` → its record name.
     private(set) var notes: [[String]: String] = [:]
+    /// A note's path below `.history` → whose access its directory and versions give: the live
+    /// note's, or what a deleted note's last version kept.
+    private(set) var noteAccess: [[String]: VirtualAccess] = [:]
     /// The names taken in each directory.
     private var taken: [[String]: Set<String>] = [:]
 
@@ -55,10 +58,17 @@ struct HistoryCatalog {
         let folders = Self.folderPaths(of: deleted.map(\.version), context)
         for (path, _) in live { addFolders(path.dropLast()) }
         for folder in folders { addFolders(folder[...]) }
-        for (path, noteName) in live { addNote(Array(path.dropLast()), path[path.count - 1], noteName) }
+        for (path, noteName) in live {
+            addNote(Array(path.dropLast()), path[path.count - 1], noteName, access: .record(RecordID(recordName: noteName)))
+        }
         for ((noteName, version), folder) in zip(deleted, folders) {
             let kind: EntryNames.Kind = version.noteType == Attachment.recordType ? .attachment : .note
-            addNote(folder, unique(EntryNames.baseName(version.title, kind: kind), in: folder, noteName), noteName)
+            let liveFolder = version.folderName.flatMap { name in
+                database.metadata(for: RecordID(recordName: name))?.recordType == Folder.recordType ? RecordID(recordName: name) : nil
+            }
+            addNote(
+                folder, unique(EntryNames.baseName(version.title, kind: kind), in: folder, noteName), noteName,
+                access: .deleted(Ownership(version.record), folder: liveFolder))
         }
         for key in directories.keys { directories[key]?.sort() }
     }
@@ -89,12 +99,21 @@ struct HistoryCatalog {
         }
     }
 
-    private mutating func addNote(_ folder: [String], _ name: String, _ noteName: String) {
+    private mutating func addNote(_ folder: [String], _ name: String, _ noteName: String, access: VirtualAccess) {
         let path = folder + [name]
         guard notes[path] == nil, directories[path] == nil else { return }
         taken[folder, default: []].insert(name)
         directories[folder, default: []].append(name)
         notes[path] = noteName
+        noteAccess[path] = access
+    }
+
+    /// Whose access directory `path` below `.history` gives: its note's, `Recovered`'s (the tree's),
+    /// or the real folder's at the same path.
+    func access(of path: [String]) -> VirtualAccess {
+        if let access = noteAccess[path] { return access }
+        if path.first == Self.recoveredName, path.count == 1 { return .tree }
+        return .realPath(path)
     }
 
     /// `fileName`, or with the record-name suffix (then a counter) when it is taken in `folder`.

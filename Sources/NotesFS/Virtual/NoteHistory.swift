@@ -42,11 +42,14 @@ final class NoteHistory: VirtualTree {
                 ($0.date, $0.madeAt, $0.recordID.recordName) < ($1.date, $1.madeAt, $1.recordID.recordName)
             }
             let names = VersionFileNames.names(versions.map(\.date), fileExtension: VersionFileNames.fileExtension(of: path.last ?? ""))
+            let access = catalog.access(of: path)
             return zip(versions, names).map { version, name in
-                .file(VirtualFile(name: name, size: Self.size(of: version), modificationDate: version.date, source: version.recordID))
+                .file(
+                    VirtualFile(
+                        name: name, size: Self.size(of: version), modificationDate: version.date, source: version.recordID, access: access))
             }
         }
-        return (catalog.directories[path] ?? []).map { .directory($0) }
+        return (catalog.directories[path] ?? []).map { .directory($0, access: catalog.access(of: path + [$0])) }
     }
 
     /// The byte size of a version's content: its `size` field, else (a version written without

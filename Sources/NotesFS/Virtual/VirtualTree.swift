@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 /// A read-only tree of directories, symlinks and regular files that the mount shows at its root
@@ -40,10 +41,26 @@ extension VirtualTree {
     }
 }
 
+/// Whose access a virtual entry gives: the mount shows it with that record's owner, group and
+/// permission bits, and names it only to a caller who could reach that record by walking the
+/// folders (``NotesFileSystem/mayFind(_:_:_:)``): a private note's versions, search hits and recency
+/// are as private as the note.
+enum VirtualAccess: Sendable, Hashable {
+    /// The tree's own directories (`.search/QUERY`, `.history/Recovered`): open to every caller.
+    case tree
+    /// A live record's: a note or attachment (its read access) or a folder.
+    case record(RecordID)
+    /// The real directory at this path below the root (`.history/Work` is as open as `Work`).
+    case realPath([String])
+    /// A deleted note's: the ownership its last version kept (nil: none kept, only the mount's
+    /// owner may read it), in the folder it was in while that is still there.
+    case deleted(Ownership?, folder: RecordID?)
+}
+
 /// One entry a virtual directory holds.
 enum VirtualEntry: Sendable, Hashable {
-    /// A subdirectory (another path of the same tree).
-    case directory(String)
+    /// A subdirectory (another path of the same tree), with the access it gives.
+    case directory(String, access: VirtualAccess = .tree)
     /// A symlink to a note or attachment, named as the record's file in the mount (with its
     /// folder's path when two links would share a name) and pointing at it by a relative path
     /// (`../../Folder/Note.md` from `.search/QUERY/`). A record the mount does not show (hidden
@@ -62,6 +79,8 @@ struct VirtualFile: Sendable, Hashable {
     var modificationDate: Date
     /// The record the tree reads its bytes from (a `Version`, for `.history`).
     var source: RecordID
+    /// Whose access it gives (a version's: its note's).
+    var access: VirtualAccess = .tree
 }
 
 /// The bytes of a virtual file as its tree gives them.

@@ -14,6 +14,23 @@ public enum SavePolicy: Sendable {
     case allKeys
 }
 
+/// What a delete requires of the stored record when the modify commits (checked under the commit
+/// lock, after catching up with every other process's commits): a caller that resolved a name to
+/// a record some time ago deletes that record only if it is still what the caller saw.
+public struct DeleteCondition: Sendable, Hashable {
+    /// The change tag the caller saw (nil: any). Another tag means the record changed since (a move
+    /// or an edit made elsewhere).
+    public var recordChangeTag: String?
+    /// The delete may not cascade: no record may hold a `.deleteSelf` reference to it (a folder the
+    /// caller saw empty, which another process may have filled since).
+    public var refusesCascade: Bool
+
+    public init(recordChangeTag: String? = nil, refusesCascade: Bool = false) {
+        self.recordChangeTag = recordChangeTag
+        self.refusesCascade = refusesCascade
+    }
+}
+
 /// What a modify did.
 public struct ModifyResult: Sendable {
     /// The saved records as stored: new change tags, dates and identities.
@@ -42,10 +59,15 @@ extension RecordDatabase {
     ///     a mount's process (the mount must tell the kernel about them as about any outside change).
     ///   - reason: why the caller makes this change, handed to the commit hook (``CommitHook``)
     ///     as it is; the store itself ignores it.
+    ///   - deleteConditions: what some of the deletes require of their stored records at commit
+    ///     time (``DeleteCondition``); one that does not hold fails the whole modify with
+    ///     ``RecordStoreError/serverRecordChanged(serverRecord:clientRecord:)`` (the client record
+    ///     is the stored one's ID and type with the tag the caller gave).
     @discardableResult
     public func modify(
         saving records: [Record] = [], deleting recordIDs: [RecordID] = [],
-        savePolicy: SavePolicy = .ifServerRecordUnchanged, asExternalChange: Bool = false, reason: ModifyReason? = nil
+        savePolicy: SavePolicy = .ifServerRecordUnchanged, asExternalChange: Bool = false, reason: ModifyReason? = nil,
+        deleteConditions: [RecordID: DeleteCondition] = [:]
     ) throws(RecordStoreError) -> ModifyResult {
         var seen = Set<RecordID>()
         for id in records.map(\.recordID) + recordIDs where !seen.insert(id).inserted {
@@ -55,13 +77,18 @@ extension RecordDatabase {
         for record in records {
             if let problem = record.validityProblem { throw .invalidArguments("record \(record.recordID): \(problem)") }
         }
+        for id in deleteConditions.keys where !recordIDs.contains(id) {
+            throw .invalidArguments("a delete condition names \(id), which this modify does not delete")
+        }
         let entry: JournalEntry
         do {
             // What the hook adds may use the space reserve only while it leaves most of it to the
             // delete alone, tried next.
             entry = try commit(asExternalChange: asExternalChange, reserveLimit: Self.spaceReserve / 4) {
                 (index, seq) throws(RecordStoreError) in
-                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: false)
+                try checkDeleteConditions(deleteConditions, index: index)
+                return try prepare(
+                    records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: false)
             }
         } catch {
             // A full disk: a delete must still work (it frees space), so it goes with only what the
@@ -70,7 +97,9 @@ extension RecordDatabase {
             guard error.isOutOfSpace, !recordIDs.isEmpty, commitHook.withLock({ $0 != nil }) else { throw error }
             log("no room for the records the commit hook adds to a delete: deleting with only those it needs (\(error))")
             entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
-                try prepare(records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: true)
+                try checkDeleteConditions(deleteConditions, index: index)
+                return try prepare(
+                    records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: true)
             }
         }
         return ModifyResult(savedRecords: entry.saves.map { $0.clearingChanges() }, deletedRecordIDs: entry.deletes)
@@ -196,6 +225,21 @@ extension RecordDatabase {
         return state.withLock { state in
             state.reservedIdentities = (end - Self.identityBlock + 1)..<end
             return end - Self.identityBlock
+        }
+    }
+
+    /// Throws ``RecordStoreError/serverRecordChanged(serverRecord:clientRecord:)`` for the first
+    /// of `conditions` that the caught-up `index` does not meet.
+    private func checkDeleteConditions(_ conditions: [RecordID: DeleteCondition], index: RecordIndex) throws(RecordStoreError) {
+        for (id, condition) in conditions.sorted(by: { $0.key.recordName < $1.key.recordName }) {
+            guard let server = index.entries[id.recordName] else { throw .unknownItem(id) }
+            let tagChanged = condition.recordChangeTag.map { $0 != server.recordChangeTag } ?? false
+            let cascades = condition.refusesCascade && !index.cascade(from: [id.recordName], sparing: []).isEmpty
+            guard tagChanged || cascades else { continue }
+            var client = Record(recordType: server.recordType, recordID: id)
+            client.recordChangeTag = condition.recordChangeTag
+            let serverRecord = (try? fullRecord(server)) ?? server.record
+            throw .serverRecordChanged(serverRecord: serverRecord.clearingChanges(), clientRecord: client)
         }
     }
 

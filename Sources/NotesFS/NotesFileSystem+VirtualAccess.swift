@@ -1,0 +1,136 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// Who may see what in the virtual trees (`.search`, `.recent`, `.history`).
+///
+/// Every virtual entry stands for a record (``VirtualAccess``) and gives exactly that record's
+/// access: `.history/Work/` has the owner, group and mode of `Work`; a note's versions directory
+/// and its version files have the note's owner and group, and read (and search) bits where the
+/// note has read bits. The kernel enforces those (`default_permissions` is always on). What the
+/// kernel cannot enforce is the *names* in a listing, so a listing (and a lookup) names an entry
+/// only to a caller who could reach its record by walking the folders: read and search permission
+/// on every directory above it, and read permission on the note itself (a search hit tells what
+/// its text holds). Root (uid 0) sees everything, as it could by walking.
+extension NotesFileSystem {
+    /// The ownership a virtual entry shows and the real directories above its record.
+    struct ResolvedAccess {
+        /// Permission bits (`07777`) of the record.
+        var permissions: mode_t
+        var uid: uid_t
+        var gid: gid_t
+        /// The directories above the record, nearest first, up to the root: a caller must be able
+        /// to list and search each one.
+        var directories: [Attributes]
+        /// The record is a folder (only the directories above it decide whether its name is seen).
+        var isFolder: Bool
+    }
+
+    /// What `access` resolves to now; a record the mount cannot find resolves to the mount
+    /// owner's alone (nobody else is told of it).
+    func resolve(_ access: VirtualAccess, _ state: inout FileSystemState) -> ResolvedAccess {
+        let ownerOnly = ResolvedAccess(permissions: 0o500, uid: options.uid, gid: options.gid, directories: [], isFolder: false)
+        switch access {
+        case .tree:
+            return ResolvedAccess(permissions: 0o555, uid: options.uid, gid: options.gid, directories: [], isFolder: true)
+        case .record(let id):
+            guard let metadata = database.metadata(for: id), let attributes = try? attributes(metadata.identity, state) else {
+                return ownerOnly
+            }
+            return resolved(attributes, above: directories(above: metadata, &state))
+        case .realPath(let path):
+            var inode = Self.rootInode
+            var above: [Inode] = []
+            for name in path {
+                guard let next = try? child(inode, name, &state) else { return ownerOnly }
+                above.insert(inode, at: 0)
+                inode = next
+            }
+            guard let attributes = try? attributes(inode, state) else { return ownerOnly }
+            return resolved(attributes, above: above.compactMap { try? self.attributes($0, state) })
+        case .deleted(let ownership, let folder):
+            var above: [Attributes] = []
+            if let folder, let metadata = database.metadata(for: folder), let attributes = try? attributes(metadata.identity, state) {
+                above = [attributes] + directories(above: metadata, &state)
+            } else if let root = try? attributes(Self.rootInode, state) {
+                above = [root]
+            }
+            guard let ownership else { return ResolvedAccess(permissions: 0o400, uid: options.uid, gid: options.gid, directories: above, isFolder: false) }
+            return ResolvedAccess(
+                permissions: mode_t(ownership.mode & 0o7777), uid: ownership.uid, gid: ownership.gid, directories: above, isFolder: false)
+        }
+    }
+
+    private func resolved(_ attributes: Attributes, above: [Attributes]) -> ResolvedAccess {
+        ResolvedAccess(
+            permissions: attributes.mode & 0o7777, uid: attributes.uid, gid: attributes.gid, directories: above,
+            isFolder: attributes.isDirectory)
+    }
+
+    /// The attributes of the directories above `metadata`'s record, nearest first, up to the root.
+    private func directories(above metadata: RecordMetadata, _ state: inout FileSystemState) -> [Attributes] {
+        var result: [Attributes] = []
+        var parent = parentInode(of: metadata, &state)
+        for _ in 0..<Self.maximumMountDepth {
+            guard let directory = parent, let attributes = try? attributes(directory, state) else { return result }
+            result.append(attributes)
+            if directory == Self.rootInode { return result }
+            if directory == Self.recoveredInode {
+                parent = Self.rootInode
+            } else {
+                guard let folder = database.metadata(identity: directory) else { return result }
+                parent = parentInode(of: folder, &state)
+            }
+        }
+        return result
+    }
+
+    /// Whether `caller` may be told of an entry whose record has `access`: it may list and search
+    /// every directory above the record, and read the record unless it is a folder.
+    func mayFind(_ access: ResolvedAccess, _ caller: inout Caller) -> Bool {
+        for directory in access.directories
+        where !caller.may(S_IROTH | S_IXOTH, permissions: directory.mode, uid: directory.uid, gid: directory.gid) {
+            return false
+        }
+        return access.isFolder || caller.may(S_IROTH, permissions: access.permissions, uid: access.uid, gid: access.gid)
+    }
+
+    /// The mode a virtual directory or file standing for `access` shows: a folder's own bits less
+    /// write; a note's read bits on a file, and read with search on a directory (its versions).
+    static func virtualMode(_ access: ResolvedAccess, directory: Bool) -> mode_t {
+        if access.isFolder { return S_IFDIR | (access.permissions & 0o7555) }
+        let read = access.permissions & 0o444
+        return directory ? S_IFDIR | read | (read >> 2) : S_IFREG | read
+    }
+}
+
+/// The process a request came from, as permission checks see it: its uid, its gid and (read on
+/// first need, from `/proc`) its supplementary groups.
+struct Caller {
+    let uid: uid_t
+    let gid: gid_t
+    private let pid: pid_t
+    private var groups: [gid_t]?
+
+    init(_ context: RequestContext) {
+        (uid, gid, pid) = (context.uid, context.gid, context.pid)
+    }
+
+    /// Whether the permission bits `permissions` of an entry owned by `uid`:`gid` grant every bit
+    /// of `want` (given as the "other" bits, `S_IROTH | S_IXOTH`) to this caller, as the kernel
+    /// decides without ACLs: the owner's bits for the owner, else the group's for a member, else
+    /// the others'. Root is granted everything.
+    mutating func may(_ want: mode_t, permissions: mode_t, uid owner: uid_t, gid group: gid_t) -> Bool {
+        if uid == 0 { return true }
+        let shift: mode_t = uid == owner ? 6 : isMember(of: group) ? 3 : 0
+        return (permissions >> shift) & want == want
+    }
+
+    private mutating func isMember(of group: gid_t) -> Bool {
+        if gid == group { return true }
+        let list = groups ?? RequestContext.supplementaryGroups(of: pid)
+        groups = list
+        return list.contains(group)
+    }
+}

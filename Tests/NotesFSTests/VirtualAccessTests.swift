@@ -1,0 +1,95 @@
+/// The virtual trees give exactly the access the notes and their folders give: on a mount with
+/// `allow_other`, another user learns nothing of a private note through `.search`, `.recent` or
+/// `.history` (names, versions, text), and the owner still finds everything. The other users are
+/// real processes run with `setpriv` under other uids.
+
+import Foundation
+import Glibc
+import Notes
+import RecordStore
+import Testing
+
+/// Runs `command` with `sh -c` as uid:gid `id` with no supplementary groups.
+private func shAs(_ id: uid_t, _ command: String, groups: [gid_t] = []) throws -> ProgramResult {
+    let groupOption = groups.isEmpty ? "--clear-groups" : "--groups=" + groups.map(String.init).joined(separator: ",")
+    return try run(["/usr/bin/setpriv", "--reuid=\(id)", "--regid=\(id)", groupOption, "/bin/sh", "-c", command])
+}
+
+private func lines(_ result: ProgramResult) -> [String] { result.output.split(separator: "\n").map(String.init).sorted() }
+
+/// A note `title` with `text`, owned by `uid`:`uid` with `mode`, in `folder`, and one older version of it.
+private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: String, folder: RecordID?, uid: UInt32, mode: UInt32)
+    throws -> Note
+{
+    var note = Note(title: title, text: "an older text about zymurgy", folder: folder)
+    note.ownership = Ownership(mode: mode, uid: uid, gid: uid)
+    let saved = try db.modify(saving: [note.record]).savedRecords[0]
+    var edited = saved
+    edited["text"] = .string(text)
+    let version = Version(of: saved, kind: .edit)
+    try db.modify(saving: [edited, version.record])
+    return try Note(record: try db.record(for: saved.recordID))
+}
+
+@Suite(.serialized) struct VirtualAccessTests {
+    static let owner: uid_t = 1000
+    static let stranger: uid_t = 1001
+
+    @Test func anotherUserIsToldNothingOfAPrivateNote() throws {
+        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
+            var folder = Folder(name: "P")
+            folder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
+            let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+            _ = try savePrivateNote(db, "B", "secret zymurgy plans", folder: saved.recordID, uid: Self.owner, mode: 0o600)
+            // Readable folder, private note: its name shows by walking, but not its text.
+            _ = try savePrivateNote(db, "Hidden", "zymurgy too", folder: nil, uid: Self.owner, mode: 0o600)
+            var open = Note(title: "Open", text: "public zymurgy")
+            open.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
+            try db.modify(saving: [open.record])
+        }) { m in
+            let root = quoted(m.root)
+            // The owner finds all three.
+            #expect(try lines(shAs(Self.owner, "ls \(root)/.search/zymurgy")) == ["B.md", "Hidden.md", "Open.md"])
+            #expect(try lines(shAs(Self.owner, "ls \(root)/.recent")) == ["B.md", "Hidden.md", "Open.md"])
+            #expect(try shAs(Self.owner, "cat \(root)/.history/P/B.md/*").output == "an older text about zymurgy")
+            // Another user: only the open note, and no version of a private one.
+            #expect(try lines(shAs(Self.stranger, "ls \(root)/.search/zymurgy")) == ["Open.md"])
+            #expect(try lines(shAs(Self.stranger, "ls \(root)/.search/secret")) == [])
+            #expect(try lines(shAs(Self.stranger, "ls \(root)/.recent")) == ["Open.md"])
+            #expect(try shAs(Self.stranger, "stat \(root)/.search/zymurgy/B.md").status != 0)
+            #expect(try shAs(Self.stranger, "stat \(root)/.search/zymurgy/Hidden.md").status != 0)
+            #expect(try shAs(Self.stranger, "ls \(root)/.history/P").status != 0, "P is 0700")
+            let cat = try shAs(Self.stranger, "cat \(root)/.history/P/B.md/* \(root)/.history/Hidden.md/*")
+            #expect(cat.status != 0)
+            #expect(!cat.output.contains("zymurgy"))
+            #expect(try !lines(shAs(Self.stranger, "ls \(root)/.history")).contains("Hidden.md"))
+            #expect(try lines(shAs(Self.stranger, "ls \(root)/.history")) == ["P"], "P shows by walking the root; its contents do not")
+            // What the version files show: the note's owner and its read bits.
+            var st = stat()
+            #expect(stat(m.path(".history/Hidden.md"), &st) == 0)
+            #expect(st.st_uid == Self.owner && st.st_mode & 0o7777 == 0o500)
+            let version = try #require(listing(m.path(".history/Hidden.md"))?.first)
+            #expect(stat(m.path(".history/Hidden.md/" + version), &st) == 0)
+            #expect(st.st_uid == Self.owner && st.st_mode & 0o7777 == 0o400)
+            #expect(stat(m.path(".history/P"), &st) == 0)
+            #expect(st.st_uid == Self.owner && st.st_mode & 0o7777 == 0o500)
+        }
+    }
+
+    @Test func aGroupMemberSeesWhatTheGroupBitsGive() throws {
+        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
+            var folder = Folder(name: "Team")
+            folder.ownership = Ownership(mode: 0o750, uid: Self.owner, gid: 2000)
+            let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+            var note = Note(title: "Shared", text: "quorum notes", folder: saved.recordID)
+            note.ownership = Ownership(mode: 0o640, uid: Self.owner, gid: 2000)
+            try db.modify(saving: [note.record])
+        }) { m in
+            let query = "ls \(quoted(m.root))/.search/quorum"
+            let member = try shAs(Self.stranger, query, groups: [2000])
+            let outsider = try shAs(Self.stranger, query)
+            #expect(lines(member) == ["Shared.md"])
+            #expect(lines(outsider) == [])
+        }
+    }
+}
