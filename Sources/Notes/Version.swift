@@ -68,7 +68,8 @@ public struct Version: RecordWrapper, Hashable {
     public var noteCreationDate: Date? { record["created"]?.dateValue }
 
     /// The fields of a note's record, beside its bytes, title and folder, that a version keeps
-    /// and an undelete puts back: its ownership and mode (``Ownership``).
+    /// and an undelete puts back: its ownership and mode (``Ownership``; numbers), and its
+    /// extended attributes (``ExtendedAttributes``, field `xattrs`).
     public static let keptMetadataKeys = ["mode", "uid", "gid"]
 
     /// A short ID for the command line: the first 8 characters of the record name.
@@ -96,6 +97,7 @@ public struct Version: RecordWrapper, Hashable {
         for key in Self.keptMetadataKeys {
             if let value = replaced[key]?.int64Value { record[key] = .int64(value) }
         }
+        if let xattrs = replaced[ExtendedAttributes.fieldKey] { record[ExtendedAttributes.fieldKey] = xattrs }
         record["kind"] = .string(kind.rawValue)
         record["size"] = .int64(size)
         self.record = record

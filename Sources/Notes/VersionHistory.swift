@@ -172,13 +172,16 @@ public enum VersionHistory {
 
     /// Gives `record`, a note made again from `version`, the note's metadata as the version kept
     /// it: mode (without setuid and setgid: a version may come from another machine), owner,
-    /// group, creation date, and the modification date the state had. Values out of range (a
+    /// group, extended attributes, creation date, and the modification date the state had. Values out of range (a
     /// damaged or forged version) are left out: the mount's defaults apply then.
     static func keepMetadata(of version: Version, in record: inout Record) {
         if let mode = version.mode, (0...0o7777).contains(mode), let uid = version.uid, let gid = version.gid,
             (0...Int64(UInt32.max)).contains(uid), (0...Int64(UInt32.max)).contains(gid)
         {
             Ownership(mode: UInt32(mode & 0o1777), uid: UInt32(uid), gid: UInt32(gid)).write(into: &record)
+        }
+        if let xattrs = version.record[ExtendedAttributes.fieldKey], ExtendedAttributes.validityProblem(of: version.record) == nil {
+            record[ExtendedAttributes.fieldKey] = xattrs
         }
         if let created = version.noteCreationDate, created.timeIntervalSince1970.isFinite { record.setCreationDate(created) }
         if version.record["date"]?.dateValue != nil { record.modificationDate = version.date }

@@ -102,6 +102,9 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
         var note = Note(title: "Private", text: "")
         note.ownership = Ownership(mode: 0o600, uid: 1000, gid: 1001)
         var record = note.record
+        var xattrs = ExtendedAttributes()
+        try xattrs.set("user.tag", to: [0, 1, 0xff])
+        xattrs.write(into: &record)
         record.setCreationDate(created)
         try save(&record, "secret v1", at: created + 60, in: database)
         try save(&record, "secret v2", at: created + 86_400, in: database)
@@ -114,6 +117,7 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
         #expect(try Note(record: back).ownership == Ownership(mode: 0o600, uid: 1000, gid: 1001))
         #expect(back.creationDate == created)
         #expect(back.modificationDate == created + 86_400)
+        #expect(ExtendedAttributes(back)["user.tag"] == [0, 1, 0xff])
         // A restore of an older version keeps the note's mode, owner and creation date.
         let older = try #require(VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database).first { $0.text == "secret v1" })
         let restored = try VersionHistory.restore(older, in: database)
