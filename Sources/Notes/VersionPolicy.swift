@@ -57,7 +57,9 @@ public struct VersionPolicy: CommitHook {
                 if commit.takenIdentities.contains(deleted.identity) { continue }
                 if let replaced = whole(deleted, in: commit) {
                     var version = Version(of: replaced, kind: .delete).record
-                    if let names = Self.folderNames(of: deleted, in: commit) { version["folderNames"] = .list(names.map(FieldValue.string)) }
+                    if let names = Self.folderNames(of: deleted, in: commit) {
+                        version["folderNames"] = .list(names.map(FieldValue.string))
+                    }
                     versions.append(version)
                 }
             }

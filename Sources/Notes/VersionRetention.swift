@@ -88,7 +88,8 @@ public enum VersionRetention {
             return max(settings.floorBytes, Int64(share.rounded(.down)))
         }
         // The oldest first, while versions take more than the budget.
-        for candidate in candidates.sorted(by: { ($0.date, $0.metadata.recordID.recordName) < ($1.date, $1.metadata.recordID.recordName) }) {
+        for candidate in candidates.sorted(by: { ($0.date, $0.metadata.recordID.recordName) < ($1.date, $1.metadata.recordID.recordName) })
+        {
             if plan.versionBytesAfter <= budget() { break }
             doomed.insert(candidate.metadata.recordID.recordName)
             plan.versionBytesAfter -= versionSize[candidate.metadata.recordID.recordName] ?? 0

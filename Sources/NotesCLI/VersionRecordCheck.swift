@@ -19,7 +19,10 @@ enum VersionRecordCheck {
             let note = metadata.field("note")?.stringValue.map { " of record \($0)" } ?? ""
             func report(_ problem: String) {
                 problems.append(
-                    (metadata.recordID, "version \(name)\(note): damaged: \(problem); remove it with 'notesfs history rm \(name)' (or fsck --repair)"))
+                    (
+                        metadata.recordID,
+                        "version \(name)\(note): damaged: \(problem); remove it with 'notesfs history rm \(name)' (or fsck --repair)"
+                    ))
             }
             let record: Record
             do { record = try database.record(for: metadata.recordID) } catch { continue }  // the store's check reports it
@@ -60,7 +63,8 @@ enum VersionRecordCheck {
             let bytes = Array((Formatting.json(record, path: nil).rendered() + "\n").utf8)
             var done = 0
             while done < bytes.count {
-                let n = bytes.withUnsafeBytes { buffer in FileSystem.retrying { write(fd, buffer.baseAddress! + done, buffer.count - done) } }
+                let n = bytes.withUnsafeBytes { buffer in FileSystem.retrying { write(fd, buffer.baseAddress! + done, buffer.count - done) }
+                }
                 guard n > 0 else { throw CLIError.system("write", file, errno: errno) }
                 done += n
             }

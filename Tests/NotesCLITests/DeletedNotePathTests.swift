@@ -56,9 +56,10 @@ import Testing
         #expect(try notesfs(["folder", "rm", "Gone"], db: db).status == 0)
         let lines = try notesfs(["log", "--deleted"], db: db).lines
         #expect(lines.count == 2)
-        let byPath = Dictionary(uniqueKeysWithValues: lines.map { line in
-            (line.components(separatedBy: "  ").dropFirst(4).joined(separator: "  "), String(line.split(separator: " ")[0]))
-        })
+        let byPath = Dictionary(
+            uniqueKeysWithValues: lines.map { line in
+                (line.components(separatedBy: "  ").dropFirst(4).joined(separator: "  "), String(line.split(separator: " ")[0]))
+            })
         // By the ID it printed.
         let id = try #require(byPath["Gone/N.md"], "\(lines)")
         #expect(try notesfs(["note", "undelete", id], db: db).status == 0)

@@ -184,7 +184,9 @@ import Testing
         let badOffset = fsck.lines.filter { $0.contains("bad-offset") }
         #expect(noBase.count == 1 && badOffset.count == 1, "\(fsck.out)")
         #expect(
-            noBase.allSatisfy { $0.components(separatedBy: "version no-base").count == 2 && $0.components(separatedBy: "damaged").count == 2 },
+            noBase.allSatisfy {
+                $0.components(separatedBy: "version no-base").count == 2 && $0.components(separatedBy: "damaged").count == 2
+            },
             "said once: \(noBase)")
         #expect(badOffset.allSatisfy { $0.contains("out of range") && !$0.contains("wrong type") }, "\(badOffset)")
         #expect((noBase + badOffset).allSatisfy { $0.contains("history rm") }, "says the way out: \(fsck.out)")

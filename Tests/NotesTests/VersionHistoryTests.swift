@@ -119,7 +119,8 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
         #expect(back.modificationDate == created + 86_400)
         #expect(ExtendedAttributes(back)["user.tag"] == [0, 1, 0xff])
         // A restore of an older version keeps the note's mode, owner and creation date.
-        let older = try #require(VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database).first { $0.text == "secret v1" })
+        let older = try #require(
+            VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database).first { $0.text == "secret v1" })
         let restored = try VersionHistory.restore(older, in: database)
         #expect(restored["text"] == .string("secret v1"))
         #expect(try Note(record: restored).ownership == Ownership(mode: 0o600, uid: 1000, gid: 1001))

@@ -79,7 +79,8 @@ enum HistoryCommand {
         var deleting: [RecordID] = []
         for selector in selectors {
             let prefix = selector.lowercased()
-            let matches = names.contains(selector) ? [selector] : prefix.count >= 4 ? names.filter { $0.lowercased().hasPrefix(prefix) } : []
+            let matches =
+                names.contains(selector) ? [selector] : prefix.count >= 4 ? names.filter { $0.lowercased().hasPrefix(prefix) } : []
             guard let match = matches.first else { throw CLIError(.notFound, selector, "no such version (see 'notesfs log')") }
             guard matches.count == 1 else { throw CLIError(.usage, selector, "version ID is ambiguous: give more characters") }
             let id = RecordID(recordName: match)
@@ -230,7 +231,9 @@ enum HistoryCommand {
             throw CLIError(.notFound, argument, "no deleted note there (see 'notesfs log --deleted')")
         }
         let record: Record
-        do { record = try VersionHistory.restore(version, into: into, in: database) } catch { throw CLIError.notes(error, subject: argument) }
+        do { record = try VersionHistory.restore(version, into: into, in: database) } catch {
+            throw CLIError.notes(error, subject: argument)
+        }
         try context.finish(database)
         catalog.invalidate()
         context.output.info("restored \(catalog.entry(for: record.recordID)?.path ?? version.title)")
