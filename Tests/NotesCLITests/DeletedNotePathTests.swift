@@ -68,5 +68,18 @@ import Testing
         let into = try notesfs(["note", "undelete", "Gone/M.md", "--into", "Inbox"], db: db)
         #expect(into.status == 0, "\(into.stderr)")
         #expect(try notesfs(["note", "cat", "Inbox/M"], db: db).out == "m\n")
+        // Any version ID `log` prints for a deleted note brings that version back.
+        let environment = ["NOTESFS_HISTORY_INTERVAL": "0"]
+        try notesfs(["note", "new", "Gone/O", "--text", "old\n"], db: db, environment: environment)
+        try notesfs(["note", "new", "Gone/O", "--text", "new\n", "--force"], db: db, environment: environment)
+        #expect(try notesfs(["note", "rm", "Gone/O"], db: db).status == 0)
+        let all = try notesfs(["log"], db: db).lines.filter { $0.hasSuffix("  edit  Gone/O.md") }
+        let older = try #require(all.first.map { String($0.split(separator: " ")[0]) }, "\(all)")
+        let back = try notesfs(["note", "undelete", older], db: db)
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try notesfs(["note", "cat", "Gone/O"], db: db).out == "old\n")
+        // A version of a note that is not deleted: said so.
+        let live = try notesfs(["note", "undelete", older], db: db)
+        #expect(live.status != 0 && live.stderr.contains("note restore"), "\(live.stderr)")
     }
 }

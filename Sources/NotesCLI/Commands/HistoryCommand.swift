@@ -37,7 +37,8 @@ enum HistoryCommand {
                 name, title, text, mode, owner and dates, in its folder; when that folder is gone
                 too, at the folder path it had (folders made again where missing). PATH and
                 VERSION are as 'log --deleted' prints them (a note's path without .md too; an ID
-                or a unique prefix of at least 4 characters).
+                or a unique prefix of at least 4 characters); the ID of an older version of a
+                deleted note, as 'log' prints it, brings that version back.
                   --into FOLDER   put it in this existing folder instead (/ for the root)
                 """, options: [OptionSpec("--into", value: true)], writes: true, run: undelete),
         CommandSpec(
@@ -227,6 +228,7 @@ enum HistoryCommand {
             guard matches.count <= 1 else { throw CLIError(.usage, argument, "version ID is ambiguous: give more characters") }
             found = matches.first
         }
+        if found == nil, prefix.count >= 4 { found = try olderVersion(prefix, argument: argument, deleted: deleted, database: database) }
         guard let version = found else {
             throw CLIError(.notFound, argument, "no deleted note there (see 'notesfs log --deleted')")
         }
@@ -237,6 +239,29 @@ enum HistoryCommand {
         try context.finish(database)
         catalog.invalidate()
         context.output.info("restored \(catalog.entry(for: record.recordID)?.path ?? version.title)")
+    }
+
+    /// Any version of a deleted note `log` prints (by ID or a prefix of 4 or more): that
+    /// version, read whole, with the folder names of the note's delete (where it goes back).
+    /// - Throws: when the prefix is ambiguous, the version unreadable, or its note not deleted.
+    private static func olderVersion(_ prefix: String, argument: String, deleted: [Version], database: RecordDatabase)
+        throws(CLIError) -> Version?
+    {
+        let matches = database.metadata(ofType: Version.recordType).filter { $0.recordID.recordName.lowercased().hasPrefix(prefix) }
+        guard let match = matches.first else { return nil }
+        guard matches.count == 1 else { throw CLIError(.usage, argument, "version ID is ambiguous: give more characters") }
+        var record: Record
+        do { record = try VersionHistory.fullVersion(match.recordID, in: database).record } catch {
+            throw CLIError.notes(error, subject: argument)
+        }
+        let note = record["note"]?.stringValue ?? ""
+        guard database.metadata(for: RecordID(recordName: note)) == nil else {
+            throw CLIError(.conflict, argument, "is a version of a note that is not deleted: use 'notesfs note restore PATH --at \(argument)'")
+        }
+        if record["folderNames"] == nil, let names = deleted.first(where: { $0.noteName == note })?.record["folderNames"] {
+            record["folderNames"] = names
+        }
+        do { return try Version(record: record) } catch { throw CLIError.notes(error, subject: argument) }
     }
 
     // MARK: log
