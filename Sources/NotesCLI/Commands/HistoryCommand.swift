@@ -256,7 +256,8 @@ enum HistoryCommand {
         }
         let note = record["note"]?.stringValue ?? ""
         guard database.metadata(for: RecordID(recordName: note)) == nil else {
-            throw CLIError(.conflict, argument, "is a version of a note that is not deleted: use 'notesfs note restore PATH --at \(argument)'")
+            throw CLIError(
+                .conflict, argument, "is a version of a note that is not deleted: use 'notesfs note restore PATH --at \(argument)'")
         }
         if record["folderNames"] == nil, let names = deleted.first(where: { $0.noteName == note })?.record["folderNames"] {
             record["folderNames"] = names
