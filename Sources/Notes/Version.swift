@@ -35,6 +35,12 @@ public struct Version: RecordWrapper, Hashable {
     public var title: String { (try? record.string("title")) ?? "" }
     /// The record name of the folder the note was in (nil: the root).
     public var folderName: String? { try? record.string("folderRecord") }
+    /// The names of the folders the note was in, from the top (field `folderNames`), for a
+    /// version a delete made: where an undelete puts the note back when its folder is gone too.
+    /// Nil when not recorded (a version of another kind, or from an older notesfs).
+    public var folderNames: [String]? {
+        record["folderNames"]?.listValue.map { $0.compactMap(\.stringValue) }
+    }
     /// The replaced state's modification date: when this version was written.
     public var date: Date { record["date"]?.dateValue ?? record.creationDate ?? Date(timeIntervalSince1970: 0) }
     /// What replaced it (nil: a kind this version of notesfs does not know).
@@ -49,6 +55,22 @@ public struct Version: RecordWrapper, Hashable {
     public var isDelta: Bool { record["text"] == nil && record.omittedSizes["text"] == nil && record["deltaBase"] != nil }
     /// The content asset (bytes kept by hash: an attachment, or a note that is not UTF-8 text).
     public var content: Asset? { record["content"]?.assetValue }
+
+    /// The note's permission bits (`mode`, as the note's record holds them) in this version; nil
+    /// when the note had none (made outside a mount) or the field is of another type.
+    public var mode: Int64? { record["mode"]?.int64Value }
+    /// The note's owner (`uid`) in this version; nil when it had none.
+    public var uid: Int64? { record["uid"]?.int64Value }
+    /// The note's group (`gid`) in this version; nil when it had none.
+    public var gid: Int64? { record["gid"]?.int64Value }
+    /// The note's creation date (field `created`): an undelete gives it back; nil for a version
+    /// written without one.
+    public var noteCreationDate: Date? { record["created"]?.dateValue }
+
+    /// The fields of a note's record, beside its bytes, title and folder, that a version keeps
+    /// and an undelete puts back: its ownership and mode (``Ownership``; numbers), and its
+    /// extended attributes (``ExtendedAttributes``, field `xattrs`).
+    public static let keptMetadataKeys = ["mode", "uid", "gid"]
 
     /// A short ID for the command line: the first 8 characters of the record name.
     public var shortID: String { String(record.recordID.recordName.prefix(8)) }
@@ -71,6 +93,11 @@ public struct Version: RecordWrapper, Hashable {
             size = Int64(text.utf8.count)
         }
         record["date"] = .date(replaced.modificationDate ?? Date(timeIntervalSince1970: 0))
+        if let created = replaced.creationDate { record["created"] = .date(created) }
+        for key in Self.keptMetadataKeys {
+            if let value = replaced[key]?.int64Value { record[key] = .int64(value) }
+        }
+        if let xattrs = replaced[ExtendedAttributes.fieldKey] { record[ExtendedAttributes.fieldKey] = xattrs }
         record["kind"] = .string(kind.rawValue)
         record["size"] = .int64(size)
         self.record = record
@@ -85,6 +112,13 @@ public struct Version: RecordWrapper, Hashable {
         _ = try record.string("kind")
         guard record["date"]?.dateValue != nil else { throw .invalidField(record.recordID, key: "date") }
         if let size = record["size"], size.int64Value == nil { throw .invalidField(record.recordID, key: "size") }
+        for key in Self.keptMetadataKeys where record[key] != nil && record[key]?.int64Value == nil {
+            throw .invalidField(record.recordID, key: key)
+        }
+        if let created = record["created"], created.dateValue == nil { throw .invalidField(record.recordID, key: "created") }
+        if let names = record["folderNames"], names.listValue?.allSatisfy({ $0.stringValue != nil }) != true {
+            throw .invalidField(record.recordID, key: "folderNames")
+        }
         if let value = record["content"] {
             guard value.assetValue != nil else { throw .invalidField(record.recordID, key: "content") }
         } else if record["text"] == nil, record.omittedSizes["text"] == nil {

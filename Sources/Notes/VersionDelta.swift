@@ -21,18 +21,22 @@ public struct VersionDelta: Equatable, Sendable {
     static let overhead = 120
 
     /// The delta `record` holds; nil when it holds its text (or none of the delta's fields).
-    /// - Throws: ``NotesError/invalidField(_:key:)`` when a field is of the wrong type or out of range.
+    /// - Throws: ``NotesError/invalidField(_:key:)`` when a field is of the wrong type,
+    ///   ``NotesError/damagedVersion(_:reason:)`` when an offset is out of range.
     init?(record: Record) throws(NotesError) {
         guard record["text"] == nil, record["deltaBase"] != nil else { return nil }
         guard let base = record["deltaBase"]?.stringValue, !base.isEmpty else { throw .invalidField(record.recordID, key: "deltaBase") }
-        guard let prefix = record["deltaPrefix"]?.int64Value, prefix >= 0, prefix <= Int64(Int32.max) else {
-            throw .invalidField(record.recordID, key: "deltaPrefix")
+        func offset(_ key: String) throws(NotesError) -> Int {
+            guard let value = record[key]?.int64Value else { throw .invalidField(record.recordID, key: key) }
+            guard value >= 0, value <= Int64(Int32.max) else {
+                throw .damagedVersion(record.recordID, reason: "its \(key) \(value) is out of range (0 to \(Int32.max))")
+            }
+            return Int(value)
         }
-        guard let suffix = record["deltaSuffix"]?.int64Value, suffix >= 0, suffix <= Int64(Int32.max) else {
-            throw .invalidField(record.recordID, key: "deltaSuffix")
-        }
+        let prefix = try offset("deltaPrefix")
+        let suffix = try offset("deltaSuffix")
         guard let middle = record["deltaText"]?.stringValue else { throw .invalidField(record.recordID, key: "deltaText") }
-        self.init(base: base, prefix: Int(prefix), suffix: Int(suffix), middle: middle)
+        self.init(base: base, prefix: prefix, suffix: suffix, middle: middle)
     }
 
     init(base: String, prefix: Int, suffix: Int, middle: String) {

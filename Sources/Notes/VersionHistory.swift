@@ -95,12 +95,17 @@ public enum VersionHistory {
 
     /// Puts `version`'s bytes back: into its note when the note exists (which keeps its title and
     /// folder; the state replaced becomes a `restore` version, so a restore can be undone), else as
-    /// the note itself again, with its record name, title and folder (a folder that is gone:
-    /// `Recovered`, made when missing). Returns the note's record as saved.
+    /// the note itself again, with its record name, title, folder, mode, owner, group and dates.
+    /// A note made again goes into `folder` when given (`.some(nil)`: the root), else its own
+    /// folder; when that is gone too, the folders of the path it had, made again where missing
+    /// (``Version/folderNames``), else `Recovered`. Returns the note's record as saved.
     ///
-    /// - Throws: ``NotesError/store(_:)``: a conflict when the note changed meanwhile, I/O.
+    /// - Throws: ``NotesError/store(_:)``: a conflict when the note changed meanwhile, a `folder`
+    ///   that is not there (`unknownItem`), I/O.
     @discardableResult
-    public static func restore(_ version: Version, in database: RecordDatabase) throws(NotesError) -> Record {
+    public static func restore(_ version: Version, into folder: RecordID?? = .none, in database: RecordDatabase) throws(NotesError)
+        -> Record
+    {
         let full = version.text == nil && version.content == nil ? try fullVersion(version.recordID, in: database) : version
         let noteID = RecordID(recordName: full.noteName)
         var saving: [Record] = []
@@ -110,14 +115,21 @@ public enum VersionHistory {
         } else {
             record = Record(recordType: full.noteType == Attachment.recordType ? Attachment.recordType : Note.recordType, recordID: noteID)
             record[record.recordType == Note.recordType ? "title" : "name"] = .string(full.title)
-            var folder = full.folderName.map { RecordID(recordName: $0) }
-            if let id = folder, database.metadata(for: id)?.recordType != Folder.recordType {
-                folder = RecordID(recordName: recoveredFolderName)
-                if database.metadata(for: folder!) == nil {
-                    saving.append(Folder(name: "Recovered", recordID: folder!).record)
+            var target = full.folderName.map { RecordID(recordName: $0) }
+            if case .some(let chosen) = folder {
+                if let chosen, database.metadata(for: chosen)?.recordType != Folder.recordType { throw .store(.unknownItem(chosen)) }
+                target = chosen
+            } else if let id = target, database.metadata(for: id)?.recordType != Folder.recordType {
+                if let names = full.folderNames, !names.isEmpty {
+                    target = folderPath(names, in: database, creating: &saving)
+                } else {
+                    let recovered = RecordID(recordName: recoveredFolderName)
+                    if database.metadata(for: recovered) == nil { saving.append(Folder(name: "Recovered", recordID: recovered).record) }
+                    target = recovered
                 }
             }
-            record.setReference("folder", to: folder)
+            record.setReference("folder", to: target)
+            keepMetadata(of: full, in: &record)
         }
         if record.recordType == Attachment.recordType {
             record["content"] = full.content.map(FieldValue.asset)  // an attachment has no text
@@ -133,6 +145,46 @@ public enum VersionHistory {
             guard let note = saved.first(where: { $0.recordID == noteID }) else { throw RecordStoreError.unknownItem(noteID) }
             return note
         } catch { throw .store(error) }
+    }
+
+    /// The folder at the path of folder `names` from the root: each an existing folder of that
+    /// name (the oldest, when there are several), else a new one appended to `saving`.
+    static func folderPath(_ names: [String], in database: RecordDatabase, creating saving: inout [Record]) -> RecordID {
+        let folders = database.metadata(ofType: Folder.recordType)
+        var parent: RecordID?
+        var creating = false
+        for name in names {
+            if !creating,
+                let existing = folders.filter({
+                    $0.field("name")?.stringValue == name && $0.field("parent")?.referenceValue?.recordID == parent
+                }).min(by: { ($0.creationDate ?? .distantPast, $0.recordID) < ($1.creationDate ?? .distantPast, $1.recordID) })
+            {
+                parent = existing.recordID
+                continue
+            }
+            creating = true
+            let folder = Folder(name: name, parent: parent, recordID: RecordID(recordName: UUID().uuidString.lowercased()))
+            saving.append(folder.record)
+            parent = folder.recordID
+        }
+        return parent ?? RecordID(recordName: recoveredFolderName)
+    }
+
+    /// Gives `record`, a note made again from `version`, the note's metadata as the version kept
+    /// it: mode (without setuid and setgid: a version may come from another machine), owner,
+    /// group, extended attributes, creation date, and the modification date the state had. Values out of range (a
+    /// damaged or forged version) are left out: the mount's defaults apply then.
+    static func keepMetadata(of version: Version, in record: inout Record) {
+        if let mode = version.mode, (0...0o7777).contains(mode), let uid = version.uid, let gid = version.gid,
+            (0...Int64(UInt32.max)).contains(uid), (0...Int64(UInt32.max)).contains(gid)
+        {
+            Ownership(mode: UInt32(mode & 0o1777), uid: UInt32(uid), gid: UInt32(gid)).write(into: &record)
+        }
+        if let xattrs = version.record[ExtendedAttributes.fieldKey], ExtendedAttributes.validityProblem(of: version.record) == nil {
+            record[ExtendedAttributes.fieldKey] = xattrs
+        }
+        if let created = version.noteCreationDate, created.timeIntervalSince1970.isFinite { record.setCreationDate(created) }
+        if version.record["date"]?.dateValue != nil { record.modificationDate = version.date }
     }
 
     /// A version's date as the index holds it (``Version/date``).

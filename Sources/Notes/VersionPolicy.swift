@@ -13,6 +13,8 @@ import RecordStore
 ///   ``ModifyReason/editKeepingVersion`` (`note edit`), ``ModifyReason/restore``, and a sync's
 ///   `merge` and `conflict` records;
 /// - never: a save that leaves the bytes as they were (a rename, `chmod`, `touch`), a new record,
+///   an edit of an empty state (a file just created, or truncated by a shell's `>`: the first
+///   real content is what the interval starts from),
 ///   versions themselves, and a sync applying another machine's change (``ModifyReason/sync``:
 ///   that machine kept its version, which syncs too).
 public struct VersionPolicy: CommitHook {
@@ -41,6 +43,9 @@ public struct VersionPolicy: CommitHook {
             }
             // A metadata-only save (rename, chmod, touch) carries no bytes: they did not change.
             if save.record.isPartial, save.record["text"] == nil, save.record["content"] == nil { continue }
+            // An empty state (a file just created, or truncated by a shell's `>` before its
+            // write) is no version worth keeping, and starts no interval.
+            if kind == .edit, Self.isEmpty(previous) { continue }
             if kind == .edit, reason != ModifyReason.editKeepingVersion.name, coalesces(previous, in: commit) { continue }
             guard let replaced = whole(previous, in: commit) else { continue }
             if Self.sameBytes(replaced, save.record) { continue }
@@ -50,7 +55,13 @@ public struct VersionPolicy: CommitHook {
             for deleted in commit.deleted where Self.versionedTypes.contains(deleted.recordType) {
                 // A rename over a file deletes the source: its bytes live on in the target.
                 if commit.takenIdentities.contains(deleted.identity) { continue }
-                if let replaced = whole(deleted, in: commit) { versions.append(Version(of: replaced, kind: .delete).record) }
+                if let replaced = whole(deleted, in: commit) {
+                    var version = Version(of: replaced, kind: .delete).record
+                    if let names = Self.folderNames(of: deleted, in: commit) {
+                        version["folderNames"] = .list(names.map(FieldValue.string))
+                    }
+                    versions.append(version)
+                }
             }
         }
         return versions + wholeDependents(in: commit) + wholeSavedDeltas(in: commit)
@@ -125,6 +136,7 @@ public struct VersionPolicy: CommitHook {
     func coalesces(_ previous: RecordMetadata, in commit: PendingCommit) -> Bool {
         guard settings.interval > 0 else { return false }
         let versions = commit.records(ofType: Version.recordType, whereField: "note", equals: previous.recordID.recordName)
+            .filter { !Self.isEmpty($0) }
         guard let newest = versions.max(by: { VersionHistory.date(of: $0) < VersionHistory.date(of: $1) }) else { return false }
         guard newest.field("kind")?.stringValue == Version.Kind.edit.rawValue else { return false }
         let replacedDate = previous.modificationDate ?? commit.date
@@ -138,6 +150,29 @@ public struct VersionPolicy: CommitHook {
             FileHandle.standardError.write(Data("notesfs: no version kept of \(metadata.recordID): \(error)\n".utf8))
             return nil
         }
+    }
+
+    /// The names of the folders `record` is in, from the top, as stored before this commit (a
+    /// folder deleted with it included); nil when the chain is broken or goes round.
+    static func folderNames(of record: RecordMetadata, in commit: PendingCommit) -> [String]? {
+        var names: [String] = []
+        var next = record.field("folder")?.referenceValue?.recordID.recordName
+        while let name = next {
+            guard names.count < 256, let folder = commit.metadata(named: name), folder.recordType == Folder.recordType,
+                let folderName = folder.field("name")?.stringValue
+            else { return nil }
+            names.append(folderName)
+            next = folder.field("parent")?.referenceValue?.recordID.recordName
+        }
+        return names.reversed()
+    }
+
+    /// Whether a note, attachment or version (by its metadata) holds no bytes: no content asset,
+    /// and an empty text (or none, and not a delta).
+    static func isEmpty(_ metadata: RecordMetadata) -> Bool {
+        guard metadata.field("content") == nil, metadata.field("deltaBase") == nil else { return false }
+        if let size = metadata.sizes["text"] { return size == 0 }
+        return metadata.field("text")?.stringValue?.isEmpty ?? true
     }
 
     /// Whether `new` (a full record, or a partial one carrying some content field) holds the same

@@ -7,81 +7,94 @@ public struct PrunePlan: Sendable, Equatable {
     public var deleting: [RecordID] = []
     /// Versions a prune rewrote as deltas (``VersionCompaction``); none in a plan not carried out.
     public var compacted = 0
-    /// Bytes the versions hold before and after (their `size`: a shared asset counts in each).
+    /// Bytes the versions hold before and after (what each really stores: its text, its asset's
+    /// file, its delta; a shared asset counts in each).
     public var versionBytesBefore: Int64 = 0
     public var versionBytesAfter: Int64 = 0
     /// Bytes of the live notes and attachments.
     public var liveBytes: Int64 = 0
-    /// What versions may take: ``HistorySettings/budgetFraction`` of live bytes plus versions.
+    /// What versions may take: ``HistorySettings/budgetFraction`` of live bytes plus versions,
+    /// and never less than ``HistorySettings/floorBytes``.
     public var budget: Int64 = 0
 }
 
-/// Which versions history keeps as they age (``HistorySettings``): every version for
-/// ``HistorySettings/keepAll`` (7 days), then the newest of each day until
-/// ``HistorySettings/keepDaily`` (90 days), then the newest of each week; and in all, no more bytes
-/// than the budget (a version kept as a delta counts its delta): the oldest go first, the newest
-/// version of each live note after all others (a deleted note's last version goes too when the
-/// budget needs its room: then it cannot be undeleted).
-/// Ages are from the version's date (the state it keeps was written then).
+/// Which versions history keeps as they age (``HistorySettings``).
+///
+/// Always kept (neither thinned nor taken for space): every version made in the last
+/// ``HistorySettings/keepAll`` (7 days), the newest ``HistorySettings/keepLast`` (10) of each note,
+/// and the version a delete, restore, merge, conflict or rename replaced, for
+/// ``HistorySettings/keepDaily`` (90 days) after it was made. Of the others, the newest of each
+/// day is kept until ``HistorySettings/keepDaily``, then the newest of each week. For space, and
+/// only while versions take more than the budget (``HistorySettings/budgetFraction`` of the
+/// database, never less than ``HistorySettings/floorBytes``), the oldest of the others go first.
+///
+/// Bytes are what a record really holds (its text's UTF-8 length, its asset's file, a delta's
+/// stored bytes), never its `size` field: a forged size cannot make a prune delete more.
+/// Ages are from the version's date (the state it keeps was written then), or from when it was
+/// made when that is later.
 ///
 /// A prune is one modify of deletes: a crash leaves all of it or none.
 public enum VersionRetention {
+    /// The kinds of versions kept for ``HistorySettings/keepDaily`` after they were made: what
+    /// someone may want to undo.
+    static let eventKinds = Set([Version.Kind.delete, .restore, .merge, .conflict, .rename].map(\.rawValue))
+
     /// The versions retention would delete now.
     public static func plan(in database: RecordDatabase, settings: HistorySettings, now: Date = Date()) -> PrunePlan {
         var plan = PrunePlan()
+        var sizes = Sizes(database: database)
         var byNote: [String: [RecordMetadata]] = [:]
-        var live = Set<String>()
+        var versionSize: [String: Int64] = [:]
         for metadata in database.metadata(where: { [Note.recordType, Attachment.recordType, Version.recordType].contains($0.recordType) }) {
+            let size = sizes.size(metadata)
             if metadata.recordType == Version.recordType {
                 byNote[metadata.field("note")?.stringValue ?? "", default: []].append(metadata)
-                plan.versionBytesBefore += size(metadata)
+                versionSize[metadata.recordID.recordName] = size
+                plan.versionBytesBefore += size
             } else {
-                plan.liveBytes += size(metadata)
-                live.insert(metadata.recordID.recordName)
+                plan.liveBytes += size
             }
         }
         var doomed = Set<String>()
-        // Survivors that the budget may still take, with their dates; `newest`: a live note's
-        // newest version (the budget takes those last).
-        var candidates: [(newest: Bool, date: Date, metadata: RecordMetadata)] = []
+        // Versions the budget may take, with their dates.
+        var candidates: [(date: Date, metadata: RecordMetadata)] = []
         for versions in byNote.values {
-            let sorted = versions.sorted { VersionHistory.date(of: $0) > VersionHistory.date(of: $1) }  // newest first
+            let sorted = versions.sorted {
+                (VersionHistory.date(of: $0), $0.recordID.recordName) > (VersionHistory.date(of: $1), $1.recordID.recordName)
+            }  // newest first
             var seenBuckets = Set<Int64>()
             for (index, metadata) in sorted.enumerated() {
                 let date = VersionHistory.date(of: metadata)
+                // Thinned by the age of the state it keeps; protected by the time since it was
+                // made (a state written long ago and replaced today is today's version).
                 let age = now.timeIntervalSince(date)
-                let bucket: Int64?
-                if age < settings.keepAll {
-                    bucket = nil
-                } else if age < settings.keepDaily {
-                    bucket = Int64(floor(date.timeIntervalSince1970 / 86_400)) * 2
+                let madeAge = now.timeIntervalSince(max(date, metadata.creationDate ?? date))
+                let bucket = age < settings.keepDaily ? Self.bucket(date, width: 86_400) * 2 : Self.bucket(date, width: 7 * 86_400) * 2 + 1
+                let isEvent = eventKinds.contains(metadata.field("kind")?.stringValue ?? "")
+                // `!(a >= b)`: a damaged date (NaN) keeps the version rather than losing it.
+                let kept = index < settings.keepLast || !(madeAge >= settings.keepAll) || (isEvent && !(madeAge >= settings.keepDaily))
+                let firstOfBucket = seenBuckets.insert(bucket).inserted
+                if kept { continue }
+                if firstOfBucket {
+                    candidates.append((date, metadata))
                 } else {
-                    bucket = Int64(floor(date.timeIntervalSince1970 / (7 * 86_400))) * 2 + 1
-                }
-                if let bucket, !seenBuckets.insert(bucket).inserted {
                     doomed.insert(metadata.recordID.recordName)
-                } else {
-                    candidates.append((index == 0 && live.contains(metadata.field("note")?.stringValue ?? ""), date, metadata))
                 }
             }
         }
-        plan.versionBytesAfter =
-            plan.versionBytesBefore
-            - byNote.values.joined().filter { doomed.contains($0.recordID.recordName) }.reduce(0) {
-                $0 + size($1)
-            }
-        plan.budget = Int64((Double(plan.liveBytes + plan.versionBytesAfter) * settings.budgetFraction).rounded(.down))
-        if plan.versionBytesAfter > plan.budget {
-            // Oldest first, each live note's newest version after all others; the budget counts
-            // live bytes plus what versions remain.
-            for candidate in candidates.sorted(by: { ($0.newest ? 1 : 0, $0.date) < ($1.newest ? 1 : 0, $1.date) }) {
-                let budget = Int64((Double(plan.liveBytes + plan.versionBytesAfter) * settings.budgetFraction).rounded(.down))
-                if plan.versionBytesAfter <= budget { break }
-                doomed.insert(candidate.metadata.recordID.recordName)
-                plan.versionBytesAfter -= size(candidate.metadata)
-            }
-            plan.budget = Int64((Double(plan.liveBytes + plan.versionBytesAfter) * settings.budgetFraction).rounded(.down))
+        plan.versionBytesAfter = plan.versionBytesBefore - doomed.reduce(0) { $0 + (versionSize[$1] ?? 0) }
+        func budget() -> Int64 {
+            let share = Double(plan.liveBytes + plan.versionBytesAfter) * min(max(settings.budgetFraction, 0), 1)
+            return max(settings.floorBytes, Int64(share.rounded(.down)))
         }
+        // The oldest first, while versions take more than the budget.
+        for candidate in candidates.sorted(by: { ($0.date, $0.metadata.recordID.recordName) < ($1.date, $1.metadata.recordID.recordName) })
+        {
+            if plan.versionBytesAfter <= budget() { break }
+            doomed.insert(candidate.metadata.recordID.recordName)
+            plan.versionBytesAfter -= versionSize[candidate.metadata.recordID.recordName] ?? 0
+        }
+        plan.budget = budget()
         plan.deleting = doomed.sorted().map(RecordID.init(recordName:))
         return plan
     }
@@ -114,23 +127,45 @@ public enum VersionRetention {
         return plan
     }
 
-    /// The bytes a note, attachment or version holds (its content asset, else its text; a
-    /// version kept as a delta, the delta).
-    static func size(_ metadata: RecordMetadata) -> Int64 { min(max(0, storedSize(metadata)), sizeLimit) }
+    /// The number of the day (week: `width`) `date` falls in; one number for every date out of
+    /// range (a damaged record), so that no conversion traps.
+    static func bucket(_ date: Date, width: TimeInterval) -> Int64 {
+        let number = (date.timeIntervalSince1970 / width).rounded(.down)
+        return number.isFinite && abs(number) < 1e12 ? Int64(number) : -(1 << 50)
+    }
 
-    /// The most one record counts for: a `size` or an asset's size from a hostile server may say
-    /// anything, and millions of them must still sum without overflowing.
+    /// The most one record counts for, so that millions of them sum without overflowing.
     public static let sizeLimit: Int64 = 1 << 40
 
-    private static func storedSize(_ metadata: RecordMetadata) -> Int64 {
-        if metadata.recordType == Version.recordType, VersionCompaction.isDelta(metadata) {
-            // Kept as a delta: what it stores.
-            let middle = metadata.sizes["deltaText"] ?? metadata.field("deltaText")?.stringValue?.utf8.count ?? 0
-            return Int64(middle + VersionDelta.overhead)
+    /// The bytes records really hold: a text's UTF-8 length, an asset's file on disk (each file
+    /// looked at once), a delta's stored bytes; never a `size` field a server may have forged.
+    struct Sizes {
+        let database: RecordDatabase
+        private var assetBytes: [String: Int64] = [:]
+
+        init(database: RecordDatabase) { self.database = database }
+
+        /// Between 0 and ``VersionRetention/sizeLimit``.
+        mutating func size(_ metadata: RecordMetadata) -> Int64 { min(max(0, stored(metadata)), sizeLimit) }
+
+        private mutating func stored(_ metadata: RecordMetadata) -> Int64 {
+            if metadata.recordType == Version.recordType, VersionCompaction.isDelta(metadata) {
+                let middle = metadata.sizes["deltaText"] ?? metadata.field("deltaText")?.stringValue?.utf8.count ?? 0
+                return Int64(middle + VersionDelta.overhead)
+            }
+            if let asset = metadata.field("content")?.assetValue { return fileSize(asset) }
+            if let size = metadata.sizes["text"] { return Int64(size) }
+            return Int64(metadata.field("text")?.stringValue?.utf8.count ?? 0)
         }
-        if metadata.recordType == Version.recordType, let size = metadata.field("size")?.int64Value { return max(0, size) }
-        if let asset = metadata.field("content")?.assetValue { return asset.size }
-        if let size = metadata.sizes["text"] { return Int64(size) }
-        return Int64(metadata.field("text")?.stringValue?.utf8.count ?? 0)
+
+        /// The size of the asset's file (0 when it is not there).
+        private mutating func fileSize(_ asset: Asset) -> Int64 {
+            let path = database.assetPath(asset)
+            if let known = assetBytes[path] { return known }
+            var info = stat()
+            let size = stat(path, &info) == 0 ? Int64(info.st_size) : 0
+            assetBytes[path] = size
+            return size
+        }
     }
 }

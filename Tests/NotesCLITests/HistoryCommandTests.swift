@@ -72,15 +72,15 @@ import Testing
         #expect(try notesfs(["note", "cat", "Work/Plan"], db: db).out == "four\n")
         #expect(try notesfs(["log", "--deleted"], db: db).out == "")
         #expect(try notesfs(["note", "undelete", "Work/Plan"], db: db).status == 1)
-        // With its folder gone, a deleted note comes back in Recovered.
+        // With its folder gone, a deleted note comes back at its path, the folder made again.
         #expect(try notesfs(["folder", "rm", "Work"], db: db).status == 0)
         #expect(try notesfs(["note", "undelete", "Work/Plan"], db: db).status == 0)
-        #expect(try notesfs(["note", "cat", "Recovered/Plan"], db: db).out == "four\n")
+        #expect(try notesfs(["note", "cat", "Work/Plan"], db: db).out == "four\n")
         #expect(try notesfs(["fsck"], db: db).status == 0)
     }
 
     /// Versions `history prune` keeps as deltas read back through `note cat --at`, `note diff` and
-    /// `note restore` as before; a delta whose base is gone is reported by fsck (exit 4), kept by `--repair`.
+    /// `note restore` as before; a delta whose base is gone is reported by fsck (exit 4), moved to lost+found by `--repair`.
     @Test func versionsKeptAsDeltasReadBack() throws {
         let db = makeDatabasePath("history-delta")
         let header = String(repeating: "a paragraph every version shares\n", count: 30)
@@ -118,11 +118,11 @@ import Testing
         }
         let fsck = try notesfs(["fsck"], db: db)
         #expect(fsck.status == 4)
-        #expect(fsck.lines.contains { $0.contains("damaged delta: its base") && $0.contains("cannot be read") }, "\(fsck.out)")
-        #expect(try notesfs(["fsck", "--repair"], db: db).status == 4)
+        #expect(fsck.lines.contains { $0.contains("damaged: its base") && $0.contains("cannot be read") }, "\(fsck.out)")
+        #expect(try notesfs(["fsck", "--repair"], db: db).status == 0)
     }
 
-    @Test func fsckReportsADamagedVersionAndRepairKeepsIt() throws {
+    @Test func fsckReportsADamagedVersionAndRepairMovesItAside() throws {
         let db = makeDatabasePath("history-fsck")
         try notesfs(["note", "new", "N", "--text", "a"], db: db)
         try notesfs(["note", "rm", "N"], db: db)  // a version of a deleted note: not a problem
@@ -144,12 +144,79 @@ import Testing
         }
         let fsck = try notesfs(["fsck"], db: db)
         #expect(fsck.status == 4)
-        #expect(fsck.lines.contains("version bad-version of record gone: damaged: size 99, but it holds 4 bytes"))
-        #expect(fsck.lines.contains { $0.hasPrefix("version no-date: damaged: ") })
-        // --repair keeps every readable version.
-        #expect(try notesfs(["fsck", "--repair"], db: db).status == 4)
+        #expect(fsck.lines.contains { $0.hasPrefix("version bad-version of record gone: damaged: size 99, but it holds 4 bytes;") })
+        #expect(fsck.lines.contains { $0.hasPrefix("version no-date of record gone: damaged: ") })
+        // --repair copies the damaged versions to lost+found and deletes them; the good one stays.
+        #expect(try notesfs(["fsck", "--repair"], db: db).status == 0)
         let store = try RecordDatabase(path: db, backgroundThread: false)
-        #expect(store.metadata(ofType: "Version").count == 3)
+        #expect(store.metadata(ofType: "Version").count == 1)
+        #expect((FileManager.default.subpaths(atPath: db + "/lost+found") ?? []).filter { $0.hasSuffix(".json") }.count == 2)
+    }
+
+    /// Damaged versions: one clear message each (no repetition, an out-of-range offset called
+    /// so), counts that agree, and `history rm` to get rid of them.
+    @Test func aDamagedVersionHasOneClearMessageAndCanBeRemoved() throws {
+        let db = makeDatabasePath("history-damaged")
+        let environment = ["NOTESFS_HISTORY_INTERVAL": "0"]
+        try notesfs(["note", "new", "N", "--text", "base text\n"], db: db, environment: environment)
+        try notesfs(["note", "new", "N", "--text", "now\n", "--force"], db: db, environment: environment)
+        do {
+            let store = try RecordDatabase(path: db, backgroundThread: false)
+            let whole = try #require(store.metadata(ofType: "Version").first)
+            func delta(_ name: String, base: String, prefix: Int64) -> Record {
+                var record = Record(recordType: "Version", recordID: RecordID(recordName: name))
+                for key in ["note", "noteType", "title", "kind"] { record[key] = whole.field(key) }
+                record["date"] = .date(Date(timeIntervalSince1970: 1_000_000))
+                record["deltaBase"] = .string(base)
+                record["deltaPrefix"] = .int64(prefix)
+                record["deltaSuffix"] = .int64(0)
+                record["deltaText"] = .string("x")
+                return record
+            }
+            try store.modify(saving: [
+                delta("no-base", base: "gone", prefix: 0), delta("bad-offset", base: whole.recordID.recordName, prefix: -5),
+            ])
+            try store.close()
+        }
+        let fsck = try notesfs(["fsck"], db: db)
+        #expect(fsck.status == 4)
+        let noBase = fsck.lines.filter { $0.contains("no-base") }
+        let badOffset = fsck.lines.filter { $0.contains("bad-offset") }
+        #expect(noBase.count == 1 && badOffset.count == 1, "\(fsck.out)")
+        #expect(
+            noBase.allSatisfy {
+                $0.components(separatedBy: "version no-base").count == 2 && $0.components(separatedBy: "damaged").count == 2
+            },
+            "said once: \(noBase)")
+        #expect(badOffset.allSatisfy { $0.contains("out of range") && !$0.contains("wrong type") }, "\(badOffset)")
+        #expect((noBase + badOffset).allSatisfy { $0.contains("history rm") }, "says the way out: \(fsck.out)")
+        // history rm: a way out, by ID (or a prefix); an unknown ID is not found.
+        #expect(try notesfs(["history", "rm", "no-bas"], db: db).status == 0)
+        #expect(try notesfs(["history", "rm", "nothing-here"], db: db).status == 1)
+        // --repair: the other goes to lost+found (a copy), and the count after repair is the
+        // count that remains.
+        let repair = try notesfs(["fsck", "--repair"], db: db)
+        let summary = repair.stderr + repair.out
+        let after = summary.firstMatch(of: /(\d+) remaining after repair/).map { Int($0.1)! }
+        let remain = summary.firstMatch(of: /(\d+) problems? remain/).map { Int($0.1)! } ?? 0
+        #expect(after == remain && repair.status == 0, "\(summary)")
+        let kept = try #require(FileManager.default.subpaths(atPath: db + "/lost+found")).filter { $0.hasSuffix("badoffset.json") }
+        #expect(kept.count == 1)
+        #expect(try String(contentsOfFile: db + "/lost+found/" + kept[0], encoding: .utf8).contains("\"deltaPrefix\""))
+        #expect(try notesfs(["fsck"], db: db).status == 0)
+        #expect(try notesfs(["note", "log", "N"], db: db).lines.count == 2)
+    }
+
+    /// `history prune --dry-run` says what retention keeps, in words.
+    @Test func pruneSaysWhatIsKept() throws {
+        let db = makeDatabasePath("history-words")
+        try notesfs(["note", "new", "N", "--text", "a"], db: db)
+        let run = try notesfs(["history", "prune", "--dry-run"], db: db)
+        #expect(run.status == 0)
+        let text = run.out + run.stderr
+        #expect(text.contains("every version of the last 7 days"), "\(text)")
+        #expect(text.contains("the last 10 versions of each note"), "\(text)")
+        #expect(text.contains("64 MiB"), "\(text)")
     }
 
     @Test func everySaveKeepsAVersionWithNoInterval() throws {
@@ -158,6 +225,21 @@ import Testing
         try notesfs(["note", "new", "N", "--text", "a"], db: db, environment: environment)
         for text in ["b", "c", "d"] { try notesfs(["note", "new", "N", "--text", text, "--force"], db: db, environment: environment) }
         #expect(try notesfs(["note", "log", "N"], db: db).lines.count == 4)
+    }
+
+    /// A history setting that is not a number in range is reported once on stderr, and the
+    /// default is used.
+    @Test func invalidHistorySettingsAreReported() throws {
+        let db = makeDatabasePath("history-settings")
+        try notesfs(["note", "new", "N", "--text", "a"], db: db)
+        let run = try notesfs(
+            ["history", "prune", "--dry-run"], db: db, environment: ["NOTESFS_HISTORY_BUDGET": "lots", "NOTESFS_HISTORY_INTERVAL": "-5"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let warnings = run.stderr.split(separator: "\n")
+        #expect(warnings.filter { $0.contains("NOTESFS_HISTORY_BUDGET") && $0.contains("'lots'") }.count == 1, "\(run.stderr)")
+        #expect(warnings.filter { $0.contains("NOTESFS_HISTORY_INTERVAL") && $0.contains("'-5'") }.count == 1, "\(run.stderr)")
+        let valid = try notesfs(["history", "prune", "--dry-run"], db: db, environment: ["NOTESFS_HISTORY_BUDGET": "30"])
+        #expect(!valid.stderr.contains("is not a"), "\(valid.stderr)")
     }
 
     @Test func unifiedDiffs() {

@@ -32,8 +32,9 @@ private func assetFiles(_ databasePath: String) -> [String] {
                 #expect(poll(seconds: 10) { assetFiles(db).count >= 2 }, "\(assetFiles(db))")
                 #expect(unlink(m.path("big.bin")) == 0)
                 #expect(assetFiles(db).count >= 2)
-                // Retention with no room for versions lets them go, and their assets with them.
-                let settings = HistorySettings(interval: 600, budgetFraction: 0)
+                // Retention that keeps nothing lets them go, and their assets with them.
+                var settings = HistorySettings(interval: 600, budgetFraction: 0)
+                (settings.keepAll, settings.keepDaily, settings.keepLast, settings.floorBytes) = (0, 0, 0, 0)
                 #expect(try VersionRetention.prune(in: m.database, settings: settings).deleting.count >= 2)
                 #expect(poll(seconds: 10) { assetFiles(db).isEmpty }, "\(assetFiles(db))")
                 // A folder of attachments (and a binary note) removed with rm -r.

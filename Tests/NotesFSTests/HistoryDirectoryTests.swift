@@ -139,6 +139,36 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
+    /// A version whose bytes cannot be made (a delta whose base is gone) is an I/O error to
+    /// read, not a missing file.
+    @Test func aDamagedVersionReadsAsAnIOError() throws {
+        try withNotesMount(seed: everySave) { m in
+            saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
+            let plan = try #require(recordName(m.path("Plan.md")))
+            var damaged = Record(recordType: Version.recordType, recordID: RecordID(recordName: "damaged-delta"))
+            damaged["note"] = .string(plan)
+            damaged["noteType"] = .string(Note.recordType)
+            damaged["title"] = .string("Plan")
+            damaged["date"] = .date(morning + 3600)
+            damaged["kind"] = .string("edit")
+            damaged["deltaBase"] = .string("gone")
+            damaged["deltaPrefix"] = .int64(0)
+            damaged["deltaSuffix"] = .int64(0)
+            damaged["deltaText"] = .string("x")
+            try m.database.modify(saving: [damaged])
+            let path = m.path(".history/Plan.md/2026-12-03T09-00-00.md")
+            #expect(poll(seconds: 5) { statOf(path).0 != nil })
+            let failure = errnoOf {
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { return -1 }
+                defer { close(fd) }
+                var byte: UInt8 = 0
+                return read(fd, &byte, 1) < 0 ? -1 : 0
+            }
+            #expect(failure == EIO)
+        }
+    }
+
     @Test func hiddenFromTheRootAndReadOnly() throws {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
@@ -200,10 +230,26 @@ private func everySave(_ database: RecordDatabase) {
         #expect(VersionFileNames.stamp(Date(timeIntervalSince1970: 1e300)) == "0000-00-00T00-00-00", "a damaged date")
         #expect(VersionFileNames.stamp(Date(timeIntervalSince1970: .nan)) == "0000-00-00T00-00-00")
         #expect(VersionFileNames.fileExtension(of: "Plan.md") == ".md")
-        #expect(VersionFileNames.fileExtension(of: "photo.tar.gz") == ".gz")
+        #expect(VersionFileNames.fileExtension(of: "arch.tar.gz") == ".tar.gz", "a compressed archive keeps both parts")
+        #expect(VersionFileNames.fileExtension(of: "dump.sql.zst") == ".sql.zst")
+        #expect(VersionFileNames.fileExtension(of: "Notes v1.2.md") == ".md")
+        #expect(VersionFileNames.fileExtension(of: "x.gz") == ".gz")
         #expect(VersionFileNames.fileExtension(of: "README") == "")
         #expect(VersionFileNames.fileExtension(of: ".profile") == "")
         #expect(VersionFileNames.fileExtension(of: "trailing.") == "")
+    }
+
+    /// Past nine versions in one second the counter is padded: `ls` (byte order) lists them in
+    /// the order they were made.
+    @Test func versionsOfOneSecondSortAsMadePastNine() {
+        let first: [Date] = (0..<12).map { (i: Int) -> Date in morning.addingTimeInterval(Double(i) / 100) }
+        let second: [Date] = (0..<3).map { (i: Int) -> Date in morning.addingTimeInterval(1 + Double(i) / 10) }
+        let dates = first + second
+        let names = VersionFileNames.names(dates, fileExtension: ".md")
+        #expect(names.sorted() == names, "\(names)")
+        #expect(Set(names).count == names.count)
+        #expect(names[0] == "2026-12-03T08-00-00-01.md" && names[11] == "2026-12-03T08-00-00-12.md")
+        #expect(names[12] == "2026-12-03T08-00-01-1.md", "a second of fewer than ten keeps one digit")
     }
 
     /// Lists a note's 1,000 versions (made in the store directly) and prints how long `ls` and

@@ -8,6 +8,27 @@ import RecordStore
 import Testing
 
 @Suite struct HistoryMountTests {
+    /// A note removed in the mount and undeleted comes back with its mode, owner, group and
+    /// modification time, not the defaults.
+    @Test func anUndeletedNoteKeepsItsModeOwnerAndTimes() throws {
+        try withNotesMount(seed: { VersionHistory.install(on: $0, settings: HistorySettings(interval: 600)) }) { m in
+            let path = m.path("Private.md")
+            #expect(writeFile(path, "secret\n") == 0)
+            #expect(chmod(path, 0o600) == 0)
+            #expect(chown(path, 1000, 1001) == 0)
+            var times = [timespec(tv_sec: 1_580_000_000, tv_nsec: 0), timespec(tv_sec: 1_580_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            #expect(unlink(path) == 0)
+            try VersionHistory.restore(try #require(VersionHistory.deletedNotes(in: m.database).first), in: m.database)
+            var info = stat()
+            #expect(poll(seconds: 5) { stat(path, &info) == 0 })
+            #expect(info.st_mode & 0o7777 == 0o600)
+            #expect(info.st_uid == 1000 && info.st_gid == 1001)
+            #expect(info.st_mtim.tv_sec == 1_580_000_000)
+            #expect(readFile(path) == "secret\n")
+        }
+    }
+
     @Test func savesRenamesOverAndUnlinksKeepVersions() throws {
         try withNotesMount(seed: { VersionHistory.install(on: $0, settings: HistorySettings(interval: 600)) }) { m in
             #expect(writeFile(m.path("Plan.md"), "v1\n") == 0)  // a new note: nothing replaced

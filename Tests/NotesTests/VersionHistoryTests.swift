@@ -78,14 +78,53 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
         #expect(back["folder"]?.referenceValue?.recordID == work.recordID)
         #expect(VersionHistory.deletedNotes(in: database).isEmpty)
         // A folder delete keeps the last version of every note in it; with the folder gone an
-        // undeleted note goes to Recovered.
+        // undeleted note goes to a folder of its name made again (Recovered for a version that
+        // does not name its folders).
         try database.modify(deleting: [work.recordID])
         deleted = VersionHistory.deletedNotes(in: database)
         #expect(Set(deleted.map(\.title)) == ["Plan", "Other"])
         let other2 = try VersionHistory.restore(try #require(deleted.first { $0.title == "Other" }), in: database)
         #expect(other2["text"] == .string("kept"))
-        #expect(other2["folder"]?.referenceValue?.recordID.recordName == VersionHistory.recoveredFolderName)
+        let remade = try #require(other2["folder"]?.referenceValue?.recordID)
+        #expect(remade != work.recordID && database.metadata(for: remade)?.field("name") == .string("Work"))
+        var plain = try #require(deleted.first { $0.title == "Plan" }).record
+        plain["folderNames"] = nil
+        let plan2 = try VersionHistory.restore(try Version(record: plain), in: database)
+        #expect(plan2["folder"]?.referenceValue?.recordID.recordName == VersionHistory.recoveredFolderName)
         #expect(database.metadata(for: RecordID(recordName: VersionHistory.recoveredFolderName))?.field("name") == .string("Recovered"))
+    }
+
+    /// An undelete gives the note back as it was: mode, owner, group, creation and modification
+    /// dates (not the defaults and today's dates); a restore keeps the note's own.
+    @Test func undeleteAndRestoreKeepModeOwnerAndDates() throws {
+        let database = try historyDatabase()
+        let created = Date(timeIntervalSince1970: 1_580_000_000)  // 2020
+        var note = Note(title: "Private", text: "")
+        note.ownership = Ownership(mode: 0o600, uid: 1000, gid: 1001)
+        var record = note.record
+        var xattrs = ExtendedAttributes()
+        try xattrs.set("user.tag", to: [0, 1, 0xff])
+        xattrs.write(into: &record)
+        record.setCreationDate(created)
+        try save(&record, "secret v1", at: created + 60, in: database)
+        try save(&record, "secret v2", at: created + 86_400, in: database)
+        try database.modify(deleting: [record.recordID])
+        let version = try #require(VersionHistory.deletedNotes(in: database).first)
+        // Kept in the version under the note's own field names (what `.history/` shows them by).
+        #expect(["mode", "uid", "gid"].map { version.record[$0]?.int64Value } == [0o600, 1000, 1001])
+        let back = try VersionHistory.restore(version, in: database)
+        #expect(back["text"] == .string("secret v2"))
+        #expect(try Note(record: back).ownership == Ownership(mode: 0o600, uid: 1000, gid: 1001))
+        #expect(back.creationDate == created)
+        #expect(back.modificationDate == created + 86_400)
+        #expect(ExtendedAttributes(back)["user.tag"] == [0, 1, 0xff])
+        // A restore of an older version keeps the note's mode, owner and creation date.
+        let older = try #require(
+            VersionHistory.versions(ofNoteNamed: record.recordID.recordName, in: database).first { $0.text == "secret v1" })
+        let restored = try VersionHistory.restore(older, in: database)
+        #expect(restored["text"] == .string("secret v1"))
+        #expect(try Note(record: restored).ownership == Ownership(mode: 0o600, uid: 1000, gid: 1001))
+        #expect(restored.creationDate == created)
     }
 
     @Test func aRestoreIsItselfAVersionAndCanBeUndone() async throws {
@@ -139,7 +178,10 @@ private func save(_ record: inout Record, _ text: String, at date: Date, in data
     @Test func theSettingsComeFromTheEnvironment() {
         let settings = HistorySettings.fromEnvironment(["NOTESFS_HISTORY_INTERVAL": "60", "NOTESFS_HISTORY_BUDGET": "5"])
         #expect(settings.interval == 60 && settings.budgetFraction == 0.05)
+        var warnings: [String] = []
         #expect(
-            HistorySettings.fromEnvironment(["NOTESFS_HISTORY_INTERVAL": "soon", "NOTESFS_HISTORY_BUDGET": "500"]) == HistorySettings())
+            HistorySettings.fromEnvironment(["NOTESFS_HISTORY_INTERVAL": "soon", "NOTESFS_HISTORY_BUDGET": "500"]) { warnings.append($0) }
+                == HistorySettings())
+        #expect(warnings.count == 2 && warnings.contains { $0.hasPrefix("NOTESFS_HISTORY_BUDGET='500'") })
     }
 }

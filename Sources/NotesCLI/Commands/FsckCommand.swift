@@ -11,7 +11,8 @@ enum FsckCommand {
             damaged), and prints each problem with the file or note it is about. Works on a database you may only read. Exits 0 when the database is clean, 4
             when problems remain.
               --repair   move damaged, oversized and foreign record files into <db>/lost+found/
-                         (nothing is deleted) and drop their records from the index; put a
+                         (nothing is deleted) and drop their records from the index; copy
+                         damaged versions there (as JSON) and delete them; put a
                          readable record file's record back in the index if it lacks it; set modes
                          to 0700/0600; break folder cycles (the first folder becomes top-level);
                          delete assets no record has used for 5 minutes; then check again
@@ -29,16 +30,21 @@ enum FsckCommand {
         let lines = report.problems.map { line(for: $0, catalog: catalog) }
         var remaining = report.problems
         // Not repaired: the mount shows such records as empty files.
-        let nodeProblems = NodeRecordCheck.problems(in: database, catalog: catalog) + VersionRecordCheck.problems(in: database)
+        let damagedVersions = VersionRecordCheck.damaged(in: database)
+        let nodeProblems = NodeRecordCheck.problems(in: database, catalog: catalog) + damagedVersions.map(\.problem)
+        var movedVersions: [String] = []  // --repair: damaged versions, copied to lost+found and deleted
         // The derived full-text index: damage is a problem (--repair rebuilds it); being behind is not.
         var indexProblems = SearchIndexCheck.problems(database)
         if repair {
+            movedVersions = try VersionRecordCheck.moveAside(damagedVersions.map(\.id), in: database)
             do { remaining = try database.check().problems } catch { throw CLIError.store(error, subject: database.path) }
             if !indexProblems.isEmpty {
                 indexProblems = SearchIndexCheck.rebuild(database)
             }
             try context.finish(database)
         }
+        // What is left: the store's problems after a repair, and the notes' and index's (not repaired).
+        let left = remaining.count + nodeProblems.count - movedVersions.count + indexProblems.count
         if context.output.json {
             var members: [(String, JSONValue)] = [
                 ("recordsChecked", .int(Int64(report.recordsChecked))),
@@ -47,16 +53,16 @@ enum FsckCommand {
                 ("searchIndexProblems", .array(indexProblems.map(JSONValue.string))),
             ]
             if repair {
-                members.append(("movedAside", .array(report.movedAside.map(JSONValue.string))))
+                members.append(("movedAside", .array((report.movedAside + movedVersions).map(JSONValue.string))))
                 members.append(("droppedRecords", .array(report.droppedRecords.map { .string($0.recordName) })))
                 members.append(("repaired", .array(report.repaired.map(JSONValue.string))))
                 members.append(("unrepaired", .array(report.unrepaired.map(JSONValue.string))))
-                members.append(("remainingProblems", .int(Int64(remaining.count))))
+                members.append(("remainingProblems", .int(Int64(left))))
             }
             context.output.json(.object(members))
         } else {
             var out = lines + nodeProblems + indexProblems
-            out += report.movedAside.map { "moved aside: \($0)" }
+            out += (report.movedAside + movedVersions).map { "moved aside: \($0)" }
             out += report.droppedRecords.map { "dropped from the index: record \($0.recordName)" }
             out += report.repaired.map { "repaired: \($0)" }
             out += report.unrepaired.map { "not repaired: \($0)" }
@@ -64,12 +70,12 @@ enum FsckCommand {
             context.output.info(
                 Formatting.count(report.recordsChecked, "record file") + " checked, "
                     + Formatting.count(report.problems.count + nodeProblems.count + indexProblems.count, "problem") + " found"
-                    + (repair ? ", \(remaining.count) remaining after repair" : ""))
+                    + (repair ? ", \(left) remaining after repair" : ""))
         }
-        if !remaining.isEmpty || !nodeProblems.isEmpty || !indexProblems.isEmpty {
+        if left > 0 {
             throw CLIError(
                 .damaged, database.path,
-                Formatting.count(remaining.count + nodeProblems.count + indexProblems.count, "problem")
+                Formatting.count(left, "problem")
                     + (repair ? " remain" : " found; run 'notesfs fsck --repair'"))
         }
     }

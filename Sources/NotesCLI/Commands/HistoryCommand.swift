@@ -31,12 +31,16 @@ enum HistoryCommand {
                 """,
             options: [OptionSpec("--at", value: true)], writes: true, run: restore),
         CommandSpec(
-            name: "note undelete", synopsis: "note undelete PATH|VERSION", summary: "bring a deleted note back",
+            name: "note undelete", synopsis: "note undelete PATH|VERSION [--into FOLDER]", summary: "bring a deleted note back",
             help: """
-                The last version of the deleted note (or attachment) at PATH comes back with its
-                record name, title and text, in its folder; when that folder is gone too, in a
-                folder named Recovered at the root. VERSION is an ID printed by 'log --deleted'.
-                """, writes: true, run: undelete),
+                The last version of the deleted note (or attachment) comes back with its record
+                name, title, text, mode, owner and dates, in its folder; when that folder is gone
+                too, at the folder path it had (folders made again where missing). PATH and
+                VERSION are as 'log --deleted' prints them (a note's path without .md too; an ID
+                or a unique prefix of at least 4 characters); the ID of an older version of a
+                deleted note, as 'log' prints it, brings that version back.
+                  --into FOLDER   put it in this existing folder instead (/ for the root)
+                """, options: [OptionSpec("--into", value: true)], writes: true, run: undelete),
         CommandSpec(
             name: "log", synopsis: "log [--deleted] [--since DATE] [--json]", summary: "list kept versions of every note",
             help: """
@@ -48,14 +52,45 @@ enum HistoryCommand {
         CommandSpec(
             name: "history prune", synopsis: "history prune [--dry-run]", summary: "delete versions retention no longer keeps",
             help: """
-                Keeps every version for 7 days, then the newest of each day for 90 days, then the
-                newest of each week, and no more than NOTESFS_HISTORY_BUDGET percent (default 20)
-                of the database's bytes (the oldest go first; each note's newest version stays).
-                One atomic step. A mount does this in the background every hour.
-                  -n, --dry-run   print what would be deleted, delete nothing
+                Always keeps every version of the last 7 days, the last 10 versions of each
+                note, and the version before a delete, restore or merge for 90 days. Of the
+                others, the newest of each day until 90 days, then of each week. For space, only
+                when versions take more than NOTESFS_HISTORY_BUDGET percent (default 20) of the
+                database's bytes and more than 64 MiB, the oldest of the others go first.
+                NOTESFS_HISTORY_BUDGET=100 keeps every version that rule keeps. One atomic step.
+                A mount does this in the background every hour.
+                  -n, --dry-run   say what is kept and what would be deleted, delete nothing
                 """,
             options: [OptionSpec("--dry-run", "-n")], writes: true, run: prune),
+        CommandSpec(
+            name: "history rm", synopsis: "history rm VERSION [VERSION...]", summary: "delete kept versions (a damaged one too)",
+            help: """
+                Deletes the versions named by ID (as 'note log', 'log' and fsck print them, or a
+                unique prefix of at least 4 characters), readable or not, in one atomic step. A
+                version kept as a delta of one deleted here is first made whole again.
+                """, writes: true, run: remove),
     ]
+
+    // MARK: history rm
+
+    static func remove(_ context: CommandContext) throws(CLIError) {
+        let selectors = try context.positionals(min: 1, max: Int.max)
+        let database = try context.openDatabase()
+        let names = database.metadata(ofType: Version.recordType).map(\.recordID.recordName)
+        var deleting: [RecordID] = []
+        for selector in selectors {
+            let prefix = selector.lowercased()
+            let matches =
+                names.contains(selector) ? [selector] : prefix.count >= 4 ? names.filter { $0.lowercased().hasPrefix(prefix) } : []
+            guard let match = matches.first else { throw CLIError(.notFound, selector, "no such version (see 'notesfs log')") }
+            guard matches.count == 1 else { throw CLIError(.usage, selector, "version ID is ambiguous: give more characters") }
+            let id = RecordID(recordName: match)
+            if !deleting.contains(id) { deleting.append(id) }
+        }
+        do { try database.modify(deleting: deleting, reason: .prune) } catch { throw CLIError.store(error, subject: selectors[0]) }
+        try context.finish(database)
+        context.output.detail("deleted " + Formatting.count(deleting.count, "version"))
+    }
 
     // MARK: history prune
 
@@ -82,6 +117,7 @@ enum HistoryCommand {
             return
         }
         if context.output.verbose { context.output.lines(plan.deleting.map(\.recordName)) }
+        if context.arguments.has("--dry-run") { context.output.info(settings.summary) }
         context.output.info(
             (context.arguments.has("--dry-run") ? "would delete " : "deleted ") + Formatting.count(plan.deleting.count, "version")
                 + ": versions take \(plan.versionBytesAfter) bytes of a budget of \(plan.budget)")
@@ -180,23 +216,11 @@ enum HistoryCommand {
         let argument = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
         let catalog = Catalog(database: database)
+        var into: RecordID?? = .none
+        if let folder = context.arguments.value("--into") { into = .some(try catalog.resolveFolder(folder)?.recordID) }
         let deleted = VersionHistory.deletedNotes(in: database)
-        var found: Version?
-        let components = Catalog.components(argument)
-        if let last = components.last {
-            let folderPath = components.dropLast().joined(separator: "/")
-            // The folder (nil inside: the root), or nil when there is none at that path (any more).
-            var folder: Entry??
-            do { folder = .some(try catalog.resolveFolder(folderPath)) } catch { folder = nil }
-            let title = EntryNames.title(fromFileName: last)
-            let name = EntryNames.name(fromFileName: last)
-            found = deleted.first { version in
-                let shown = version.noteType == Note.recordType ? title : name
-                guard version.title == shown else { return false }
-                // In that folder; or, for a folder that is gone, anywhere its name is no more.
-                if let folder { return version.folderName == folder?.recordID.recordName }
-                return version.folderName.map { database.metadata(for: RecordID(recordName: $0)) == nil } ?? false
-            }
+        var found = DeletedNotePaths(deleted, catalog: catalog).note(at: argument).flatMap { name in
+            deleted.first { $0.noteName == name }
         }
         let prefix = argument.lowercased()
         if found == nil, prefix.count >= 4 {
@@ -204,14 +228,41 @@ enum HistoryCommand {
             guard matches.count <= 1 else { throw CLIError(.usage, argument, "version ID is ambiguous: give more characters") }
             found = matches.first
         }
+        if found == nil, prefix.count >= 4 { found = try olderVersion(prefix, argument: argument, deleted: deleted, database: database) }
         guard let version = found else {
             throw CLIError(.notFound, argument, "no deleted note there (see 'notesfs log --deleted')")
         }
         let record: Record
-        do { record = try VersionHistory.restore(version, in: database) } catch { throw CLIError.notes(error, subject: argument) }
+        do { record = try VersionHistory.restore(version, into: into, in: database) } catch {
+            throw CLIError.notes(error, subject: argument)
+        }
         try context.finish(database)
         catalog.invalidate()
         context.output.info("restored \(catalog.entry(for: record.recordID)?.path ?? version.title)")
+    }
+
+    /// Any version of a deleted note `log` prints (by ID or a prefix of 4 or more): that
+    /// version, read whole, with the folder names of the note's delete (where it goes back).
+    /// - Throws: when the prefix is ambiguous, the version unreadable, or its note not deleted.
+    private static func olderVersion(_ prefix: String, argument: String, deleted: [Version], database: RecordDatabase)
+        throws(CLIError) -> Version?
+    {
+        let matches = database.metadata(ofType: Version.recordType).filter { $0.recordID.recordName.lowercased().hasPrefix(prefix) }
+        guard let match = matches.first else { return nil }
+        guard matches.count == 1 else { throw CLIError(.usage, argument, "version ID is ambiguous: give more characters") }
+        var record: Record
+        do { record = try VersionHistory.fullVersion(match.recordID, in: database).record } catch {
+            throw CLIError.notes(error, subject: argument)
+        }
+        let note = record["note"]?.stringValue ?? ""
+        guard database.metadata(for: RecordID(recordName: note)) == nil else {
+            throw CLIError(
+                .conflict, argument, "is a version of a note that is not deleted: use 'notesfs note restore PATH --at \(argument)'")
+        }
+        if record["folderNames"] == nil, let names = deleted.first(where: { $0.noteName == note })?.record["folderNames"] {
+            record["folderNames"] = names
+        }
+        do { return try Version(record: record) } catch { throw CLIError.notes(error, subject: argument) }
     }
 
     // MARK: log
@@ -236,12 +287,11 @@ enum HistoryCommand {
             if let since { versions = versions.filter { $0.madeAt >= since } }
             versions.sort { ($0.madeAt, $0.recordID.recordName) > ($1.madeAt, $1.recordID.recordName) }
         }
+        // The deleted notes' paths, unique, as `note undelete` takes them.
+        let deletedPaths = DeletedNotePaths(VersionHistory.deletedNotes(in: database), catalog: catalog)
         func path(_ version: Version) -> String {
             if let entry = catalog.entry(for: RecordID(recordName: version.noteName)) { return entry.path }
-            let fileName = version.noteType == Note.recordType ? EntryNames.baseName(version.title, kind: .note) : version.title
-            guard let folder = version.folderName else { return fileName }
-            let folderPath = (try? catalog.folderPath(RecordID(recordName: folder))) ?? "Recovered"
-            return folderPath + "/" + fileName
+            return deletedPaths.path(ofNoteNamed: version.noteName) ?? DeletedNotePaths.basePath(version, catalog: catalog)
         }
         if context.output.json {
             context.output.json(

@@ -62,9 +62,14 @@ final class NoteHistory: VirtualTree {
     }
 
     /// The version's bytes: its text, or its content asset.
-    /// - Throws: ``VirtualTreeError/noFile`` when the version is gone (pruned) or unreadable.
+    /// - Throws: ``VirtualTreeError/noFile`` when the version is gone (pruned); the
+    ///   ``NotesError`` (an I/O error to the caller) when it is there but damaged.
     func contents(of file: VirtualFile, _ context: VirtualContext) throws -> VirtualFileContents {
-        guard let version = try? VersionHistory.fullVersion(file.source, in: context.database) else { throw VirtualTreeError.noFile }
+        let version: Version
+        do { version = try VersionHistory.fullVersion(file.source, in: context.database) } catch {
+            if case .store(.unknownItem) = error { throw VirtualTreeError.noFile }
+            throw error
+        }
         if let asset = version.content { return .asset(asset) }
         return .bytes(Array((version.text ?? "").utf8))
     }

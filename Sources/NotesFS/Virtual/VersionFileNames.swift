@@ -9,7 +9,9 @@ import Glibc
 /// 2. Versions sharing a second are numbered in the order given (oldest first), all of them, so
 ///    that `ls` sorts them as they were made (`-` sorts before `.`, so an unnumbered first one
 ///    would sort after its `-2`): `2026-12-03T08-00-00-1.md`, `2026-12-03T08-00-00-2.md`. The
-///    first one's name gains its `-1` when a second version of its second is kept.
+///    first one's name gains its `-1` when a second version of its second is kept. The numbers
+///    of one second are zero-padded to the same width (`-01` … `-12` past nine), so byte order
+///    is still the order they were made.
 /// 3. A date outside years 0000-9999 (a damaged record) shows as `0000-00-00T00-00-00`.
 enum VersionFileNames {
     /// The names of versions with `dates`, in the order given.
@@ -22,16 +24,28 @@ enum VersionFileNames {
             guard total[stamp, default: 0] > 1 else { return stamp + fileExtension }
             let number = seen[stamp, default: 0] + 1
             seen[stamp] = number
-            return "\(stamp)-\(number)\(fileExtension)"
+            let digits = String(number)
+            let padding = String(repeating: "0", count: String(total[stamp, default: 0]).count - digits.count)
+            return "\(stamp)-\(padding)\(digits)\(fileExtension)"
         }
     }
 
-    /// `.md` for `Plan.md`, `.png` for `photo.png`; `""` for `README` or `.profile`.
+    /// `.md` for `Plan.md`, `.png` for `photo.png`, `.tar.gz` for `arch.tar.gz` (a compression
+    /// suffix keeps the short extension before it: `.sql.zst`); `""` for `README` or `.profile`.
     static func fileExtension(of fileName: String) -> String {
         guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return "" }
         let suffix = String(fileName[dot...])
-        return suffix.count > 1 && suffix.utf8.count <= 32 ? suffix : ""
+        guard suffix.count > 1, suffix.utf8.count <= 32 else { return "" }
+        guard compressionSuffixes.contains(suffix.dropFirst().lowercased()),
+            let inner = fileName[..<dot].lastIndex(of: "."), inner != fileName.startIndex
+        else { return suffix }
+        let part = fileName[fileName.index(after: inner)..<dot]
+        guard (1...4).contains(part.count), part.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return suffix }
+        return String(fileName[inner...])
     }
+
+    /// Extensions of a compressor, which names its output by adding its own (`.tar` → `.tar.gz`).
+    static let compressionSuffixes: Set<String> = ["gz", "bz2", "xz", "zst", "lz", "lz4", "lzma", "z", "br", "sz"]
 
     /// `YYYY-MM-DDTHH-MM-SS` of `date` in UTC.
     static func stamp(_ date: Date) -> String {
