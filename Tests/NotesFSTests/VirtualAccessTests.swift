@@ -76,6 +76,24 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         }
     }
 
+    /// A deleted note's versions keep the access it had (its last version's mode and owner).
+    @Test func aDeletedPrivateNotesVersionsStayPrivate() throws {
+        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
+            let gone = try savePrivateNote(db, "Gone", "deleted zymurgy", folder: nil, uid: Self.owner, mode: 0o600)
+            let record = try db.record(for: gone.record.recordID)
+            try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [record.recordID])
+        }) { m in
+            let root = quoted(m.root)
+            let ownerSees = try shAs(Self.owner, "ls \(root)/.history")
+            let strangerSees = try shAs(Self.stranger, "ls \(root)/.history")
+            let strangerReads = try shAs(Self.stranger, "cat \(root)/.history/Gone.md/*")
+            #expect(lines(ownerSees) == ["Gone.md"])
+            #expect(lines(strangerSees) == [])
+            #expect(strangerReads.status != 0 && !strangerReads.output.contains("zymurgy"))
+            #expect(try shAs(Self.owner, "cat \(root)/.history/Gone.md/*").output.contains("zymurgy"))
+        }
+    }
+
     @Test func aGroupMemberSeesWhatTheGroupBitsGive() throws {
         try withNotesMount(mountOptions: ["allow_other"], seed: { db in
             var folder = Folder(name: "Team")
