@@ -90,6 +90,8 @@ extension NotesFileSystem {
         do {
             node = try self.node(inode, state)
         } catch {
+            // A deleted folder still open (``FileSystemState/removedDirectories``).
+            if let removed = state.removedDirectories[inode] { return removed }
             // An unlinked file still open: its bytes live on in memory.
             if let open = state.openFiles[inode] {
                 return Attributes(

@@ -56,8 +56,20 @@ extension NotesFileSystem {
             }
             let handle = state.newHandle()
             state.directorySnapshots[handle] = entries
+            if case .folder? = try? node(inode, state) { state.openDirectories[handle] = inode }
             return Opened(handle: handle)
         }
+    }
+
+    /// The attributes a deleted folder held open shows (``FileSystemState/removedDirectories``).
+    func removedDirectoryAttributes(_ inode: Inode, _ metadata: RecordMetadata, _ state: borrowing FileSystemState) -> Attributes {
+        let times = times(inode, metadata, state)
+        let permissions = metadata.field(MountFields.mode)?.int64Value.map { mode_t(truncatingIfNeeded: $0) & 0o7777 } ?? 0o755
+        return Attributes(
+            inode: inode, mode: S_IFDIR | permissions, linkCount: 0,
+            uid: metadata.field(MountFields.uid)?.int64Value.map { uid_t(truncatingIfNeeded: $0) } ?? options.uid,
+            gid: metadata.field(MountFields.gid)?.int64Value.map { gid_t(truncatingIfNeeded: $0) } ?? options.gid, size: 4096,
+            accessTime: times.access, modificationTime: times.modification, changeTime: FileTime.now)
     }
 
     /// The snapshot entry at `index` as it is *now*.
@@ -120,6 +132,10 @@ extension NotesFileSystem {
     }
 
     public func releasedir(_ context: RequestContext, inode: Inode, handle: UInt64) throws(Errno) {
-        _ = state.withLock { $0.directorySnapshots.removeValue(forKey: handle) }
+        state.withLock { state in
+            state.directorySnapshots[handle] = nil
+            guard let folder = state.openDirectories.removeValue(forKey: handle) else { return }
+            if !state.openDirectories.values.contains(folder) { state.removedDirectories[folder] = nil }
+        }
     }
 }

@@ -90,6 +90,9 @@ extension NotesFileSystem {
                     }
                 }
                 state.listings[inode] = nil
+                if metadata.recordType == Folder.recordType, state.openDirectories.values.contains(inode) {
+                    state.removedDirectories[inode] = removedDirectoryAttributes(inode, metadata, state)
+                }
                 state.openFiles[inode]?.orphaned = true
                 state.inodeCaches.remove(inode)
             }

@@ -226,6 +226,12 @@ struct FileSystemState: ~Copyable {
     var handles: [UInt64: Inode] = [:]
     /// Directory handle → the listing snapshot taken at opendir.
     var directorySnapshots: [UInt64: [DirectorySnapshotEntry]] = [:]
+    /// Directory handle → the folder's inode (real folders only).
+    var openDirectories: [UInt64: Inode] = [:]
+    /// Folders deleted (rmdir, a rename over them, elsewhere) while a directory handle held them
+    /// open: what `fstat` of that handle shows (link count 0) until its last handle closes, as on
+    /// any Linux filesystem.
+    var removedDirectories: [Inode: Attributes] = [:]
     var nextHandle: UInt64 = 1
     /// For each inode: the change tag whose pages the kernel may hold (`keep_cache` when unchanged),
     /// and the atime a read moved (relatime) that no save has written yet (``FileTimes``).
