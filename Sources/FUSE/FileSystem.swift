@@ -139,6 +139,27 @@ public protocol FileSystem: Sendable {
 
     /// Creates and opens a file. Counts a lookup reference on success.
     func create(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, flags: Int32) throws(Errno) -> (Entry, Opened)
+
+    /// The inode flags `FS_IOC_GETFLAGS` reads (``InodeFlags``; `lsattr`).
+    func getFlags(_ context: RequestContext, inode: Inode) throws(Errno) -> InodeFlags
+
+    /// Sets the inode flags (`FS_IOC_SETFLAGS`, `chattr`); the kernel has checked that the caller
+    /// owns the file, the filesystem checks the rest (root alone changes append-only and immutable).
+    func setFlags(_ context: RequestContext, inode: Inode, flags: InodeFlags) throws(Errno)
+}
+
+/// Inode flags (`FS_*_FL` of `linux/fs.h`), as `lsattr`/`chattr` show and set them.
+public struct InodeFlags: OptionSet, Hashable, Sendable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// `FS_IMMUTABLE_FL` (`i`): no change at all, no new name, no removal.
+    public static let immutable = InodeFlags(rawValue: 0x10)
+    /// `FS_APPEND_FL` (`a`): writes only at the end; no truncation, no removal.
+    public static let appendOnly = InodeFlags(rawValue: 0x20)
+    /// `FS_NODUMP_FL` (`d`).
+    public static let noDump = InodeFlags(rawValue: 0x40)
+    /// `FS_NOATIME_FL` (`A`).
+    public static let noAccessTime = InodeFlags(rawValue: 0x80)
 }
 
 /// `renameat2(2)` flags.

@@ -49,6 +49,9 @@ enum Operations {
         ops.removexattr = { req, ino, name in Operations.removexattr(req!, ino, name!) }
         ops.access = { req, ino, mask in Operations.access(req!, ino, mask) }
         ops.create = { req, parent, name, mode, fi in Operations.create(req!, parent, name!, mode, fi!) }
+        ops.ioctl = { req, ino, cmd, _, _, flags, inBuffer, inSize, outSize in
+            Operations.ioctl(req!, ino, cmd, flags, inBuffer, inSize, outSize)
+        }
         return ops
     }
 

@@ -100,6 +100,12 @@ struct Reply: ~Copyable {
         discard self
     }
 
+    /// `fuse_reply_ioctl` with result 0 and `bytes` as the output buffer.
+    consuming func ioctl(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { fuse_reply_ioctl(request, 0, $0.baseAddress, $0.count) }
+        discard self
+    }
+
     /// `fuse_reply_statfs`.
     consuming func statfs(_ statistics: FilesystemStatistics) {
         var st = statistics.statvfs

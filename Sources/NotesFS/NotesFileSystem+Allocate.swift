@@ -20,6 +20,7 @@ extension NotesFileSystem {
         guard !mode.contains(.keepSize) else { return }
         let open: OpenFile = try locked { (state) throws in
             guard state.handles[handle] == inode, let open = state.openFiles[inode] else { throw Errno.badFileDescriptor }
+            try refuse(inode, ifFlagged: .immutable, state)
             return open
         }
         // As a write: the buffer is grown outside the state lock; changes to one file are serialised.

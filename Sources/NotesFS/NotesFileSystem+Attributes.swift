@@ -38,6 +38,8 @@ enum MountFields {
     static let accessNanoseconds = "atimeNanoseconds"
     /// ctime in nanoseconds: set by every save the mount makes (content or metadata).
     static let changeNanoseconds = "ctimeNanoseconds"
+    /// `FS_*_FL` inode flags (``InodeFlags``; NotesFileSystem+Flags.swift).
+    static let inodeFlags = "inodeFlags"
 }
 
 /// lookup, getattr, setattr, statfs: attributes from record metadata (no record file is read).
@@ -182,6 +184,13 @@ extension NotesFileSystem {
 
     public func setattr(_ context: RequestContext, inode: Inode, changes: SetAttributes) throws(Errno) -> AttributesReply {
         try refuseVirtualChange(of: inode)
+        if changes.size != nil || changes.mode != nil || changes.uid != nil || changes.gid != nil
+            || changes.modificationTime.map({ $0 != .now }) == true || changes.accessTime.map({ $0 != .now }) == true
+        {
+            try locked { (state) throws in try refuse(inode, ifFlagged: Self.lockedFlags, state) }
+        } else if changes.modificationTime != nil || changes.accessTime != nil {
+            try locked { (state) throws in try refuse(inode, ifFlagged: .immutable, state) }
+        }
         if let size = changes.size { try truncate(inode, to: size) }
         return try locked { (state) throws in
             let node = try self.node(inode, state)

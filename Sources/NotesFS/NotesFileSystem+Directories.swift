@@ -10,6 +10,7 @@ extension NotesFileSystem {
         try refuseVirtualChange(in: parent)
         return try locked { (state) throws in
             let parentFolder = try folderReference(parent, state)
+            try refuseNewEntry(in: parent, state)
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
             var folder = Folder(name: EntryNames.name(fromFileName: string), parent: parentFolder)
             folder.ownership = Ownership(mode: UInt32(mode & ~context.umask & 0o7777), uid: context.uid, gid: context.gid)
@@ -26,6 +27,7 @@ extension NotesFileSystem {
                 let inode = try child(parent, string, &state)
                 if inode == Self.recoveredInode { throw Errno.readOnly }
                 guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
+                try refuseRemoval(of: inode, from: parent, state)
                 let contents = try listing(inode, &state)
                 guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
                 // Empty at commit time too: a note another process moved in since is not deleted with it.

@@ -19,6 +19,10 @@ extension NotesFileSystem {
         let second = try listedChild(newParent, target, &state)
         if first == Self.recoveredInode || second == Self.recoveredInode { throw Errno.readOnly }
         if first == second { return }
+        try refuseRemoval(of: first, from: parent, state)
+        try refuseRemoval(of: second, from: newParent, state)
+        try refuseNewEntry(in: parent, state)
+        try refuseNewEntry(in: newParent, state)
         let firstFolder = try folderReference(parent, state)
         let secondFolder = try folderReference(newParent, state)
         let firstRecord = try placed(try node(first, state), inode: first, named: target, in: secondFolder, &state)

@@ -276,6 +276,7 @@ extension NotesFileSystem {
     /// Creates a regular file `name` in `parent`: a scratch file, a reattached hidden note, or a new record.
     func createFile(_ context: RequestContext, parent: Inode, name: String, mode: mode_t, _ state: inout FileSystemState) throws -> Inode {
         _ = try folderReference(parent, state)  // ENOTDIR for a file
+        try refuseNewEntry(in: parent, state)
         if try listing(parent, &state).names[name] != nil { throw Errno.exists }
         let permissions = mode & ~context.umask & 0o7777
         if ScratchNames.isScratch(name) {
@@ -362,7 +363,10 @@ extension NotesFileSystem {
 
     public func open(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
         let writable = flags & O_ACCMODE != O_RDONLY
-        if writable { try refuseVirtualChange(of: inode) }
+        if writable {
+            try refuseVirtualChange(of: inode)
+            try locked { (state) throws in try refuseWritableOpen(inode, flags: flags, state) }
+        }
         if let opened = try openVirtualFile(inode, flags: flags) { return opened }
         // Load a stored file's bytes outside the state lock (an asset may be large).
         if writable, flags & O_TRUNC == 0 { _ = try openFileLoading(inode) }
@@ -496,6 +500,7 @@ extension NotesFileSystem {
         guard offset <= ContentBuffer.maximumSize - Int64(data.count) else { throw .fileTooLarge }
         let open: OpenFile = try locked { (state) throws in
             guard state.handles[handle] == inode, let open = state.openFiles[inode] else { throw Errno.badFileDescriptor }
+            try refuse(inode, ifFlagged: .immutable, state)  // a descriptor opened before `chattr +i`
             return open
         }
         // The bytes are written outside the state lock; writes to one file are serialised.
@@ -610,6 +615,7 @@ extension NotesFileSystem {
         try locked { (state) throws in
             try resolvingAgain(&state) { (state) throws in
                 let inode = try listedChild(parent, string, &state)
+                try refuseRemoval(of: inode, from: parent, state)
                 switch try node(inode, state) {
                 case .root, .recovered, .folder: throw Errno.isDirectory
                 case .scratch(let file):

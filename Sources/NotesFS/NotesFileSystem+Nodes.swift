@@ -90,6 +90,7 @@ extension NotesFileSystem {
         guard !target.isEmpty, target.count < Int(PATH_MAX) else { throw target.isEmpty ? .noEntry : .nameTooLong }
         return try locked { (state) throws in
             let folder = try folderReference(parent, state)
+            try refuseNewEntry(in: parent, state)
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
             if ScratchNames.isScratch(string) {
                 let file = ScratchFile(
@@ -114,6 +115,7 @@ extension NotesFileSystem {
     ) throws(Errno) -> Entry {
         try locked { (state) throws in
             let folder = try folderReference(parent, state)
+            try refuseNewEntry(in: parent, state)
             if try listing(parent, &state).names[name] != nil { throw Errno.exists }
             let isDevice = type == .character || type == .block
             var record = SpecialFile(
@@ -296,6 +298,8 @@ extension NotesFileSystem {
         try refuseVirtualChange(in: newParent)
         return try locked { (state) throws in
             let folder = try folderReference(newParent, state)
+            try refuseNewEntry(in: newParent, state)
+            try refuse(inode, ifFlagged: Self.lockedFlags, state)
             if try listing(newParent, &state).names[string] != nil { throw Errno.exists }
             let target: RecordMetadata
             switch try node(inode, state) {

@@ -33,6 +33,9 @@ extension NotesFileSystem {
             if inode == Self.recoveredInode { throw Errno.readOnly }
             let targetFolder = try folderReference(newParent, state)
             let existing = try listing(newParent, &state).names[target]
+            try refuseRemoval(of: inode, from: parent, state)
+            try refuseNewEntry(in: newParent, state)
+            if let existing { try refuseRemoval(of: existing, from: newParent, state) }
             if existing == inode { return }
             if existing == Self.recoveredInode { throw Errno.readOnly }
             if existing != nil, flags.contains(.noReplace) { throw Errno.exists }

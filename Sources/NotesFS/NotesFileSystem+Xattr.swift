@@ -124,6 +124,7 @@ extension NotesFileSystem {
                 else { throw Errno.noEntry }
                 node = try self.node(target.identity, state)
             }
+            try refuse(inode, ifFlagged: Self.lockedFlags, state)
             if case .scratch(let file) = node {
                 try change(&file.extendedAttributes)
                 return
