@@ -214,7 +214,10 @@ extension NotesFileSystem {
                 }
                 if changes.mode != nil || changes.uid != nil || changes.gid != nil || recordTime != nil || accessTime != nil {
                     var record = metadata.record  // partial: the text is kept as stored (a metadata-only save)
-                    if let mode = changes.mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
+                    if let mode = changes.mode {
+                        record[MountFields.mode] = .int64(Int64(mode & 0o7777))
+                        try changeACLMode(of: metadata, to: mode, in: &record)
+                    }
                     if let uid = changes.uid { record[MountFields.uid] = .int64(Int64(uid)) }
                     if let gid = changes.gid { record[MountFields.gid] = .int64(Int64(gid)) }
                     if let time = recordTime {

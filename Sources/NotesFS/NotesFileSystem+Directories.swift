@@ -13,8 +13,11 @@ extension NotesFileSystem {
             try refuseNewEntry(in: parent, state)
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
             var folder = Folder(name: EntryNames.name(fromFileName: string), parent: parentFolder)
-            folder.ownership = Ownership(mode: UInt32(mode & ~context.umask & 0o7777), uid: context.uid, gid: context.gid)
-            return try entry(try Self.inode(of: try saveOne(folder.record, touching: try touchedFolders([parent], &state))), state)
+            let (permissions, inherited) = newEntryAccess(mode, in: parent, directory: true, context, state)
+            folder.ownership = Ownership(mode: UInt32(permissions), uid: context.uid, gid: context.gid)
+            var record = folder.record
+            inherited.write(into: &record)
+            return try entry(try Self.inode(of: try saveOne(record, touching: try touchedFolders([parent], &state))), state)
         }
     }
 

@@ -278,7 +278,7 @@ extension NotesFileSystem {
         _ = try folderReference(parent, state)  // ENOTDIR for a file
         try refuseNewEntry(in: parent, state)
         if try listing(parent, &state).names[name] != nil { throw Errno.exists }
-        let permissions = mode & ~context.umask & 0o7777
+        let (permissions, inherited) = newEntryAccess(mode, in: parent, directory: false, context, state)
         if ScratchNames.isScratch(name) {
             let file = ScratchFile(
                 inode: state.nextScratchInode, parent: parent, name: name,
@@ -310,6 +310,7 @@ extension NotesFileSystem {
             inode: try database.reserveIdentity(), parent: parent, name: name,
             content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), mode: permissions,
             uid: context.uid, gid: context.gid)
+        file.extendedAttributes = inherited
         file.isPendingRecord = true
         state.scratch[file.inode] = file
         state.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it

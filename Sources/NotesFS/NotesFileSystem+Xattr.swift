@@ -14,7 +14,9 @@ import RecordStore
 ///   for `trusted.`. `trusted.` names are listed to root only, as on other filesystems. A file
 ///   still held in memory (a new file before its first save, editor scratch) keeps them with it,
 ///   and its first save writes them.
-/// - `system.` and any other namespace is `EOPNOTSUPP`, answered without the state lock; so is a
+/// - `system.posix_acl_access` and `system.posix_acl_default` hold POSIX ACLs
+///   (NotesFileSystem+ACL.swift), checked to be one.
+/// - any other `system.` name and any other namespace is `EOPNOTSUPP`, answered without the state lock; so is a
 ///   `security.` name the file does not hold (a file with no SELinux label or capability). GNU
 ///   `ls -l` remembers a device whose `security.selinux` or `system.posix_acl_access` lookup said
 ///   `EOPNOTSUPP` and asks no more for any file on it, where `ENODATA` costs a round trip to the
@@ -63,6 +65,7 @@ extension NotesFileSystem {
     public func setxattr(_ context: RequestContext, inode: Inode, name: FileName, value: [UInt8], flags: XattrFlags) throws(Errno) {
         try refuseVirtualChange(of: inode)
         let string = try keptName(name)
+        if string.hasPrefix("system."), AccessControlList(value) == nil { throw .invalidArgument }
         try changeAttributes(of: inode) { (attributes) throws(ExtendedAttributeError) in
             try attributes.set(string, to: value, mustExist: flags.contains(.replace), mustNotExist: flags.contains(.create))
         }
@@ -77,6 +80,7 @@ extension NotesFileSystem {
     /// Whether `name` is in a namespace this filesystem keeps (`user.`, `trusted.`, `security.`).
     static func isKeptNamespace(_ name: String) -> Bool {
         name.hasPrefix("user.") || name.hasPrefix("trusted.") || name.hasPrefix("security.")
+            || name == AccessControlList.accessName || name == AccessControlList.defaultName
     }
 
     /// `name` as a name that may be set or removed.
@@ -125,15 +129,26 @@ extension NotesFileSystem {
                 node = try self.node(target.identity, state)
             }
             try refuse(inode, ifFlagged: Self.lockedFlags, state)
+            // An access ACL sets the permission bits it gives (the kernel checks the ACL only
+            // while the group bits are not all clear).
+            let aclBits = { (attributes: ExtendedAttributes) in
+                attributes[AccessControlList.accessName].flatMap(AccessControlList.init)?.permissionBits
+            }
             if case .scratch(let file) = node {
                 try change(&file.extendedAttributes)
+                if let bits = aclBits(file.extendedAttributes) { file.mode = (file.mode & ~0o777) | bits }
                 return
             }
             guard let metadata = node.metadata else { throw Errno.notSupported }
             var attributes = try storedAttributes(of: metadata)
+            let before = aclBits(attributes)
             try change(&attributes)
             var record = changeOnly(metadata, &state)
             attributes.write(into: &record)
+            if let bits = aclBits(attributes), bits != before {
+                let mode = mode_t(truncatingIfNeeded: metadata.field(MountFields.mode)?.int64Value ?? 0o644)
+                record[MountFields.mode] = .int64(Int64((mode & 0o7000) | bits))
+            }
             let saved = try saveOne(record)
             // A writer's next save builds on this change, not over it.
             state.openFiles[metadata.identity]?.baseTag = saved.recordChangeTag

@@ -156,6 +156,8 @@ public final class NotesFileSystem: FileSystem {
         // one: that would drop the pages this mount wrote or stored for its own saves. A size
         // change still drops them (no `explicitInvalidateData`).
         connection.want.remove(.autoInvalidateData)
+        // ACLs kept as attributes, enforced and cached by the kernel (NotesFileSystem+ACL.swift).
+        connection.want.insert([.posixACL, .dontMask])
         notifierBox.withLock { $0 = notifier }
         running.store(true, ordering: .relaxed)
         let thread = Thread { [weak self] in self?.runNotifications() }
