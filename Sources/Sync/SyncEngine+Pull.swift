@@ -71,7 +71,8 @@ extension SyncEngine {
         var plan = LocalApplyPlan()
         let rows = try withMissingFolders(page)
         for unreadable in rows.unreadable { plan.setAside(unreadable, awaitsRecord: false) }
-        for server in rows.records {
+        let now = Date()
+        for var server in rows.records {
             let name = server.recordName
             let synced = state.records[name]
             if synced?.serverSeq == server.seq {  // already ours (pushed by this client)
@@ -97,13 +98,18 @@ extension SyncEngine {
                 plan.applied(server)
                 continue
             }
+            if let payload = server.payload {
+                let clamped = ServerValueRules.clamped(payload, now: now)
+                server.payload = clamped.payload
+                if !clamped.changes.isEmpty { plan.clamped.append("\(name): " + clamped.changes.joined(separator: ", ")) }
+            }
             // The server's version as a local record; the notes layer must read it too (a `folder`
             // that is a reference, a `title` that is a string).
             let incoming = server.payload.map {
                 (local ?? Record(recordType: server.recordType, recordID: RecordID(recordName: name))).updated(to: $0)
             }
             if let payload = server.payload, let incoming {
-                if let problem = NotesRecords.validityProblem(of: incoming) {
+                if let problem = NotesRecords.validityProblem(of: incoming) ?? ServerValueRules.problem(of: incoming, in: database) {
                     plan.setAside(server, reason: problem)
                     continue
                 }
@@ -156,6 +162,7 @@ extension SyncEngine {
             }
         }
         setAsideMissingReferences(&plan)
+        setAsideLinksNoLinkMayMake(&plan)
         try commit(&plan, through: rows.lastSeq ?? state.serverSeq)
         for (name, entry) in plan.setAside {
             if state.setAside[name] != entry { report.setAside.append(entry) }
@@ -164,6 +171,11 @@ extension SyncEngine {
         for (name, seq) in plan.appliedSeqs where (state.setAside[name]?.seq ?? .max) <= seq && plan.setAside[name] == nil {
             state.setAside[name] = nil
         }
+        for clamped in plan.clamped {
+            report.notices.append("server record \(clamped)")
+            state.clamped.append(clamped)
+        }
+        state.clamped = Array(state.clamped.suffix(SyncState.clampedLimit))
         report.conflictCopies += plan.copies.map(\.entry)
         report.decided += plan.decided
         state.decided = Array((state.decided + plan.decided).suffix(SyncState.decidedLimit))
@@ -236,6 +248,27 @@ extension SyncEngine {
             return true
         }
         return false
+    }
+
+    /// Takes out of `plan` the server's `Link` records that name themselves or a record no hard
+    /// link may name (``Notes/Link/targetTypes``: not a folder, not another link), and sets them
+    /// aside: the mount could not show them and fsck would report them on every machine.
+    private func setAsideLinksNoLinkMayMake(_ plan: inout LocalApplyPlan) {
+        for (name, save) in plan.saves where save.record.recordType == Link.recordType {
+            guard let server = save.server, let target = save.record["target"]?.referenceValue?.recordID else { continue }
+            let targetType = plan.saves[target.recordName]?.record.recordType ?? database.metadata(for: target)?.recordType
+            let problem: String? =
+                if target.recordName == name {
+                    "a hard link to itself"
+                } else if let targetType, !Link.targetTypes.contains(targetType) {
+                    "a hard link to a \(targetType) record (\(target.recordName))"
+                } else {
+                    nil
+                }
+            guard let problem else { continue }
+            plan.saves[name] = nil
+            plan.setAside(server, reason: problem)
+        }
     }
 
     /// The whole local record named `name`, nil when there is none.

@@ -65,6 +65,11 @@ public struct SyncState: Sendable, Equatable {
     /// Server records this notesfs could not read or apply, by record name (``SetAsideRecord``):
     /// the rest synced past them; a newer server version of one, or a newer notesfs, tries again.
     public var setAside: [String: SetAsideRecord] = [:]
+    /// Server values applied clamped (``ServerValueRules/clamped(_:now:)``), newest last (at most
+    /// ``clampedLimit``), for `sync status`: "record name: what".
+    public var clamped: [String] = []
+    /// How many ``clamped`` entries are kept.
+    public static let clampedLimit = 100
     public var lastSync: Date?
     /// The last sync's error, nil when it succeeded.
     public var lastError: String?
@@ -149,6 +154,7 @@ public struct SyncState: Sendable, Equatable {
         conflicts = file.conflicts
         setAside = file.setAside ?? [:]
         decided = file.decided ?? []
+        clamped = file.clamped ?? []
         serverEpoch = file.serverEpoch
         generation = file.generation ?? 0
         lastSync = file.lastSync
@@ -245,6 +251,8 @@ private struct StateFile: Codable {
     var setAside: [String: SetAsideRecord]?
     /// Absent from files written before decided fields were kept.
     var decided: [DecidedConflict]?
+    /// Absent from files written before clamped values were kept.
+    var clamped: [String]?
     /// Absent from files written before servers had epochs and clients generations.
     var serverEpoch: String?
     var generation: Int64?
@@ -274,6 +282,7 @@ private struct StateFile: Codable {
         serverEpoch = state.serverEpoch
         generation = state.generation
         decided = state.decided.isEmpty ? nil : state.decided
+        clamped = state.clamped.isEmpty ? nil : state.clamped
         lastSync = state.lastSync
         lastError = state.lastError
         self.saveID = saveID

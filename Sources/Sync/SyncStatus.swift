@@ -18,6 +18,8 @@ public struct SyncStatus: Sendable {
     public var setAside: [SetAsideRecord]
     /// Fields decided by the later edit (``SyncState/decided``), newest last.
     public var decided: [DecidedConflict]
+    /// Server values applied clamped (``SyncState/clamped``), newest last.
+    public var clamped: [String]
 
     /// The status of a database; nil when it has no server.
     ///
@@ -29,7 +31,7 @@ public struct SyncStatus: Sendable {
             server: redacted(state.server), lastSync: state.lastSync, lastError: state.lastError, pendingChanges: pending.count,
             serverSeq: state.serverSeq, conflicts: state.conflicts,
             failures: PushFailures.load(databasePath: database.path).values.sorted { $0.recordName < $1.recordName },
-            setAside: state.setAside.values.sorted { $0.recordName < $1.recordName }, decided: state.decided)
+            setAside: state.setAside.values.sorted { $0.recordName < $1.recordName }, decided: state.decided, clamped: state.clamped)
     }
 
     /// A conninfo or URL without its password (``Postgres/ConnectionString/redacted(_:)``).

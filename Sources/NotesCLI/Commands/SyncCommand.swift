@@ -169,6 +169,7 @@ enum SyncCommand {
                                 ])
                             })
                     ),
+                    ("clamped", .array(status.clamped.map { .string($0) })),
                     (
                         "setAside",
                         .array(
@@ -195,6 +196,10 @@ enum SyncCommand {
                 lines += status.decided.map {
                     "  \(Formatting.iso($0.date))  \(shown($0.recordType)) \(ShellQuoting.shown($0.recordName)) \(shown($0.key)): kept '\(shown($0.kept))', dropped '\(shown($0.dropped))'"
                 }
+            }
+            if !status.clamped.isEmpty {
+                lines.append("server values clamped (modes, dates no server may set): \(status.clamped.count)")
+                lines += status.clamped.map { "  \(shown($0))" }
             }
             if !status.setAside.isEmpty {
                 lines.append(
