@@ -28,7 +28,12 @@ enum MountSync {
                         "sync: \(entry.recordName): \(entry.key) changed on two machines: kept '\(entry.kept)' (the later edit), dropped '\(entry.dropped)'"
                     )
                 }
-                for entry in report.setAside { Log.error("sync: server record set aside: \(entry.recordName): \(entry.reason)") }
+                for entry in report.setAside.prefix(SyncReport.setAsideShownLimit) {
+                    Log.error("sync: server record set aside: \(entry.recordName): \(entry.reason)")
+                }
+                if report.setAside.count > SyncReport.setAsideShownLimit {
+                    Log.error("sync: \(report.setAside.count - SyncReport.setAsideShownLimit) more server records set aside (see sync status)")
+                }
                 for notice in report.notices { Log.info("sync: \(notice)") }
                 if report.pushed + report.fetched > 0 || !report.conflictCopies.isEmpty {
                     Log.info("sync: \(report.pushed) pushed, \(report.fetched) fetched, \(report.conflictCopies.count) conflict copies")

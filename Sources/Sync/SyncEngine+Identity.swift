@@ -106,6 +106,7 @@ extension SyncEngine {
         state.serverSeq = 0
         state.localToken = nil
         state.setAside = [:]
+        state.setAsideSummaries = [:]
         conflicted = []
         try? PushIntent.remove(databasePath: database.path)
     }

@@ -20,6 +20,12 @@ extension SyncEngine {
             conflicted = []
             try applyAgain(named: names, &report)
         }
+        // Rows summarised by an older reader: read again from the lowest seq among them.
+        let older = state.setAsideSummaries.values.filter { $0.reader < RecordPayload.readerVersion }
+        if let lowest = older.map(\.lowestSeq).min() {
+            state.serverSeq = min(state.serverSeq, max(lowest, 1) - 1)
+            state.setAsideSummaries = [:]
+        }
         var moved = SyncProgress(direction: .down, records: 0, total: 0, bytes: 0)
         if progress != nil { moved.total = try container.count(after: state.serverSeq) }
         while true {
@@ -164,9 +170,9 @@ extension SyncEngine {
         setAsideMissingReferences(&plan)
         setAsideLinksNoLinkMayMake(&plan)
         try commit(&plan, through: rows.lastSeq ?? state.serverSeq)
-        for (name, entry) in plan.setAside {
-            if state.setAside[name] != entry { report.setAside.append(entry) }
-            state.setAside[name] = entry
+        for entry in plan.setAside.values.sorted(by: { $0.seq < $1.seq }) {
+            if state.setAside[entry.recordName] != entry { report.setAside.append(entry) }
+            state.keepSetAside(entry)
         }
         for (name, seq) in plan.appliedSeqs where (state.setAside[name]?.seq ?? .max) <= seq && plan.setAside[name] == nil {
             state.setAside[name] = nil

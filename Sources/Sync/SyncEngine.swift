@@ -21,6 +21,8 @@ public struct SyncReport: Sendable, Equatable {
     public var failures: [PushFailure] = []
     /// Server records this sync set aside (``SyncState/setAside``): it could not read or apply them.
     public var setAside: [SetAsideRecord] = []
+    /// How many of ``setAside`` a sync's output names one by one (the rest it counts).
+    public static let setAsideShownLimit = 20
     /// What the sync found about identities and did about them (``SyncEngine/checkIdentity(_:)``).
     public var notices: [String] = []
     /// Local changes left for a later sync: files still open for writing (``SyncEngine/deferredRecords``).

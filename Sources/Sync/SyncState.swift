@@ -65,6 +65,35 @@ public struct SyncState: Sendable, Equatable {
     /// Server records this notesfs could not read or apply, by record name (``SetAsideRecord``):
     /// the rest synced past them; a newer server version of one, or a newer notesfs, tries again.
     public var setAside: [String: SetAsideRecord] = [:]
+    /// Server records set aside beyond the first ``setAsideLimit``, by reason (the record name
+    /// taken out of it): a count and a few names each, so that a server full of junk keeps the
+    /// state small. A newer notesfs reads the server again from their lowest seq.
+    public var setAsideSummaries: [String: SetAsideSummary] = [:]
+    /// How many set-aside records are kept whole (``setAside``).
+    public static let setAsideLimit = 50
+    /// How many reasons ``setAsideSummaries`` tells apart; the rest are counted under one.
+    public static let summaryReasonLimit = 20
+    /// How many server records are set aside, whole and summarised (a summarised row set aside
+    /// again, fetched as a missing folder of another page, may be counted twice).
+    public var setAsideCount: Int { setAside.count + setAsideSummaries.values.reduce(0) { $0 + $1.count } }
+
+    /// Keeps `entry`: whole while fewer than ``setAsideLimit`` are (or when its record is kept
+    /// whole already), else counted in ``setAsideSummaries``.
+    mutating func keepSetAside(_ entry: SetAsideRecord) {
+        if setAside[entry.recordName] != nil || setAside.count < Self.setAsideLimit {
+            setAside[entry.recordName] = entry
+            return
+        }
+        var reason = entry.reason.replacingOccurrences(of: entry.recordName, with: "…")
+        if setAsideSummaries[reason] == nil, setAsideSummaries.count >= Self.summaryReasonLimit { reason = "other reasons" }
+        var summary =
+            setAsideSummaries[reason] ?? SetAsideSummary(reason: reason, count: 0, names: [], lowestSeq: entry.seq, reader: entry.reader)
+        summary.count += 1
+        if summary.names.count < SetAsideSummary.nameLimit { summary.names.append(entry.recordName) }
+        summary.lowestSeq = min(summary.lowestSeq, entry.seq)
+        summary.reader = min(summary.reader, entry.reader)
+        setAsideSummaries[reason] = summary
+    }
     /// Server values applied clamped (``ServerValueRules/clamped(_:now:)``), newest last (at most
     /// ``clampedLimit``), for `sync status`: "record name: what".
     public var clamped: [String] = []
@@ -153,6 +182,7 @@ public struct SyncState: Sendable, Equatable {
         localToken = file.localToken
         conflicts = file.conflicts
         setAside = file.setAside ?? [:]
+        setAsideSummaries = file.setAsideSummaries ?? [:]
         decided = file.decided ?? []
         clamped = file.clamped ?? []
         serverEpoch = file.serverEpoch
@@ -192,6 +222,20 @@ public struct SetAsideRecord: Codable, Sendable, Equatable {
     public var since: Date
     /// It references a record this database lacks: fetched again at every sync until it applies.
     public var awaitsRecord: Bool
+}
+
+/// Server records set aside for one reason beyond ``SyncState/setAsideLimit``: how many, the
+/// first few names, and from which seq a newer notesfs reads them again.
+public struct SetAsideSummary: Codable, Sendable, Equatable {
+    public var reason: String
+    public var count: Int
+    /// The first ``nameLimit`` record names.
+    public var names: [String]
+    public var lowestSeq: Int64
+    /// The lowest ``RecordPayload/readerVersion`` that set one aside.
+    public var reader: Int
+
+    static let nameLimit = 5
 }
 
 /// A field both this machine and another changed differently, decided by the later edit (a note
@@ -249,6 +293,8 @@ private struct StateFile: Codable {
     var conflicts: [ConflictCopy]
     /// Absent from files written before records were set aside.
     var setAside: [String: SetAsideRecord]?
+    /// Absent from files written before set-aside records were summarised.
+    var setAsideSummaries: [String: SetAsideSummary]?
     /// Absent from files written before decided fields were kept.
     var decided: [DecidedConflict]?
     /// Absent from files written before clamped values were kept.
@@ -279,6 +325,7 @@ private struct StateFile: Codable {
         records = [:]
         conflicts = state.conflicts
         setAside = state.setAside.isEmpty ? nil : state.setAside
+        setAsideSummaries = state.setAsideSummaries.isEmpty ? nil : state.setAsideSummaries
         serverEpoch = state.serverEpoch
         generation = state.generation
         decided = state.decided.isEmpty ? nil : state.decided

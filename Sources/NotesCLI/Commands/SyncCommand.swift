@@ -115,9 +115,13 @@ enum SyncCommand {
                 "both machines changed \(entry.key) of \(ShellQuoting.shown(entry.recordName)): kept '\(shown(entry.kept))' (the later edit), dropped '\(shown(entry.dropped))'"
             )
         }
-        for entry in report.setAside {
+        for entry in report.setAside.prefix(SyncReport.setAsideShownLimit) {
             context.output.error(
                 CLIError(.io, "sync", "server record set aside: \(ShellQuoting.shown(entry.recordName)): \(shown(entry.reason))"))
+        }
+        if report.setAside.count > SyncReport.setAsideShownLimit {
+            let more = report.setAside.count - SyncReport.setAsideShownLimit
+            context.output.error(CLIError(.io, "sync", "\(more) more server records set aside (see notesfs sync status)"))
         }
     }
 
@@ -170,6 +174,17 @@ enum SyncCommand {
                             })
                     ),
                     ("clamped", .array(status.clamped.map { .string($0) })),
+                    ("setAsideCount", .int(Int64(status.setAsideCount))),
+                    (
+                        "setAsideSummaries",
+                        .array(
+                            status.setAsideSummaries.map {
+                                .object([
+                                    ("reason", .string($0.reason)), ("count", .int(Int64($0.count))),
+                                    ("names", .array($0.names.map { .string($0) })), ("lowestSeq", .int($0.lowestSeq)),
+                                ])
+                            })
+                    ),
                     (
                         "setAside",
                         .array(
@@ -201,11 +216,14 @@ enum SyncCommand {
                 lines.append("server values clamped (modes, dates no server may set): \(status.clamped.count)")
                 lines += status.clamped.map { "  \(shown($0))" }
             }
-            if !status.setAside.isEmpty {
+            if status.setAsideCount > 0 {
                 lines.append(
-                    "server records set aside: \(status.setAside.count) (not applied here; a newer server version or notesfs tries again)")
+                    "server records set aside: \(status.setAsideCount) (not applied here; a newer server version or notesfs tries again)")
                 lines += status.setAside.map {
                     "  \(ShellQuoting.shown($0.recordName)) (\(shown($0.recordType)), server version \($0.seq)): \(shown($0.reason))"
+                }
+                lines += status.setAsideSummaries.map {
+                    "  \($0.count) more: \(shown($0.reason)) (\($0.names.map(ShellQuoting.shown).joined(separator: ", "))\($0.count > $0.names.count ? ", …" : ""))"
                 }
             }
             context.output.lines(lines)
