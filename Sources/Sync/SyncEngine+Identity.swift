@@ -88,7 +88,7 @@ extension SyncEngine {
                 reason: "\(ConnectionString.redacted(server)) is another server than the one this database syncs with;"
                     + " to move this database to it, run 'notesfs sync set-url URL --other-server'")
         }
-        state.server = server
+        try state.setServer(server, databasePath: database.path)
         try state.save(databasePath: database.path)
     }
 

@@ -89,7 +89,7 @@ public final class SyncEngine {
         // here (its own machine kept it, and that version syncs too).
         if database.installedCommitHook == nil { VersionHistory.install(on: database) }
         let connection: Connection
-        do { connection = try Connection(state.server) } catch { throw .server(error) }
+        do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
         try ServerSchema.check(connection)
         container = ServerContainer(connection: connection)
     }
@@ -106,7 +106,7 @@ public final class SyncEngine {
         do { connection = try Connection(server) } catch { throw .server(error) }
         try ServerSchema.install(on: connection)
         if let existing = try SyncState.load(databasePath: database.path) {
-            guard existing.server == server else {
+            guard existing.isServer(server) else {
                 throw .state(
                     path: SyncState.path(forDatabase: database.path),
                     reason: "already syncs with another server (\(ConnectionString.redacted(existing.server)))")
@@ -114,6 +114,7 @@ public final class SyncEngine {
             return existing
         }
         var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
+        try state.setServer(server, databasePath: database.path)
         state.serverEpoch = try ServerContainer(connection: connection).identity(clientID: state.clientID).epoch
         try state.save(databasePath: database.path)
         return state

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -37,7 +38,8 @@ public struct SyncState: Sendable, Equatable {
     public static let formatVersion = 2
 
     public var format = SyncState.formatVersion
-    /// The libpq conninfo or URL of the server (as given to `sync init`).
+    /// The libpq conninfo or URL of the server (as given to `sync init`, without its password:
+    /// see ``passwordPath(forDatabase:)``).
     public var server: String
     /// This database's name on the server (a UUID made at `sync init`), part of every origin.
     public var clientID: String
@@ -116,6 +118,38 @@ public struct SyncState: Sendable, Equatable {
         self.server = server
         self.clientID = clientID
         self.host = host
+    }
+
+    /// The file that keeps the server's password (mode 0600), so that state.json holds none:
+    /// ``server`` is kept without it. Absent when the server string had none (`.pgpass`, a
+    /// `service`, a certificate).
+    public static func passwordPath(forDatabase databasePath: String) -> String { databasePath + "/sync/password" }
+
+    /// The libpq string to connect with: ``server`` with the password kept beside the state.
+    public func connectionString(databasePath: String) -> String {
+        guard let data = FileManager.default.contents(atPath: Self.passwordPath(forDatabase: databasePath)) else { return server }
+        return ConnectionString.adding(password: String(decoding: data, as: UTF8.self), to: server)
+    }
+
+    /// Sets ``server`` to `conninfo` without its password, and keeps the password (if any) in
+    /// ``passwordPath(forDatabase:)``, durably, before the state that needs it is saved.
+    ///
+    /// - Throws: ``SyncError/state(path:reason:)``.
+    public mutating func setServer(_ conninfo: String, databasePath: String) throws(SyncError) {
+        let split = ConnectionString.splittingPassword(conninfo) ?? (conninfo, nil)
+        let path = Self.passwordPath(forDatabase: databasePath)
+        try DurableFile.makeDirectory(databasePath + "/sync")
+        if let password = split.password {
+            try DurableFile.write(Data(password.utf8), to: path)
+        } else if FileManager.default.fileExists(atPath: path) {
+            guard unlink(path) == 0 else { throw .state(path: path, reason: String(cString: strerror(errno))) }
+        }
+        server = split.conninfo
+    }
+
+    /// Whether `conninfo` names the server this state syncs with (its password aside).
+    public func isServer(_ conninfo: String) -> Bool {
+        conninfo == server || ConnectionString.splittingPassword(conninfo)?.conninfo == server
     }
 
     /// The state file of the database at `databasePath`.
