@@ -20,6 +20,14 @@ extension SyncEngine {
             conflicted = []
             try applyAgain(named: names, &report)
         }
+        // Records lost to local damage (dropped by `fsck --repair`): the server's versions again.
+        if !state.lost.isEmpty {
+            let names = state.lost
+            state.lost = []
+            refetching = names
+            defer { refetching = [] }
+            try applyAgain(named: names, &report)
+        }
         // Rows summarised by an older reader: read again from the lowest seq among them.
         let older = state.setAsideSummaries.values.filter { $0.reader < RecordPayload.readerVersion }
         if let lowest = older.map(\.lowestSeq).min() {
@@ -96,7 +104,7 @@ extension SyncEngine {
                     server, reason: "the server's version is a \(server.recordType), the local record a \(local.recordType) (kept)")
                 continue
             }
-            if let payload = server.payload, let tag = pushedTag(server.origin) {
+            if let payload = server.payload, let tag = pushedTag(server.origin), !refetching.contains(name) {
                 // This client pushed this version before a crash kept it from saving the state: the
                 // local record is that version, or a later edit or delete of it still to push.
                 plan.states[name] = SyncedRecord(

@@ -62,6 +62,9 @@ public final class SyncEngine {
     var batchSize = 200
     /// Records whose last push lost to another version; the next pull fetches them by name.
     var conflicted: Set<String> = []
+    /// Records lost to local damage being fetched again (``SyncState/lost``): the server's version
+    /// is taken even when this client pushed it (the local record is gone, not deleted).
+    var refetching: Set<String> = []
     /// Whether this engine raised the sync generation already (``checkIdentity(_:)``: once per engine).
     var generationRaised = false
     /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).

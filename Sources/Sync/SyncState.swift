@@ -101,6 +101,8 @@ public struct SyncState: Sendable, Equatable {
     public var clamped: [String] = []
     /// How many ``clamped`` entries are kept.
     public static let clampedLimit = 100
+    /// Records lost to local damage (``SyncStateHold/refetch(_:)``): the next sync fetches them again.
+    public var lost: Set<String> = []
     public var lastSync: Date?
     /// The last sync's error, nil when it succeeded.
     public var lastError: String?
@@ -219,6 +221,7 @@ public struct SyncState: Sendable, Equatable {
         setAsideSummaries = file.setAsideSummaries ?? [:]
         decided = file.decided ?? []
         clamped = file.clamped ?? []
+        lost = Set(file.lost ?? [])
         serverEpoch = file.serverEpoch
         generation = file.generation ?? 0
         lastSync = file.lastSync
@@ -333,6 +336,8 @@ private struct StateFile: Codable {
     var decided: [DecidedConflict]?
     /// Absent from files written before clamped values were kept.
     var clamped: [String]?
+    /// Absent from files written before lost records were fetched again.
+    var lost: [String]?
     /// Absent from files written before servers had epochs and clients generations.
     var serverEpoch: String?
     var generation: Int64?
@@ -364,6 +369,7 @@ private struct StateFile: Codable {
         generation = state.generation
         decided = state.decided.isEmpty ? nil : state.decided
         clamped = state.clamped.isEmpty ? nil : state.clamped
+        lost = state.lost.isEmpty ? nil : state.lost.sorted()
         lastSync = state.lastSync
         lastError = state.lastError
         self.saveID = saveID
