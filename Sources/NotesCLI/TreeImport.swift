@@ -10,7 +10,8 @@ import RecordStore
 /// asset (Latin-1, UTF-16, binary, larger), losslessly; file contents are streamed into assets.
 ///
 /// Each record's `modificationDate` is its file's mtime. Records are saved in batches (one atomic
-/// modify per ``batchSize`` records, folders before their contents) and synced at the end.
+/// modify per ``batchSize`` records or ``batchBytes`` of JSON, folders before their contents) and
+/// synced at the end.
 struct TreeImport {
     /// A file or directory found under the source directory, in pre-order.
     struct Item {
@@ -32,6 +33,24 @@ struct TreeImport {
     }
 
     static let batchSize = 500
+    /// The JSON bytes one batch holds at most (``jsonSizeBound(_:)``; a record over it alone):
+    /// well under the 128 MiB one commit's journal line may hold, whatever the notes weigh.
+    static let batchBytes = 32 << 20
+
+    /// A bound on the bytes `record` takes as JSON in a commit: its strings with their escapes
+    /// (a control character, quote or backslash takes up to 6 bytes), bytes in base64, and 64 for
+    /// each key and anything else.
+    static func jsonSizeBound(_ record: Record) -> Int {
+        func size(_ value: FieldValue) -> Int {
+            switch value {
+            case .string(let text): 64 + text.utf8.reduce(0) { $0 + ($1 < 0x20 || $1 == 0x22 || $1 == 0x5C ? 6 : 1) }
+            case .bytes(let data): 64 + (data.count + 2) / 3 * 4
+            case .list(let items): 64 + items.reduce(0) { $0 + size($1) }
+            default: 256
+            }
+        }
+        return 1024 + record.fields.reduce(0) { $0 + $1.key.utf8.count * 6 + size($1.value) }
+    }
 
     let database: RecordDatabase
     let output: Output
@@ -104,10 +123,12 @@ struct TreeImport {
         var folderIDs: [Int: RecordID] = [:]
         var batch: [Record] = []
         var batchItems = 0
+        var batchBytes = 0
         func flush() throws(CLIError) {
             guard !batch.isEmpty else { return }
             do { try database.modify(saving: batch) } catch { throw CLIError.store(error, subject: database.path) }
             batch.removeAll(keepingCapacity: true)
+            batchBytes = 0
             progress.advance(by: batchItems)
             batchItems = 0
         }
@@ -199,7 +220,10 @@ struct TreeImport {
             if item.status.linkCount > 1, item.status.kind != .directory, linked[[item.status.device, item.status.inode]] == nil {
                 linked[[item.status.device, item.status.inode]] = record.recordID
             }
+            let bytes = Self.jsonSizeBound(record)
+            if batchBytes + bytes > Self.batchBytes { try flush() }
             batch.append(record)
+            batchBytes += bytes
             batchItems += 1
             if batch.count >= Self.batchSize { try flush() }
         }
