@@ -42,6 +42,18 @@ import Testing
         #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)")
     }
 
+    /// What a forged size did before it was set aside (or any other way a record's asset size
+    /// goes wrong): fsck reports it.
+    @Test func fsckReportsAnAssetWhoseSizeIsNotItsFiles() throws {
+        let (_, machines) = try makeMachines(1)
+        let b = machines[0]
+        let real = try b.database.makeAsset(Data("hello".utf8))
+        try b.save([Attachment(name: "five.bin", content: Asset(sha256: real.sha256, size: 100_000), recordID: RecordID(recordName: "att")).record])
+        let fsck = try notesfs(b.path, ["fsck"])
+        #expect(fsck.status == 4, "\(fsck.out)\(fsck.err)")
+        #expect((fsck.out + fsck.err).contains("100000 bytes, its file 5"), "\(fsck.out)\(fsck.err)")
+    }
+
     @Test func aVersionWhoseSizeIsNotItsBytesIsSetAside() throws {
         let (server, machines) = try makeMachines(1)
         let b = machines[0]

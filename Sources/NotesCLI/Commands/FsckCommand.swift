@@ -86,6 +86,7 @@ enum FsckCommand {
         case .missingRecordFile: "missingRecordFile"
         case .danglingReference: "danglingReference"
         case .missingAsset: "missingAsset"
+        case .assetSizeMismatch: "assetSizeMismatch"
         case .orphanedAsset: "orphanedAsset"
         case .foreignFile: "foreignFile"
         case .unindexedRecordFile: "unindexedRecordFile"
@@ -99,7 +100,8 @@ enum FsckCommand {
     static func line(for problem: CheckProblem, catalog: Catalog) -> String {
         var record: RecordID?
         switch problem {
-        case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _): record = id
+        case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _), .assetSizeMismatch(let id, _, _, _, _):
+            record = id
         case .danglingReference(let from, _, _): record = from
         case .referenceCycle(_, let members): record = members.first
         default: break
