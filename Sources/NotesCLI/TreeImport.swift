@@ -33,24 +33,9 @@ struct TreeImport {
     }
 
     static let batchSize = 500
-    /// The JSON bytes one batch holds at most (``jsonSizeBound(_:)``; a record over it alone):
-    /// well under the 128 MiB one commit's journal line may hold, whatever the notes weigh.
+    /// The JSON bytes one batch holds at most (``RecordStore/Record/jsonSizeBound``; a record
+    /// over it alone): well under the 128 MiB one commit's journal line may hold.
     static let batchBytes = 32 << 20
-
-    /// A bound on the bytes `record` takes as JSON in a commit: its strings with their escapes
-    /// (a control character, quote or backslash takes up to 6 bytes), bytes in base64, and 64 for
-    /// each key and anything else.
-    static func jsonSizeBound(_ record: Record) -> Int {
-        func size(_ value: FieldValue) -> Int {
-            switch value {
-            case .string(let text): 64 + text.utf8.reduce(0) { $0 + ($1 < 0x20 || $1 == 0x22 || $1 == 0x5C ? 6 : 1) }
-            case .bytes(let data): 64 + (data.count + 2) / 3 * 4
-            case .list(let items): 64 + items.reduce(0) { $0 + size($1) }
-            default: 256
-            }
-        }
-        return 1024 + record.fields.reduce(0) { $0 + $1.key.utf8.count * 6 + size($1.value) }
-    }
 
     let database: RecordDatabase
     let output: Output
@@ -220,7 +205,7 @@ struct TreeImport {
             if item.status.linkCount > 1, item.status.kind != .directory, linked[[item.status.device, item.status.inode]] == nil {
                 linked[[item.status.device, item.status.inode]] = record.recordID
             }
-            let bytes = Self.jsonSizeBound(record)
+            let bytes = record.jsonSizeBound
             if batchBytes + bytes > Self.batchBytes { try flush() }
             batch.append(record)
             batchBytes += bytes
