@@ -3,9 +3,10 @@ import Postgres
 import RecordStore
 
 extension SyncEngine {
-    /// Pushes the pending local changes in transactions of ``batchSize`` records and about ``ServerContainer/pageBytes``, saving the state after
-    /// each; returns whether a change lost a race to another client (it stays pending for the next
-    /// round's merge). The local token is saved only when every change went through.
+    /// Pushes the pending local changes in transactions of ``batchSize`` records and about
+    /// ``ServerContainer/pageBytes``, saving the state after each; returns whether a change lost a
+    /// race to another client (it stays pending for the next round's merge). The local token is
+    /// saved only when every change went through.
     ///
     /// A record that cannot be sent (its attachment file is damaged, the server refuses its values)
     /// is left out and reported in ``PushFailures`` and ``SyncReport/failures``; the others go on.
