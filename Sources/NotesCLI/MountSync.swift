@@ -25,7 +25,7 @@ enum MountSync {
                 if lastError.clear() { Log.info("sync: working again") }
                 for entry in report.decided {
                     Log.info(
-                        "sync: \(entry.recordName): \(entry.key) changed on two machines: kept '\(entry.kept)' (the later edit), dropped '\(entry.dropped)'"
+                        "sync: \(entry.recordName): \(entry.key) changed on two machines: kept '\(entry.kept)' (the change that reached the server last), dropped '\(entry.dropped)'"
                     )
                 }
                 for entry in report.setAside.prefix(SyncReport.setAsideShownLimit) {
