@@ -51,6 +51,9 @@ public struct SyncState: Sendable, Equatable {
     /// How many syncs this database started: the server keeps the highest for this client ID, and
     /// a copy of this database that is behind it is told apart (``SyncEngine/checkIdentity(_:)``).
     public var generation: Int64 = 0
+    /// The generation the server was last seen to hold for this client (written there and read
+    /// back): a server holding less lost this client's syncs since (restored from an older dump).
+    public var confirmedGeneration: Int64 = 0
     /// Every server change up to this seq has been fetched and applied (the server change token).
     public var serverSeq: Int64 = 0
     /// Every local change up to this local token has been pushed (``RecordStore/ChangeToken``);
@@ -224,6 +227,7 @@ public struct SyncState: Sendable, Equatable {
         lost = Set(file.lost ?? [])
         serverEpoch = file.serverEpoch
         generation = file.generation ?? 0
+        confirmedGeneration = file.confirmedGeneration ?? 0
         lastSync = file.lastSync
         lastError = file.lastError
         saveID = file.saveID
@@ -341,6 +345,8 @@ private struct StateFile: Codable {
     /// Absent from files written before servers had epochs and clients generations.
     var serverEpoch: String?
     var generation: Int64?
+    /// Absent from files written before restored servers were told apart.
+    var confirmedGeneration: Int64?
     var lastSync: Date?
     var lastError: String?
     /// Format 2: ``SyncState/saveID``.
@@ -367,6 +373,7 @@ private struct StateFile: Codable {
         setAsideSummaries = state.setAsideSummaries.isEmpty ? nil : state.setAsideSummaries
         serverEpoch = state.serverEpoch
         generation = state.generation
+        confirmedGeneration = state.confirmedGeneration == 0 ? nil : state.confirmedGeneration
         decided = state.decided.isEmpty ? nil : state.decided
         clamped = state.clamped.isEmpty ? nil : state.clamped
         lost = state.lost.isEmpty ? nil : state.lost.sorted()
