@@ -126,7 +126,14 @@ extension SyncEngine {
         if database.metadata(for: marker) != nil {
             do { try database.modify(deleting: [marker]) } catch { throw .store(error) }
         }
-        for name in state.records.keys { state.records[name] = nil }
+        // Bases are kept, unconfirmed: the pull from seq 0 keeps each where the server's record
+        // matches it (``SyncEngine/confirmedAfterReset(_:server:)``) and forgets the rest.
+        for name in state.records.keys {
+            guard let kept = state.records[name] else { continue }
+            state.records[name] = SyncedRecord(
+                recordType: kept.recordType, serverSeq: SyncedRecord.unconfirmedSeq, localTag: kept.localTag, base: try kept.base)
+        }
+        state.unconfirmedBases = true
         state.serverSeq = 0
         state.localToken = nil
         state.setAside = [:]

@@ -46,6 +46,15 @@ extension SyncEngine {
             moved.bytes += page.payloadBytes
             progress?(moved)
         }
+        // Bases kept through a reset that no server record confirmed: the server lacks those
+        // records, which are pushed as new.
+        if state.unconfirmedBases {
+            for name in state.records.keys where state.records[name]?.serverSeq == SyncedRecord.unconfirmedSeq {
+                state.records[name] = nil
+            }
+            state.unconfirmedBases = false
+            try state.save(databasePath: database.path)
+        }
         // Rows set aside by an older reader, or for a record that was missing and may have come
         // since: fetched by name, as no page brings them again.
         let retried = state.setAside.values.filter { $0.reader < RecordPayload.readerVersion || $0.awaitsRecord }
@@ -88,7 +97,10 @@ extension SyncEngine {
         let now = Date()
         for var server in rows.records {
             let name = server.recordName
-            let synced = state.records[name]
+            var synced = state.records[name]
+            if let kept = synced, kept.serverSeq == SyncedRecord.unconfirmedSeq {
+                synced = try confirmedAfterReset(kept, server: server)
+            }
             if synced?.serverSeq == server.seq {  // already ours (pushed by this client)
                 plan.applied(server)
                 continue
@@ -193,6 +205,15 @@ extension SyncEngine {
         report.conflictCopies += plan.copies.map(\.entry)
         report.decided += plan.decided
         state.decided = Array((state.decided + plan.decided).suffix(SyncState.decidedLimit))
+    }
+
+    /// The base to merge `server` with, for a record whose base `kept` was kept through a reset of
+    /// the server: `kept` when the server's record is that very version (a note edited here since
+    /// merges cleanly), nil otherwise (merged with no base: whichever side is newer cannot be
+    /// told, so both are kept). Its seq stays unconfirmed: the apply records the server's.
+    func confirmedAfterReset(_ kept: SyncedRecord, server: ServerRecord) throws(SyncError) -> SyncedRecord? {
+        guard let payload = server.payload, try kept.base == payload.jsonText else { return nil }
+        return kept
     }
 
     /// A field value as `sync status` shows it: a string's text, else its description.

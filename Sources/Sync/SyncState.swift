@@ -104,6 +104,9 @@ public struct SyncState: Sendable, Equatable {
     public var clamped: [String] = []
     /// How many ``clamped`` entries are kept.
     public static let clampedLimit = 100
+    /// Whether some synced records hold bases kept through a reset of the server, unconfirmed
+    /// (``SyncedRecord/unconfirmedSeq``): the next complete pull forgets those it did not confirm.
+    public var unconfirmedBases = false
     /// Records lost to local damage (``SyncStateHold/refetch(_:)``): the next sync fetches them again.
     public var lost: Set<String> = []
     public var lastSync: Date?
@@ -225,6 +228,7 @@ public struct SyncState: Sendable, Equatable {
         decided = file.decided ?? []
         clamped = file.clamped ?? []
         lost = Set(file.lost ?? [])
+        unconfirmedBases = file.unconfirmedBases ?? false
         serverEpoch = file.serverEpoch
         generation = file.generation ?? 0
         confirmedGeneration = file.confirmedGeneration ?? 0
@@ -342,6 +346,8 @@ private struct StateFile: Codable {
     var clamped: [String]?
     /// Absent from files written before lost records were fetched again.
     var lost: [String]?
+    /// Absent from files written before bases were kept through resets.
+    var unconfirmedBases: Bool?
     /// Absent from files written before servers had epochs and clients generations.
     var serverEpoch: String?
     var generation: Int64?
@@ -377,6 +383,7 @@ private struct StateFile: Codable {
         decided = state.decided.isEmpty ? nil : state.decided
         clamped = state.clamped.isEmpty ? nil : state.clamped
         lost = state.lost.isEmpty ? nil : state.lost.sorted()
+        unconfirmedBases = state.unconfirmedBases ? true : nil
         lastSync = state.lastSync
         lastError = state.lastError
         self.saveID = saveID

@@ -46,4 +46,31 @@ import Testing
         #expect(!a.has("doomed") || (a.has("doomed") && b.has("doomed") && c.has("doomed")))
         #expect(b.has("from-c") && a.has("from-c"))
     }
+
+    /// After a reset, a merge base is kept where the server's record matches it: a note edited here
+    /// whose server version is the one this machine last synced merges cleanly (no conflict copy;
+    /// where the server's differs, both are kept).
+    @Test func anEditOfANoteTheServerStillHoldsAsSyncedIsNoConflictAfterAReset() throws {
+        let (server, machines) = try makeMachines(2)
+        let (a, b) = (machines[0], machines[1])
+        try a.save([note("Keep", id: "keep", text: "one\ntwo\n"), note("Other", id: "other", text: "o\n")])
+        try syncAll(machines)
+        let connection = try Connection(server)
+        for table in Self.tables { try connection.execute("CREATE TABLE bak_\(table) AS SELECT * FROM \(table)") }
+        let seq = try #require(try connection.execute("SELECT last_value FROM notesfs_seq").value(0, "last_value"))
+        try a.append("three\n", to: "other")
+        try syncAll(machines)
+        for table in Self.tables {
+            try connection.execute("TRUNCATE \(table)")
+            try connection.execute("INSERT INTO \(table) SELECT * FROM bak_\(table)")
+        }
+        try connection.execute("SELECT setval('notesfs_seq', $1::bigint)", [seq])
+        try b.append("edited on b\n", to: "keep")
+        let report = try b.sync()
+        #expect(report.notices == [SyncEngine.newServerNotice])
+        #expect(!report.conflictCopies.contains { $0.recordName == "keep" }, "\(report.conflictCopies)")
+        try syncAll(machines)
+        #expect(try a.note("keep").text == "one\ntwo\nedited on b\n")
+        #expect(try b.note("keep").text == "one\ntwo\nedited on b\n")
+    }
 }
