@@ -22,9 +22,7 @@ import Testing
     }
 
     static func forge(_ server: String, name: String, type: String, fields: String, dates: String = "") throws {
-        try Connection(server).execute(
-            "INSERT INTO notesfs_records VALUES ($1, $2, nextval('notesfs_seq'), false, $3::jsonb, 'forger/1')",
-            [name, type, #"{\#(dates)"fields":{\#(fields)}}"#])
+        try ForgedNumberTests.forge(Connection(server), name: name, type: type, payload: #"{\#(dates)"fields":{\#(fields)}}"#)
     }
 
     @Test(arguments: [String(Int64.max), "100000", "0"]) func aForgedSizeOfAnAssetAlreadyHeldIsSetAside(size: String) throws {

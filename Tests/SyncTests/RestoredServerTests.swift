@@ -12,27 +12,35 @@ import Testing
 @Suite struct RestoredServerTests {
     static let tables = ["notesfs_records", "notesfs_assets", "notesfs_asset_chunks", "notesfs_pushes", "notesfs_clients", "notesfs_server"]
 
+    /// A dump of the server's tables (copies beside them); returns the sequence's last value.
+    static func dump(_ connection: Connection) throws -> String {
+        for table in tables { try connection.execute("CREATE TABLE bak_\(table) AS SELECT * FROM \(table)") }
+        return try #require(try connection.execute("SELECT last_value FROM notesfs_seq").value(0, "last_value"))
+    }
+
+    /// The server as `dump` left it, its sequence at `seq`.
+    static func restore(_ connection: Connection, seq: String) throws {
+        for table in tables {
+            try connection.execute("TRUNCATE \(table)")
+            try connection.execute("INSERT INTO \(table) SELECT * FROM bak_\(table)")
+        }
+        try connection.execute("SELECT setval('notesfs_seq', $1::bigint)", [seq])
+    }
+
     @Test func machinesConvergeAfterTheServerIsRestoredFromAnOlderDump() throws {
         let (server, machines) = try makeMachines(3)
         let (a, b, c) = (machines[0], machines[1], machines[2])
         try a.save([note("Plan", id: "plan", text: "old\n"), note("Doomed", id: "doomed", text: "d\n")])
         try syncAll(machines)
-        // The dump.
         let connection = try Connection(server)
-        for table in Self.tables { try connection.execute("CREATE TABLE bak_\(table) AS SELECT * FROM \(table)") }
-        let seq = try #require(try connection.execute("SELECT last_value FROM notesfs_seq").value(0, "last_value"))
+        let seq = try Self.dump(connection)
         // Life goes on: a edits, b deletes, everyone syncs.
         var plan = try a.note("plan")
         plan.text = "new\n"
         try a.save([plan.record])
         try b.database.modify(deleting: [RecordID(recordName: "doomed")])
         try syncAll(machines)
-        // The server is restored from the dump.
-        for table in Self.tables {
-            try connection.execute("TRUNCATE \(table)")
-            try connection.execute("INSERT INTO \(table) SELECT * FROM bak_\(table)")
-        }
-        try connection.execute("SELECT setval('notesfs_seq', $1::bigint)", [seq])
+        try Self.restore(connection, seq: seq)
         // c syncs first and pushes: the server's seq moves past what a and b fetched.
         try c.save([note("From C", id: "from-c", text: "c\n")])
         try c.sync()
@@ -56,15 +64,10 @@ import Testing
         try a.save([note("Keep", id: "keep", text: "one\ntwo\n"), note("Other", id: "other", text: "o\n")])
         try syncAll(machines)
         let connection = try Connection(server)
-        for table in Self.tables { try connection.execute("CREATE TABLE bak_\(table) AS SELECT * FROM \(table)") }
-        let seq = try #require(try connection.execute("SELECT last_value FROM notesfs_seq").value(0, "last_value"))
+        let seq = try Self.dump(connection)
         try a.append("three\n", to: "other")
         try syncAll(machines)
-        for table in Self.tables {
-            try connection.execute("TRUNCATE \(table)")
-            try connection.execute("INSERT INTO \(table) SELECT * FROM bak_\(table)")
-        }
-        try connection.execute("SELECT setval('notesfs_seq', $1::bigint)", [seq])
+        try Self.restore(connection, seq: seq)
         try b.append("edited on b\n", to: "keep")
         let report = try b.sync()
         #expect(report.notices == [SyncEngine.newServerNotice])
