@@ -19,7 +19,13 @@ enum MountSync {
         fileSystem.observeDatabase { change in if !change.isExternal { sync.wake() } }
         fileSystem.onWriterClosed { sync.wake() }
         let lastError = LastError()
-        sync.start(database: fileSystem.recordDatabase, deferring: { fileSystem.recordsBeingWritten() }) { result in
+        let databasePath = fileSystem.recordDatabase.path
+        let deferring: @Sendable () -> Set<String> = {
+            let names = fileSystem.recordsBeingWritten()
+            OpenWriters.publish(names, databasePath: databasePath)  // for a `notesfs sync` beside the mount
+            return names
+        }
+        sync.start(database: fileSystem.recordDatabase, deferring: deferring) { result in
             switch result {
             case .success(let report):
                 if lastError.clear() { Log.info("sync: working again") }

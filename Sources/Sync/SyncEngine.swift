@@ -95,6 +95,9 @@ public final class SyncEngine {
         do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
         try ServerSchema.check(connection)
         container = ServerContainer(connection: connection)
+        // Beside a mount (the CLI's sync): what the mount holds back, this holds back too.
+        let path = database.path
+        deferredRecords = { OpenWriters.read(databasePath: path) }
     }
 
     /// Connects `database` to the server at `server` (a libpq URL or conninfo): creates or migrates
