@@ -9,7 +9,8 @@ import Foundation
 /// 2. In a name, `/` shows as `∕` (U+2215 DIVISION SLASH) and NUL as `␀` (U+2400); an empty title or
 ///    name shows as `Untitled`; a folder or attachment named `.` or `..` shows as `․` or `‥`
 ///    (U+2024, U+2025), since those names are taken by the directory itself.
-/// 3. Names are compared byte for byte (as the kernel does): `é` and `e` + U+0301 differ.
+/// 3. Names are compared as Unicode text (canonical equivalence): `é` and `e` + U+0301 are the
+///    same name, which one record keeps (rule 4), though the kernel would tell their bytes apart.
 /// 4. When several records of one folder would show the same name, the earliest created
 ///    (`creationDate`, then `recordName`) keeps it; each other gets ` (xxxxxx)` before a trailing
 ///    `.md` (at the end when there is none), made of the first 6 characters of its `recordName`
@@ -134,7 +135,7 @@ public enum EntryNames {
         return fit(base, reserving: tag.utf8.count) + tag
     }
 
-    /// The file names of all entries of one folder, unique byte for byte, in the order given.
+    /// The file names of all entries of one folder, unique as Unicode text (rule 3), in the order given.
     public static func assign(_ candidates: [Candidate]) -> [String] {
         let bases = candidates.map { baseName($0.name, kind: $0.kind) }
         let order = candidates.indices.sorted { a, b in
@@ -144,10 +145,10 @@ public enum EntryNames {
             return candidates[a].recordName.utf8.lexicographicallyPrecedes(candidates[b].recordName.utf8)
         }
         var names = bases
-        var taken = Set<[UInt8]>()
+        var taken = Set<String>()  // String equality is canonical equivalence (rule 3)
         var losers: [Int] = []
         for index in order {
-            if taken.insert(Array(bases[index].utf8)).inserted { continue }
+            if taken.insert(bases[index]).inserted { continue }
             losers.append(index)
         }
         // Names of winners are fixed first, so a suffixed name never takes a winner's name.
@@ -158,7 +159,7 @@ public enum EntryNames {
             var chosen: String?
             for length in lengths {
                 let name = suffixed(bases[index], String(characters.prefix(length)))
-                if taken.insert(Array(name.utf8)).inserted {
+                if taken.insert(name).inserted {
                     chosen = name
                     break
                 }
@@ -166,7 +167,7 @@ public enum EntryNames {
             var counter = 2
             while chosen == nil {
                 let name = suffixed(bases[index], (characters.isEmpty ? "" : characters + "-") + String(counter))
-                if taken.insert(Array(name.utf8)).inserted { chosen = name }
+                if taken.insert(name).inserted { chosen = name }
                 counter += 1
             }
             names[index] = chosen ?? bases[index]  // never nil: the loop above ends only with a name

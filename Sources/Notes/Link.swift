@@ -6,6 +6,8 @@ import RecordStore
 /// deletes its links (the reference's action is `deleteSelf`).
 public struct Link: RecordWrapper, Hashable {
     public static let recordType = "Link"
+    /// The record types a hard link may name.
+    public static let targetTypes: Set<String> = [Note.recordType, Attachment.recordType, Symlink.recordType, SpecialFile.recordType]
     public private(set) var record: Record
 
     public var name: String {

@@ -19,16 +19,27 @@ enum MountSync {
         fileSystem.observeDatabase { change in if !change.isExternal { sync.wake() } }
         fileSystem.onWriterClosed { sync.wake() }
         let lastError = LastError()
-        sync.start(database: fileSystem.recordDatabase, deferring: { fileSystem.recordsBeingWritten() }) { result in
+        let databasePath = fileSystem.recordDatabase.path
+        let deferring: @Sendable () -> Set<String> = {
+            let names = fileSystem.recordsBeingWritten()
+            OpenWriters.publish(names, databasePath: databasePath)  // for a `notesfs sync` beside the mount
+            return names
+        }
+        sync.start(database: fileSystem.recordDatabase, deferring: deferring) { result in
             switch result {
             case .success(let report):
                 if lastError.clear() { Log.info("sync: working again") }
                 for entry in report.decided {
                     Log.info(
-                        "sync: \(entry.recordName): \(entry.key) changed on two machines: kept '\(entry.kept)' (the later edit), dropped '\(entry.dropped)'"
+                        "sync: \(entry.recordName): \(entry.key) changed on two machines: kept '\(entry.kept)' (the change that reached the server last), dropped '\(entry.dropped)'"
                     )
                 }
-                for entry in report.setAside { Log.error("sync: server record set aside: \(entry.recordName): \(entry.reason)") }
+                for entry in report.setAside.prefix(SyncReport.setAsideShownLimit) {
+                    Log.error("sync: server record set aside: \(entry.recordName): \(entry.reason)")
+                }
+                if report.setAside.count > SyncReport.setAsideShownLimit {
+                    Log.error("sync: \(report.setAside.count - SyncReport.setAsideShownLimit) more server records set aside (see sync status)")
+                }
                 for notice in report.notices { Log.info("sync: \(notice)") }
                 if report.pushed + report.fetched > 0 || !report.conflictCopies.isEmpty {
                     Log.info("sync: \(report.pushed) pushed, \(report.fetched) fetched, \(report.conflictCopies.count) conflict copies")

@@ -31,7 +31,7 @@ enum NodeRecordCheck {
                     report(metadata, "hard link to record \(target.recordName), which does not exist")
                     continue
                 }
-                if ![Note.recordType, Attachment.recordType, Symlink.recordType, SpecialFile.recordType].contains(linked.recordType) {
+                if !Link.targetTypes.contains(linked.recordType) {
                     report(metadata, "hard link to a \(linked.recordType) record (\(target.recordName))")
                 }
             }

@@ -10,7 +10,8 @@ import RecordStore
 /// asset (Latin-1, UTF-16, binary, larger), losslessly; file contents are streamed into assets.
 ///
 /// Each record's `modificationDate` is its file's mtime. Records are saved in batches (one atomic
-/// modify per ``batchSize`` records, folders before their contents) and synced at the end.
+/// modify per ``batchSize`` records or ``batchBytes`` of JSON, folders before their contents) and
+/// synced at the end.
 struct TreeImport {
     /// A file or directory found under the source directory, in pre-order.
     struct Item {
@@ -32,6 +33,9 @@ struct TreeImport {
     }
 
     static let batchSize = 500
+    /// The JSON bytes one batch holds at most (``RecordStore/Record/jsonSizeBound``; a record
+    /// over it alone): well under the 128 MiB one commit's journal line may hold.
+    static let batchBytes = 32 << 20
 
     let database: RecordDatabase
     let output: Output
@@ -104,10 +108,12 @@ struct TreeImport {
         var folderIDs: [Int: RecordID] = [:]
         var batch: [Record] = []
         var batchItems = 0
+        var batchBytes = 0
         func flush() throws(CLIError) {
             guard !batch.isEmpty else { return }
             do { try database.modify(saving: batch) } catch { throw CLIError.store(error, subject: database.path) }
             batch.removeAll(keepingCapacity: true)
+            batchBytes = 0
             progress.advance(by: batchItems)
             batchItems = 0
         }
@@ -199,7 +205,10 @@ struct TreeImport {
             if item.status.linkCount > 1, item.status.kind != .directory, linked[[item.status.device, item.status.inode]] == nil {
                 linked[[item.status.device, item.status.inode]] = record.recordID
             }
+            let bytes = record.jsonSizeBound
+            if batchBytes + bytes > Self.batchBytes { try flush() }
             batch.append(record)
+            batchBytes += bytes
             batchItems += 1
             if batch.count >= Self.batchSize { try flush() }
         }

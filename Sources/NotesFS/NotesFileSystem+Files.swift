@@ -528,7 +528,14 @@ extension NotesFileSystem {
         try saveFile(inode)
         do { try database.sync() } catch { throw ErrnoMapping.errno(for: error) }
         // What was saved is final (the writer asked for it), unless a write came in meanwhile.
-        try locked { _ in if let open, open.generation == generation { open.changedSinceFsync = false } }
+        let released: Bool = try locked { _ in
+            guard let open, open.generation == generation, open.changedSinceFsync else { return false }
+            open.changedSinceFsync = false
+            return true
+        }
+        // The sync the save woke may have run before the flag was cleared and held the file back:
+        // wake it again, as a writer's close does.
+        if released { for handler in writerClosedHandlers.withLock({ $0 }) { handler() } }
     }
 
     /// The records open for writing here whose bytes changed since their last `fsync`: a save

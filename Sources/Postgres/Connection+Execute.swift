@@ -49,12 +49,13 @@ extension Connection {
 
     /// The error a failed result reports: the server's fields when it sent them, else libpq's message.
     func error(from result: OpaquePointer) -> PostgresError {
-        func field(_ code: Int) -> String? { pq.PQresultErrorField(result, Int32(code)).map { String(cString: $0) } }
+        func scrubbed(_ text: String) -> String { ConnectionString.scrubbed(text, conninfo: conninfo) }
+        func field(_ code: Int) -> String? { pq.PQresultErrorField(result, Int32(code)).map { scrubbed(String(cString: $0)) } }
         if let sqlState = field(CPQ_DIAG_SQLSTATE) {
-            let message = field(CPQ_DIAG_MESSAGE_PRIMARY) ?? String(libpq: pq.PQresultErrorMessage(result)).trimmedMessage
+            let message = field(CPQ_DIAG_MESSAGE_PRIMARY) ?? scrubbed(String(libpq: pq.PQresultErrorMessage(result)).trimmedMessage)
             return PostgresError(.server, message, sqlState: sqlState, detail: field(CPQ_DIAG_MESSAGE_DETAIL))
         }
-        let message = String(libpq: pq.PQresultErrorMessage(result)).trimmedMessage
+        let message = scrubbed(String(libpq: pq.PQresultErrorMessage(result)).trimmedMessage)
         if !isOpen { return PostgresError(.connectionLost, message.isEmpty ? "connection lost" : message) }
         return PostgresError(.client, message.isEmpty ? "statement failed" : message)
     }

@@ -13,6 +13,9 @@ public final class Connection {
     let handle: OpaquePointer
     /// libpq's functions (``LibPQ``), loaded before the connection was opened.
     let pq: cpq_library
+    /// The conninfo it was opened with: every message libpq hands back is scrubbed of it
+    /// (``ConnectionString/scrubbed(_:conninfo:)``).
+    let conninfo: String
 
     /// Connects (`PQconnectdb`), blocking until the connection is up or has failed. The first
     /// connection of the process loads libpq (``LibPQ``).
@@ -26,7 +29,7 @@ public final class Connection {
             throw PostgresError(.client, "libpq could not allocate a connection")
         }
         guard pq.PQstatus(handle) == CONNECTION_OK else {
-            let message = String(libpq: pq.PQerrorMessage(handle)).trimmedMessage
+            let message = ConnectionString.scrubbed(String(libpq: pq.PQerrorMessage(handle)).trimmedMessage, conninfo: conninfo)
             let needsPassword = pq.PQconnectionNeedsPassword(handle) != 0
             pq.PQfinish(handle)
             let isAuthentication = needsPassword || message.contains("authentication failed")
@@ -34,6 +37,7 @@ public final class Connection {
         }
         self.handle = handle
         self.pq = pq
+        self.conninfo = conninfo
         // Server messages (NOTICE) go nowhere instead of stderr.
         _ = pq.PQsetNoticeProcessor(handle, { _, _ in }, nil)
     }
@@ -52,7 +56,7 @@ public final class Connection {
 
     /// The error for a failure with no result to read it from.
     func connectionError() -> PostgresError {
-        let message = String(libpq: pq.PQerrorMessage(handle)).trimmedMessage
+        let message = ConnectionString.scrubbed(String(libpq: pq.PQerrorMessage(handle)).trimmedMessage, conninfo: conninfo)
         return PostgresError(isOpen ? .client : .connectionLost, message.isEmpty ? "connection failed" : message)
     }
 }

@@ -53,7 +53,9 @@ public struct RecordPayload: Sendable, Equatable {
             guard let field = Self.decode(value, depth: 1) else {
                 throw .damagedServerRecord(recordName, reason: "field \(key) cannot be decoded")
             }
-            if let problem = field.validityProblem { throw .damagedServerRecord(recordName, reason: "field \(key): \(problem)") }
+            if let problem = field.validityProblem ?? ServerValueRules.problem(of: field) {
+                throw .damagedServerRecord(recordName, reason: "field \(key): \(problem)")
+            }
             decoded[key] = field
         }
         self.fields = decoded

@@ -21,6 +21,9 @@ struct LocalApplyPlan {
     var decided: [DecidedConflict] = []
     /// Server rows set aside by this page, by name (``SyncState/setAside`` once committed).
     var setAside: [String: SetAsideRecord] = [:]
+    /// The server values this page applied clamped (``ServerValueRules/clamped(_:now:)``), as
+    /// the user is told them: "record name: what".
+    var clamped: [String] = []
     /// The server version of every record this page applied or found already applied, by name:
     /// an earlier version of it set aside is set aside no longer.
     var appliedSeqs: [String: Int64] = [:]

@@ -7,20 +7,21 @@ import RecordStore
 /// A field only one side changed takes that side's value. A field both changed differently: a
 /// note's `text` is merged line by line (``TextMerge``); when that fails, or for the `content`
 /// asset of a note or an attachment, the server's value stays and the local one goes to a
-/// conflict copy; any other field (title, folder, mode, …) takes the value of the side modified last.
+/// conflict copy; any other field (title, folder, mode, …) takes the local value: it reaches the
+/// server after the server's, and changes are ordered by the server's sequence, never by the
+/// clocks of the machines (one running a day ahead would win every change for a day).
 struct RecordMerge {
     var payload: RecordPayload
     /// The local values that lost an unmergeable conflict (`text` or `content`), for a conflict copy.
     var losingLocalFields: [String: FieldValue] = [:]
     /// Other fields both sides changed differently (a rename on each machine): the value kept (the
-    /// later edit's) and the one dropped, by key, so that the user can be told.
+    /// local one, last to reach the server) and the one dropped, by key, so that the user can be told.
     var decidedFields: [String: (kept: FieldValue?, dropped: FieldValue?)] = [:]
 
     /// Keys whose conflicting values go to a conflict copy rather than latest-wins, by record type.
     static let contentKeys: [String: Set<String>] = ["Note": ["text", "content"], "Attachment": ["content"]]
 
     init(base: RecordPayload?, local: RecordPayload, server: RecordPayload, recordType: String) {
-        let localIsNewer = (local.modificationDate ?? .distantPast) > (server.modificationDate ?? .distantPast)
         var fields: [String: FieldValue] = [:]
         var losing: [String: FieldValue] = [:]
         var decided: [String: (kept: FieldValue?, dropped: FieldValue?)] = [:]
@@ -42,8 +43,8 @@ struct RecordMerge {
                     losing[key] = l ?? .string("")
                 }
             } else {
-                value = localIsNewer ? l : s
-                decided[key] = (value, localIsNewer ? s : l)
+                value = l
+                decided[key] = (l, s)
             }
             fields[key] = value
         }

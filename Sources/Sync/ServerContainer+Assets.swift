@@ -90,9 +90,11 @@ extension ServerContainer {
         guard made == asset else { throw .damagedServerRecord(asset.sha256, reason: "asset bytes do not match their SHA-256") }
     }
 
-    /// How many chunks an asset of `size` bytes takes.
+    /// How many chunks an asset of `size` bytes takes (0 for a negative size). Divides before it
+    /// adds, so that no size, up to `Int64.max`, overflows.
     static func chunkCount(_ size: Int64) -> Int {
         let chunk = Int64(ServerSchema.assetChunkSize)
-        return Int((max(0, size) + chunk - 1) / chunk)
+        let whole = max(0, size) / chunk
+        return Int(whole + (max(0, size) % chunk == 0 ? 0 : 1))
     }
 }

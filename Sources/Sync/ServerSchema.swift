@@ -90,8 +90,8 @@ enum ServerSchema {
                 try connection.execute("CREATE TABLE IF NOT EXISTS notesfs_schema (version integer NOT NULL)")
                 let found = try currentVersion(connection)
                 guard found <= version else { return }
-                for step in (found + 1)...max(found + 1, version) where step <= version {
-                    for statement in migrations[step] ?? [] { try connection.execute(statement) }
+                for step in max(found, 0)..<version {
+                    for statement in migrations[step + 1] ?? [] { try connection.execute(statement) }
                 }
                 try connection.execute("DELETE FROM notesfs_schema")
                 try connection.execute("INSERT INTO notesfs_schema VALUES ($1)", [String(version)])

@@ -17,7 +17,9 @@ extension SyncEngine {
     ///   client: what the other copy pushed is fetched as another machine's changes and merged with
     ///   the edits made here (as concurrent edits), instead of being taken for its own.
     /// - **Another server** (reset, replaced, restored from a backup of its own) has another epoch,
-    ///   or hands out seqs this client has fetched past. The server's state is then started again:
+    ///   or hands out seqs this client has fetched past, or holds a lower generation for this
+    ///   client than it was seen to hold (``SyncState/confirmedGeneration``: a restored dump, even
+    ///   after another machine's pushes moved its seqs past this client's). The server's state is then started again:
     ///   every record here is pushed where the server lacks it (no deletes), everything on the
     ///   server is fetched from seq 0 and merged.
     ///
@@ -31,17 +33,32 @@ extension SyncEngine {
     func checkIdentity(_ report: inout SyncReport) throws(SyncError) {
         let server = try container.identity(clientID: state.clientID)
         var changed = false
+        var startedOver = false
         if let epoch = server.epoch, state.serverEpoch != epoch || server.lastSeq < state.serverSeq {
             if state.serverEpoch != nil || state.serverSeq > server.lastSeq {
                 try startOver()
                 report.notices.append(Self.newServerNotice)
+                startedOver = true
             }
             state.serverEpoch = epoch
+            changed = true
+        }
+        // The server holds less than it was seen to hold for this client: it lost this client's
+        // syncs since (restored from an older dump of itself, same epoch), and seqs this client
+        // fetched past may come again with other changes. Started again, as for a reset.
+        let restored = server.generation < state.confirmedGeneration
+        if restored, !startedOver {
+            try startOver()
+            report.notices.append(Self.newServerNotice)
             changed = true
         }
         guard !generationRaised else {
             if server.generation > state.generation {
                 try becomeNewClient(&report)
+            } else if restored {
+                _ = try container.startSync(clientID: state.clientID, generation: state.generation)
+                state.confirmedGeneration = state.generation
+                try state.save(databasePath: database.path)
             } else if changed {
                 try state.save(databasePath: database.path)
             }
@@ -50,7 +67,12 @@ extension SyncEngine {
         let before = state.generation
         state.generation += 1
         try state.save(databasePath: database.path)  // before the server's, so the server is never ahead of the original
-        if try container.startSync(clientID: state.clientID, generation: state.generation) > before { try becomeNewClient(&report) }
+        if try container.startSync(clientID: state.clientID, generation: state.generation) > before {
+            try becomeNewClient(&report)
+        } else {
+            state.confirmedGeneration = state.generation
+            try state.save(databasePath: database.path)
+        }
         generationRaised = true
     }
 
@@ -61,6 +83,8 @@ extension SyncEngine {
         conflicted = []
         try state.save(databasePath: database.path)
         _ = try container.startSync(clientID: state.clientID, generation: state.generation)
+        state.confirmedGeneration = state.generation
+        try state.save(databasePath: database.path)
         report.notices.append(Self.copyNotice)
     }
 
@@ -88,7 +112,7 @@ extension SyncEngine {
                 reason: "\(ConnectionString.redacted(server)) is another server than the one this database syncs with;"
                     + " to move this database to it, run 'notesfs sync set-url URL --other-server'")
         }
-        state.server = server
+        try state.setServer(server, databasePath: database.path)
         try state.save(databasePath: database.path)
     }
 
@@ -102,10 +126,18 @@ extension SyncEngine {
         if database.metadata(for: marker) != nil {
             do { try database.modify(deleting: [marker]) } catch { throw .store(error) }
         }
-        for name in state.records.keys { state.records[name] = nil }
+        // Bases are kept, unconfirmed: the pull from seq 0 keeps each where the server's record
+        // matches it (``SyncEngine/confirmedAfterReset(_:server:)``) and forgets the rest.
+        for name in state.records.keys {
+            guard let kept = state.records[name] else { continue }
+            state.records[name] = SyncedRecord(
+                recordType: kept.recordType, serverSeq: SyncedRecord.unconfirmedSeq, localTag: kept.localTag, base: try kept.base)
+        }
+        state.unconfirmedBases = true
         state.serverSeq = 0
         state.localToken = nil
         state.setAside = [:]
+        state.setAsideSummaries = [:]
         conflicted = []
         try? PushIntent.remove(databasePath: database.path)
     }

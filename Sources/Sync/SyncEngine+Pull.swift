@@ -20,6 +20,20 @@ extension SyncEngine {
             conflicted = []
             try applyAgain(named: names, &report)
         }
+        // Records lost to local damage (dropped by `fsck --repair`): the server's versions again.
+        if !state.lost.isEmpty {
+            let names = state.lost
+            state.lost = []
+            refetching = names
+            defer { refetching = [] }
+            try applyAgain(named: names, &report)
+        }
+        // Rows summarised by an older reader: read again from the lowest seq among them.
+        let older = state.setAsideSummaries.values.filter { $0.reader < RecordPayload.readerVersion }
+        if let lowest = older.map(\.lowestSeq).min() {
+            state.serverSeq = min(state.serverSeq, max(lowest, 1) - 1)
+            state.setAsideSummaries = [:]
+        }
         var moved = SyncProgress(direction: .down, records: 0, total: 0, bytes: 0)
         if progress != nil { moved.total = try container.count(after: state.serverSeq) }
         while true {
@@ -31,6 +45,15 @@ extension SyncEngine {
             moved.records += page.records.count + page.unreadable.count
             moved.bytes += page.payloadBytes
             progress?(moved)
+        }
+        // Bases kept through a reset that no server record confirmed: the server lacks those
+        // records, which are pushed as new.
+        if state.unconfirmedBases {
+            for name in state.records.keys where state.records[name]?.serverSeq == SyncedRecord.unconfirmedSeq {
+                state.records[name] = nil
+            }
+            state.unconfirmedBases = false
+            try state.save(databasePath: database.path)
         }
         // Rows set aside by an older reader, or for a record that was missing and may have come
         // since: fetched by name, as no page brings them again.
@@ -71,9 +94,13 @@ extension SyncEngine {
         var plan = LocalApplyPlan()
         let rows = try withMissingFolders(page)
         for unreadable in rows.unreadable { plan.setAside(unreadable, awaitsRecord: false) }
-        for server in rows.records {
+        let now = Date()
+        for var server in rows.records {
             let name = server.recordName
-            let synced = state.records[name]
+            var synced = state.records[name]
+            if let kept = synced, kept.serverSeq == SyncedRecord.unconfirmedSeq {
+                synced = try confirmedAfterReset(kept, server: server)
+            }
             if synced?.serverSeq == server.seq {  // already ours (pushed by this client)
                 plan.applied(server)
                 continue
@@ -89,7 +116,7 @@ extension SyncEngine {
                     server, reason: "the server's version is a \(server.recordType), the local record a \(local.recordType) (kept)")
                 continue
             }
-            if let payload = server.payload, let tag = pushedTag(server.origin) {
+            if let payload = server.payload, let tag = pushedTag(server.origin), !refetching.contains(name) {
                 // This client pushed this version before a crash kept it from saving the state: the
                 // local record is that version, or a later edit or delete of it still to push.
                 plan.states[name] = SyncedRecord(
@@ -97,13 +124,18 @@ extension SyncEngine {
                 plan.applied(server)
                 continue
             }
+            if let payload = server.payload {
+                let clamped = ServerValueRules.clamped(payload, now: now)
+                server.payload = clamped.payload
+                if !clamped.changes.isEmpty { plan.clamped.append("\(name): " + clamped.changes.joined(separator: ", ")) }
+            }
             // The server's version as a local record; the notes layer must read it too (a `folder`
             // that is a reference, a `title` that is a string).
             let incoming = server.payload.map {
                 (local ?? Record(recordType: server.recordType, recordID: RecordID(recordName: name))).updated(to: $0)
             }
             if let payload = server.payload, let incoming {
-                if let problem = NotesRecords.validityProblem(of: incoming) {
+                if let problem = NotesRecords.validityProblem(of: incoming) ?? ServerValueRules.problem(of: incoming, in: database) {
                     plan.setAside(server, reason: problem)
                     continue
                 }
@@ -156,17 +188,32 @@ extension SyncEngine {
             }
         }
         setAsideMissingReferences(&plan)
+        setAsideLinksNoLinkMayMake(&plan)
         try commit(&plan, through: rows.lastSeq ?? state.serverSeq)
-        for (name, entry) in plan.setAside {
-            if state.setAside[name] != entry { report.setAside.append(entry) }
-            state.setAside[name] = entry
+        for entry in plan.setAside.values.sorted(by: { $0.seq < $1.seq }) {
+            if state.setAside[entry.recordName] != entry { report.setAside.append(entry) }
+            state.keepSetAside(entry)
         }
         for (name, seq) in plan.appliedSeqs where (state.setAside[name]?.seq ?? .max) <= seq && plan.setAside[name] == nil {
             state.setAside[name] = nil
         }
+        for clamped in plan.clamped {
+            report.notices.append("server record \(clamped)")
+            state.clamped.append(clamped)
+        }
+        state.clamped = Array(state.clamped.suffix(SyncState.clampedLimit))
         report.conflictCopies += plan.copies.map(\.entry)
         report.decided += plan.decided
         state.decided = Array((state.decided + plan.decided).suffix(SyncState.decidedLimit))
+    }
+
+    /// The base to merge `server` with, for a record whose base `kept` was kept through a reset of
+    /// the server: `kept` when the server's record is that very version (a note edited here since
+    /// merges cleanly), nil otherwise (merged with no base: whichever side is newer cannot be
+    /// told, so both are kept). Its seq stays unconfirmed: the apply records the server's.
+    func confirmedAfterReset(_ kept: SyncedRecord, server: ServerRecord) throws(SyncError) -> SyncedRecord? {
+        guard let payload = server.payload, try kept.base == payload.jsonText else { return nil }
+        return kept
     }
 
     /// A field value as `sync status` shows it: a string's text, else its description.
@@ -236,6 +283,27 @@ extension SyncEngine {
             return true
         }
         return false
+    }
+
+    /// Takes out of `plan` the server's `Link` records that name themselves or a record no hard
+    /// link may name (``Notes/Link/targetTypes``: not a folder, not another link), and sets them
+    /// aside: the mount could not show them and fsck would report them on every machine.
+    private func setAsideLinksNoLinkMayMake(_ plan: inout LocalApplyPlan) {
+        for (name, save) in plan.saves where save.record.recordType == Link.recordType {
+            guard let server = save.server, let target = save.record["target"]?.referenceValue?.recordID else { continue }
+            let targetType = plan.saves[target.recordName]?.record.recordType ?? database.metadata(for: target)?.recordType
+            let problem: String? =
+                if target.recordName == name {
+                    "a hard link to itself"
+                } else if let targetType, !Link.targetTypes.contains(targetType) {
+                    "a hard link to a \(targetType) record (\(target.recordName))"
+                } else {
+                    nil
+                }
+            guard let problem else { continue }
+            plan.saves[name] = nil
+            plan.setAside(server, reason: problem)
+        }
     }
 
     /// The whole local record named `name`, nil when there is none.

@@ -3,9 +3,10 @@ import Postgres
 import RecordStore
 
 extension SyncEngine {
-    /// Pushes the pending local changes in transactions of ``batchSize``, saving the state after
-    /// each; returns whether a change lost a race to another client (it stays pending for the next
-    /// round's merge). The local token is saved only when every change went through.
+    /// Pushes the pending local changes in transactions of ``batchSize`` records and about
+    /// ``ServerContainer/pageBytes``, saving the state after each; returns whether a change lost a
+    /// race to another client (it stays pending for the next round's merge). The local token is
+    /// saved only when every change went through.
     ///
     /// A record that cannot be sent (its attachment file is damaged, the server refuses its values)
     /// is left out and reported in ``PushFailures`` and ``SyncReport/failures``; the others go on.
@@ -30,10 +31,14 @@ extension SyncEngine {
         var moved = SyncProgress(direction: .up, records: 0, total: pending.count, bytes: 0)
         var saves = pending.saved[...]
         while !saves.isEmpty {
-            let page = saves.prefix(batchSize)
-            saves = saves.dropFirst(page.count)
+            // At most batchSize records and, but for its first record, pageBytes of them: what a
+            // transaction holds in memory stays bounded whatever the notes weigh.
             var records: [Record] = []
-            for metadata in page {
+            var taken = 0
+            var bytes = 0
+            for metadata in saves {
+                guard taken < batchSize, bytes < ServerContainer.pageBytes else { break }
+                taken += 1
                 let name = metadata.recordID.recordName
                 if let aside = state.setAside[name] {
                     fail(name, Self.waitingOnSetAside(aside))
@@ -47,6 +52,7 @@ extension SyncEngine {
                     guard let record = try localRecord(name) else { continue }  // deleted meanwhile
                     try uploadAssets(of: record)
                     records.append(record)
+                    bytes += record.jsonSizeBound
                 } catch {
                     guard error.isRecordLocal else { throw error }
                     fail(name, error)
@@ -71,8 +77,9 @@ extension SyncEngine {
                 report.pushed += 1
                 moved.bytes += Int64(base.utf8.count)
             }
+            saves = saves.dropFirst(taken)
             try state.save(databasePath: database.path)
-            moved.records += page.count
+            moved.records += taken
             progress?(moved)
         }
         var deletes = pending.deleted[...]

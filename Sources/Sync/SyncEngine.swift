@@ -21,6 +21,8 @@ public struct SyncReport: Sendable, Equatable {
     public var failures: [PushFailure] = []
     /// Server records this sync set aside (``SyncState/setAside``): it could not read or apply them.
     public var setAside: [SetAsideRecord] = []
+    /// How many of ``setAside`` a sync's output names one by one (the rest it counts).
+    public static let setAsideShownLimit = 20
     /// What the sync found about identities and did about them (``SyncEngine/checkIdentity(_:)``).
     public var notices: [String] = []
     /// Local changes left for a later sync: files still open for writing (``SyncEngine/deferredRecords``).
@@ -60,6 +62,9 @@ public final class SyncEngine {
     var batchSize = 200
     /// Records whose last push lost to another version; the next pull fetches them by name.
     var conflicted: Set<String> = []
+    /// Records lost to local damage being fetched again (``SyncState/lost``): the server's version
+    /// is taken even when this client pushed it (the local record is gone, not deleted).
+    var refetching: Set<String> = []
     /// Whether this engine raised the sync generation already (``checkIdentity(_:)``: once per engine).
     var generationRaised = false
     /// Whether the connection listens on ``ServerSchema/channel`` (set by ``waitForChanges(since:timeout:)``).
@@ -87,9 +92,12 @@ public final class SyncEngine {
         // here (its own machine kept it, and that version syncs too).
         if database.installedCommitHook == nil { VersionHistory.install(on: database) }
         let connection: Connection
-        do { connection = try Connection(state.server) } catch { throw .server(error) }
+        do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
         try ServerSchema.check(connection)
         container = ServerContainer(connection: connection)
+        // Beside a mount (the CLI's sync): what the mount holds back, this holds back too.
+        let path = database.path
+        deferredRecords = { OpenWriters.read(databasePath: path) }
     }
 
     /// Connects `database` to the server at `server` (a libpq URL or conninfo): creates or migrates
@@ -104,7 +112,7 @@ public final class SyncEngine {
         do { connection = try Connection(server) } catch { throw .server(error) }
         try ServerSchema.install(on: connection)
         if let existing = try SyncState.load(databasePath: database.path) {
-            guard existing.server == server else {
+            guard existing.isServer(server) else {
                 throw .state(
                     path: SyncState.path(forDatabase: database.path),
                     reason: "already syncs with another server (\(ConnectionString.redacted(existing.server)))")
@@ -112,6 +120,7 @@ public final class SyncEngine {
             return existing
         }
         var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
+        try state.setServer(server, databasePath: database.path)
         state.serverEpoch = try ServerContainer(connection: connection).identity(clientID: state.clientID).epoch
         try state.save(databasePath: database.path)
         return state

@@ -39,6 +39,15 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case "57014":
             return " (the server cancelled a statement that ran out of time, see its statement_timeout and locks:"
                 + " nothing local is lost, the next sync tries again)"
+        case "42501":
+            return " (the server's user lacks a right sync needs: SELECT, INSERT, UPDATE, DELETE on the tables notesfs_records,"
+                + " notesfs_assets, notesfs_asset_chunks, notesfs_pushes, notesfs_clients, notesfs_server, notesfs_schema and"
+                + " USAGE, SELECT on the sequence notesfs_seq; as their owner: GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES"
+                + " IN SCHEMA public TO user; GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO user. sync init also needs"
+                + " CREATE on the database)"
+        case "42P01":
+            return " (the server has no notesfs tables here: it was never set up, or they were dropped;"
+                + " run 'notesfs sync init URL' to create them, and the next sync uploads this database again)"
         case "57P01", "57P02", "57P03":
             return " (the server ended the session: nothing local is lost, the next sync tries again)"
         default: return ""

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -37,7 +38,8 @@ public struct SyncState: Sendable, Equatable {
     public static let formatVersion = 2
 
     public var format = SyncState.formatVersion
-    /// The libpq conninfo or URL of the server (as given to `sync init`).
+    /// The libpq conninfo or URL of the server (as given to `sync init`, without its password:
+    /// see ``passwordPath(forDatabase:)``).
     public var server: String
     /// This database's name on the server (a UUID made at `sync init`), part of every origin.
     public var clientID: String
@@ -49,6 +51,9 @@ public struct SyncState: Sendable, Equatable {
     /// How many syncs this database started: the server keeps the highest for this client ID, and
     /// a copy of this database that is behind it is told apart (``SyncEngine/checkIdentity(_:)``).
     public var generation: Int64 = 0
+    /// The generation the server was last seen to hold for this client (written there and read
+    /// back): a server holding less lost this client's syncs since (restored from an older dump).
+    public var confirmedGeneration: Int64 = 0
     /// Every server change up to this seq has been fetched and applied (the server change token).
     public var serverSeq: Int64 = 0
     /// Every local change up to this local token has been pushed (``RecordStore/ChangeToken``);
@@ -65,6 +70,45 @@ public struct SyncState: Sendable, Equatable {
     /// Server records this notesfs could not read or apply, by record name (``SetAsideRecord``):
     /// the rest synced past them; a newer server version of one, or a newer notesfs, tries again.
     public var setAside: [String: SetAsideRecord] = [:]
+    /// Server records set aside beyond the first ``setAsideLimit``, by reason (the record name
+    /// taken out of it): a count and a few names each, so that a server full of junk keeps the
+    /// state small. A newer notesfs reads the server again from their lowest seq.
+    public var setAsideSummaries: [String: SetAsideSummary] = [:]
+    /// How many set-aside records are kept whole (``setAside``).
+    public static let setAsideLimit = 50
+    /// How many reasons ``setAsideSummaries`` tells apart; the rest are counted under one.
+    public static let summaryReasonLimit = 20
+    /// How many server records are set aside, whole and summarised (a summarised row set aside
+    /// again, fetched as a missing folder of another page, may be counted twice).
+    public var setAsideCount: Int { setAside.count + setAsideSummaries.values.reduce(0) { $0 + $1.count } }
+
+    /// Keeps `entry`: whole while fewer than ``setAsideLimit`` are (or when its record is kept
+    /// whole already), else counted in ``setAsideSummaries``.
+    mutating func keepSetAside(_ entry: SetAsideRecord) {
+        if setAside[entry.recordName] != nil || setAside.count < Self.setAsideLimit {
+            setAside[entry.recordName] = entry
+            return
+        }
+        var reason = entry.reason.replacingOccurrences(of: entry.recordName, with: "…")
+        if setAsideSummaries[reason] == nil, setAsideSummaries.count >= Self.summaryReasonLimit { reason = "other reasons" }
+        var summary =
+            setAsideSummaries[reason] ?? SetAsideSummary(reason: reason, count: 0, names: [], lowestSeq: entry.seq, reader: entry.reader)
+        summary.count += 1
+        if summary.names.count < SetAsideSummary.nameLimit { summary.names.append(entry.recordName) }
+        summary.lowestSeq = min(summary.lowestSeq, entry.seq)
+        summary.reader = min(summary.reader, entry.reader)
+        setAsideSummaries[reason] = summary
+    }
+    /// Server values applied clamped (``ServerValueRules/clamped(_:now:)``), newest last (at most
+    /// ``clampedLimit``), for `sync status`: "record name: what".
+    public var clamped: [String] = []
+    /// How many ``clamped`` entries are kept.
+    public static let clampedLimit = 100
+    /// Whether some synced records hold bases kept through a reset of the server, unconfirmed
+    /// (``SyncedRecord/unconfirmedSeq``): the next complete pull forgets those it did not confirm.
+    public var unconfirmedBases = false
+    /// Records lost to local damage (``SyncStateHold/refetch(_:)``): the next sync fetches them again.
+    public var lost: Set<String> = []
     public var lastSync: Date?
     /// The last sync's error, nil when it succeeded.
     public var lastError: String?
@@ -82,6 +126,38 @@ public struct SyncState: Sendable, Equatable {
         self.server = server
         self.clientID = clientID
         self.host = host
+    }
+
+    /// The file that keeps the server's password (mode 0600), so that state.json holds none:
+    /// ``server`` is kept without it. Absent when the server string had none (`.pgpass`, a
+    /// `service`, a certificate).
+    public static func passwordPath(forDatabase databasePath: String) -> String { databasePath + "/sync/password" }
+
+    /// The libpq string to connect with: ``server`` with the password kept beside the state.
+    public func connectionString(databasePath: String) -> String {
+        guard let data = FileManager.default.contents(atPath: Self.passwordPath(forDatabase: databasePath)) else { return server }
+        return ConnectionString.adding(password: String(decoding: data, as: UTF8.self), to: server)
+    }
+
+    /// Sets ``server`` to `conninfo` without its password, and keeps the password (if any) in
+    /// ``passwordPath(forDatabase:)``, durably, before the state that needs it is saved.
+    ///
+    /// - Throws: ``SyncError/state(path:reason:)``.
+    public mutating func setServer(_ conninfo: String, databasePath: String) throws(SyncError) {
+        let split = ConnectionString.splittingPassword(conninfo) ?? (conninfo, nil)
+        let path = Self.passwordPath(forDatabase: databasePath)
+        try DurableFile.makeDirectory(databasePath + "/sync")
+        if let password = split.password {
+            try DurableFile.write(Data(password.utf8), to: path)
+        } else if FileManager.default.fileExists(atPath: path) {
+            guard unlink(path) == 0 else { throw .state(path: path, reason: String(cString: strerror(errno))) }
+        }
+        server = split.conninfo
+    }
+
+    /// Whether `conninfo` names the server this state syncs with (its password aside).
+    public func isServer(_ conninfo: String) -> Bool {
+        conninfo == server || ConnectionString.splittingPassword(conninfo)?.conninfo == server
     }
 
     /// The state file of the database at `databasePath`.
@@ -148,9 +224,14 @@ public struct SyncState: Sendable, Equatable {
         localToken = file.localToken
         conflicts = file.conflicts
         setAside = file.setAside ?? [:]
+        setAsideSummaries = file.setAsideSummaries ?? [:]
         decided = file.decided ?? []
+        clamped = file.clamped ?? []
+        lost = Set(file.lost ?? [])
+        unconfirmedBases = file.unconfirmedBases ?? false
         serverEpoch = file.serverEpoch
         generation = file.generation ?? 0
+        confirmedGeneration = file.confirmedGeneration ?? 0
         lastSync = file.lastSync
         lastError = file.lastError
         saveID = file.saveID
@@ -186,6 +267,20 @@ public struct SetAsideRecord: Codable, Sendable, Equatable {
     public var since: Date
     /// It references a record this database lacks: fetched again at every sync until it applies.
     public var awaitsRecord: Bool
+}
+
+/// Server records set aside for one reason beyond ``SyncState/setAsideLimit``: how many, the
+/// first few names, and from which seq a newer notesfs reads them again.
+public struct SetAsideSummary: Codable, Sendable, Equatable {
+    public var reason: String
+    public var count: Int
+    /// The first ``nameLimit`` record names.
+    public var names: [String]
+    public var lowestSeq: Int64
+    /// The lowest ``RecordPayload/readerVersion`` that set one aside.
+    public var reader: Int
+
+    static let nameLimit = 5
 }
 
 /// A field both this machine and another changed differently, decided by the later edit (a note
@@ -243,11 +338,21 @@ private struct StateFile: Codable {
     var conflicts: [ConflictCopy]
     /// Absent from files written before records were set aside.
     var setAside: [String: SetAsideRecord]?
+    /// Absent from files written before set-aside records were summarised.
+    var setAsideSummaries: [String: SetAsideSummary]?
     /// Absent from files written before decided fields were kept.
     var decided: [DecidedConflict]?
+    /// Absent from files written before clamped values were kept.
+    var clamped: [String]?
+    /// Absent from files written before lost records were fetched again.
+    var lost: [String]?
+    /// Absent from files written before bases were kept through resets.
+    var unconfirmedBases: Bool?
     /// Absent from files written before servers had epochs and clients generations.
     var serverEpoch: String?
     var generation: Int64?
+    /// Absent from files written before restored servers were told apart.
+    var confirmedGeneration: Int64?
     var lastSync: Date?
     var lastError: String?
     /// Format 2: ``SyncState/saveID``.
@@ -271,9 +376,14 @@ private struct StateFile: Codable {
         records = [:]
         conflicts = state.conflicts
         setAside = state.setAside.isEmpty ? nil : state.setAside
+        setAsideSummaries = state.setAsideSummaries.isEmpty ? nil : state.setAsideSummaries
         serverEpoch = state.serverEpoch
         generation = state.generation
+        confirmedGeneration = state.confirmedGeneration == 0 ? nil : state.confirmedGeneration
         decided = state.decided.isEmpty ? nil : state.decided
+        clamped = state.clamped.isEmpty ? nil : state.clamped
+        lost = state.lost.isEmpty ? nil : state.lost.sorted()
+        unconfirmedBases = state.unconfirmedBases ? true : nil
         lastSync = state.lastSync
         lastError = state.lastError
         self.saveID = saveID

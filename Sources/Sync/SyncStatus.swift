@@ -18,6 +18,12 @@ public struct SyncStatus: Sendable {
     public var setAside: [SetAsideRecord]
     /// Fields decided by the later edit (``SyncState/decided``), newest last.
     public var decided: [DecidedConflict]
+    /// Server values applied clamped (``SyncState/clamped``), newest last.
+    public var clamped: [String]
+    /// Server records set aside beyond those kept whole (``SyncState/setAsideSummaries``), by reason.
+    public var setAsideSummaries: [SetAsideSummary]
+    /// How many server records are set aside in all.
+    public var setAsideCount: Int
 
     /// The status of a database; nil when it has no server.
     ///
@@ -29,7 +35,8 @@ public struct SyncStatus: Sendable {
             server: redacted(state.server), lastSync: state.lastSync, lastError: state.lastError, pendingChanges: pending.count,
             serverSeq: state.serverSeq, conflicts: state.conflicts,
             failures: PushFailures.load(databasePath: database.path).values.sorted { $0.recordName < $1.recordName },
-            setAside: state.setAside.values.sorted { $0.recordName < $1.recordName }, decided: state.decided)
+            setAside: state.setAside.values.sorted { $0.recordName < $1.recordName }, decided: state.decided, clamped: state.clamped,
+            setAsideSummaries: state.setAsideSummaries.values.sorted { $0.count > $1.count }, setAsideCount: state.setAsideCount)
     }
 
     /// A conninfo or URL without its password (``Postgres/ConnectionString/redacted(_:)``).

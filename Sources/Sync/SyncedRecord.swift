@@ -9,6 +9,9 @@ public struct SyncedRecord: Sendable, Equatable {
     public var recordType: String
     /// The server's seq (change tag) of that version.
     public var serverSeq: Int64
+    /// The ``serverSeq`` of a base kept through a reset of the server, not yet matched with the
+    /// server's record (``SyncEngine/confirmedAfterReset(_:server:)``).
+    static let unconfirmedSeq: Int64 = -1
     /// The local change tag of that version; nil when the local record has changed from it in a
     /// way this engine made (a merge) and still has to push.
     public var localTag: String?

@@ -1,5 +1,6 @@
 /// Line-based three-way merge of texts, as `diff3 -m`: changes of each side against the base are
-/// taken when they do not overlap; overlapping changes that differ are a conflict.
+/// taken when they do not overlap; two insertions at one place that remove nothing are both taken
+/// (the server's first); other overlapping changes that differ are a conflict.
 public enum TextMerge {
     /// The merged text, or nil when the two sides changed the same lines differently (or the
     /// texts are too large to compare: then nothing is merged and both are kept).
@@ -29,6 +30,19 @@ public enum TextMerge {
                 merged += chunkB
             } else if chunkB.elementsEqual(chunkO) || chunkA.elementsEqual(chunkB) {
                 merged += chunkA
+            } else if chunkO.isEmpty, !base.isEmpty {
+                // Both inserted lines at one place and removed none (two machines appending to a
+                // log): both insertions, the server's first, as it was there first; the longer
+                // when one starts with the other (it holds it). Not without a base: every line
+                // would be an insertion of both sides.
+                if chunkA.starts(with: chunkB) {
+                    merged += chunkA
+                } else if chunkB.starts(with: chunkA) {
+                    merged += chunkB
+                } else {
+                    merged += chunkB
+                    merged += chunkA
+                }
             } else {
                 return nil
             }

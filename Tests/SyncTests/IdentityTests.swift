@@ -125,7 +125,9 @@ import Testing
         try a.sync()
         let same = try notesfs(a.path, ["sync", "set-url", server + " application_name=renamed"])
         #expect(same.status == 0, "\(same.err)")
-        #expect(try SyncState.load(databasePath: a.path)?.server == server + " application_name=renamed")
+        let saved = try #require(try SyncState.load(databasePath: a.path))
+        #expect(saved.server.contains("application_name=renamed") && !saved.server.contains(TestCluster.password), "\(saved.server)")
+        #expect(saved.isServer(server + " application_name=renamed"))
         let other = try cluster().makeDatabase()
         _ = try Connection(other)  // exists
         #expect(try notesfs(a.path + "-other", ["sync", "init", other]).status == 0)  // gives it a schema and an epoch

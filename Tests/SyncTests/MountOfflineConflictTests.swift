@@ -126,7 +126,7 @@ import Testing
     @Test
     func anAttachmentOverwrittenInTwoMountsWhileTheServerWasDownKeepsBoth() throws {
         let server = try TestCluster()
-        try withSyncedMounts(3, on: server) { mounts, _ in
+        try withSyncedMounts(3, on: server) { mounts, machines in
             let (a, b) = (mounts[0], mounts[1])
             let (original, fromA, fromB) = (
                 Data([0, 1, 2, 0xFF] + Array("original".utf8)), Data([0xFE, 0, 0xA] + Array("from A".utf8)),
@@ -134,7 +134,19 @@ import Testing
             )
             try a.run("mkdir Files")
             try original.write(to: URL(fileURLWithPath: a.path + "/Files/data.bin"))
-            expectEverywhere(mounts, "the seeded attachment") { $0.bytes("Files/data.bin") == original }
+            // What the check needs first: every database holds the attachment (its mount's sync
+            // fetched it; a bound for a loaded machine). Then the mount must show it: a failure
+            // there, with the record in the database, is an attachment fetched but not visible.
+            let fetched = eventually(60) {
+                machines.allSatisfy { machine in
+                    (try? machine.database.refresh()) != nil
+                        && machine.database.metadata(ofType: "Attachment").contains {
+                            $0.field("name")?.stringValue == "data.bin" && $0.field("content")?.assetValue?.size == Int64(original.count)
+                        }
+                }
+            }
+            #expect(fetched, "the seeded attachment did not reach every database")
+            expectEverywhere(mounts, "the seeded attachment (in every database already)") { $0.bytes("Files/data.bin") == original }
             try server.stop()
             try fromA.write(to: URL(fileURLWithPath: a.path + "/Files/data.bin"))
             try fromB.write(to: URL(fileURLWithPath: b.path + "/Files/data.bin"))

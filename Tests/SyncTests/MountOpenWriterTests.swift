@@ -54,3 +54,30 @@ import Testing
         #expect(eventually { (try? text(on: b, title: "Merge")) == "ten bytes! more end" }, "\(a.log)")
     }
 }
+
+/// `notesfs sync` run beside a mount holds back what the mount's own sync holds back.
+@Suite struct CLIBesideMountWriterTests {
+    @Test func theCLIDoesNotPushAFileTheMountHoldsOpenForWriting() throws {
+        let (_, machines) = try makeMachines(2)
+        let b = machines[1]
+        guard let a = try SyncedMount(database: machines[0].path) else { return }
+        defer { a.unmount() }
+        try a.write("Merge.md", "line one\nline two\n")
+        #expect(eventually { (try? MountOpenWriterTests().text(on: b, title: "Merge")) == "line one\nline two\n" }, "\(a.log)")
+        let fd = open(a.path + "/Merge.md", O_WRONLY)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        #expect(ftruncate(fd, 0) == 0)
+        #expect(write(fd, "ten bytes!", 10) == 10)
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        #expect(eventually { (try? notesfs(machines[0].path, ["note", "cat", "Merge"]))?.out == "ten bytes!" })
+        // The mount's sync, woken by the save, has published the writer it holds back.
+        #expect(eventually { FileManager.default.fileExists(atPath: machines[0].path + "/sync/writers") }, "\(a.log)")
+        let run = try notesfs(machines[0].path, ["sync"])
+        #expect(run.status == 0, "\(run.err)")
+        #expect(try MountOpenWriterTests().text(on: b, title: "Merge") == "line one\nline two\n")
+    }
+}

@@ -50,7 +50,7 @@ import Testing
         let stateFile = db + "/sync/state.json"
         let missing = "/tmp/notesfs-no-server-" + UUID().uuidString
         let state = try String(contentsOfFile: stateFile, encoding: .utf8)
-        let pointedAway = state.replacingOccurrences(of: #"host=[^ ]+"#, with: "host=\(missing)", options: .regularExpression)
+        let pointedAway = state.replacingOccurrences(of: #"host=[^ "]+"#, with: "host=\(missing)", options: .regularExpression)
         #expect(pointedAway != state)
         try pointedAway.write(toFile: stateFile, atomically: true, encoding: .utf8)
         guard let mount = try SyncedMount(database: db) else { return }

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Sync
 import Testing
 
 /// No form of a server string libpq accepts has its password printed: `sync init`, `sync status`
@@ -39,6 +40,39 @@ import Testing
         for text in [initialize.out, initialize.err, status.out, status.err, other.out, other.err] {
             #expect(!text.contains(TestCluster.password), "\(text)")
         }
-        #expect(other.err.contains("already syncs with another server (") && other.err.contains("password=***"), "\(other.err)")
+        #expect(other.err.contains("already syncs with another server ("), "\(other.err)")
+    }
+}
+
+/// Passwords in what libpq hands back, and where the password is kept.
+@Suite struct PasswordKeepingTests {
+    @Test(arguments: [
+        "postgresql://alice:S3cretPW@[bad/postgres", "postgresql://alice:S3cretPW@/nonexistent-db?host=/nonexistent",
+        "host=/nonexistent password=S3cretPW dbname='unclosed", "host=/nonexistent password=S3cretPW dbname=x",
+    ])
+    func aPasswordIsNotInAnyErrorOfSyncInit(_ server: String) throws {
+        let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"
+        try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let run = try notesfs(db, ["sync", "init", server])
+        #expect(run.status != 0)
+        #expect(!run.err.isEmpty)
+        #expect(!run.out.contains("S3cretPW") && !run.err.contains("S3cretPW"), "\(run.err)")
+    }
+
+    @Test func thePasswordIsKeptOutOfStateJson() throws {
+        let server = try cluster().makeDatabase()
+        #expect(server.contains(TestCluster.password))
+        let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"
+        try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(try notesfs(db, ["sync", "init", server]).status == 0)
+        let state = try String(contentsOfFile: SyncState.path(forDatabase: db), encoding: .utf8)
+        #expect(!state.contains(TestCluster.password), "\(state)")
+        let secret = db + "/sync/password"
+        let attributes = try FileManager.default.attributesOfItem(atPath: secret)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let sync = try notesfs(db, ["sync"])
+        #expect(sync.status == 0, "\(sync.err)")
+        // The same server again is the same server.
+        #expect(try notesfs(db, ["sync", "init", server]).status == 0)
     }
 }

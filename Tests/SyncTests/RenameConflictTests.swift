@@ -5,8 +5,8 @@ import Testing
 
 @testable import Sync
 
-/// Two machines that rename one note differently offline: the later rename wins, as before, and
-/// the sync that decided it says so (its report, `sync status`), so a user can tell.
+/// Two machines that rename one note differently offline: the rename that reaches the server last
+/// wins, and the sync that decided it says so (its report, `sync status`), so a user can tell.
 @Suite struct RenameConflictTests {
     @Test func theLaterRenameWinsAndIsReported() throws {
         let (_, machines) = try makeMachines(2)
@@ -25,7 +25,7 @@ import Testing
         #expect(report.decided.map(\.key) == ["title"])
         #expect(report.decided.first?.kept == "Plan from B" && report.decided.first?.dropped == "Plan from A")
         let status = try notesfs(b.path, ["sync", "status"])
-        #expect(status.out.contains("changed on two machines, the later edit kept: 1"), "\(status.out)")
+        #expect(status.out.contains("changed on two machines, the change that reached the server last kept: 1"), "\(status.out)")
         #expect(status.out.contains("title: kept 'Plan from B', dropped 'Plan from A'"), "\(status.out)")
         try syncAll(machines)
         #expect(try a.note("plan").title == "Plan from B" && b.note("plan").title == "Plan from B")

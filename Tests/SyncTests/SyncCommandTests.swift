@@ -1,4 +1,5 @@
 import Foundation
+import Sync
 import Testing
 
 #if canImport(Glibc)
@@ -38,9 +39,7 @@ import Testing
         #expect(try notesfs(db, ["sync", "init", good]).status == 0)
         // The password changes on the server: this machine's saved one is now wrong.
         let name = good.split(separator: " ").first { $0.hasPrefix("dbname=") }!.dropFirst("dbname=".count)
-        let stateFile = db + "/sync/state.json"
-        let state = try String(contentsOfFile: stateFile, encoding: .utf8)
-        try state.replacingOccurrences(of: TestCluster.password, with: "wrong").write(toFile: stateFile, atomically: true, encoding: .utf8)
+        try "wrong".write(toFile: SyncState.passwordPath(forDatabase: db), atomically: true, encoding: .utf8)
         let sync = try notesfs(db, ["sync"])
         #expect(sync.status == 5)
         #expect(sync.err.contains("password authentication failed"))

@@ -108,7 +108,7 @@ import Testing
         for machine in machines {
             let files = try snapshot(machine.path + "/sync")
             #expect(files.keys.filter { $0.hasPrefix("records/") }.count == Self.hostileNames.count)
-            #expect(Set(files.keys.filter { !$0.hasPrefix("records/") }) == ["state.json", "lock"])
+            #expect(Set(files.keys.filter { !$0.hasPrefix("records/") }) == ["state.json", "lock", "password"])
             #expect(!FileManager.default.fileExists(atPath: machine.path + "/sync/x"))
         }
         #expect(try a.contents() == b.contents())

@@ -12,6 +12,11 @@ import Testing
         ("one\ntwo\nthree\nfour\nfive\n", "one\ntwo\nthree\nfour\nfive\n", "one\ntwo\nthree\nfour\nfive\n"),
         ("one\nTWO\nthree\nfour\nfive\n", "one\nTWO\nthree\nfour\nfive\n", "one\nTWO\nthree\nfour\nfive\n"),
         ("one\ntwo\nthree\nfour\nfive", "one\ntwo\nTHREE\nfour\nfive\n", "one\ntwo\nTHREE\nfour\nfive"),
+        // Both appended: both lines, the server's first.
+        (
+            "one\ntwo\nthree\nfour\nfive\nlocal end\n", "one\ntwo\nthree\nfour\nfive\nserver end\n",
+            "one\ntwo\nthree\nfour\nfive\nserver end\nlocal end\n"
+        ),
     ])
     func nonOverlappingEditsMerge(local: String, server: String, merged: String) {
         #expect(TextMerge.merge(base: Self.base, local: local, server: server) == merged)
@@ -19,7 +24,6 @@ import Testing
 
     @Test(arguments: [
         ("one\nTWO local\nthree\nfour\nfive\n", "one\nTWO server\nthree\nfour\nfive\n"),
-        ("one\ntwo\nthree\nfour\nfive\nlocal end\n", "one\ntwo\nthree\nfour\nfive\nserver end\n"),
         ("", "one\ntwo\nthree\nfour\nfive changed\n"),
     ])
     func overlappingEditsConflict(local: String, server: String) {

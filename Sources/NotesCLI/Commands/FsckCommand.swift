@@ -1,5 +1,6 @@
 import Foundation
 import RecordStore
+import Sync
 
 /// `notesfs fsck [--repair]`: checks every file of the database.
 enum FsckCommand {
@@ -11,7 +12,8 @@ enum FsckCommand {
             damaged), and prints each problem with the file or note it is about. Works on a database you may only read. Exits 0 when the database is clean, 4
             when problems remain.
               --repair   move damaged, oversized and foreign record files into <db>/lost+found/
-                         (nothing is deleted) and drop their records from the index; copy
+                         (nothing is deleted) and drop their records from the index (a
+                         database that syncs fetches them again at its next sync); copy
                          damaged versions there (as JSON) and delete them; put a
                          readable record file's record back in the index if it lacks it; set modes
                          to 0700/0600; break folder cycles (the first folder becomes top-level);
@@ -25,7 +27,11 @@ enum FsckCommand {
         let database = try context.openDatabase()
         let catalog = Catalog(database: database)
         let report: CheckReport
+        // A record dropped for local damage is the server's still: fetched again, never deleted there.
+        let hold: SyncStateHold?
+        do { hold = repair ? try SyncStateHold(databasePath: database.path) : nil } catch { throw SyncCommand.cliError(error, context) }
         do { report = try database.check(repair: repair) } catch { throw CLIError.store(error, subject: database.path) }
+        do { try hold?.refetch(report.droppedRecords.map(\.recordName)) } catch { throw SyncCommand.cliError(error, context) }
         // Paths of records are computed before a repair changed the index.
         let lines = report.problems.map { line(for: $0, catalog: catalog) }
         var remaining = report.problems
@@ -86,6 +92,7 @@ enum FsckCommand {
         case .missingRecordFile: "missingRecordFile"
         case .danglingReference: "danglingReference"
         case .missingAsset: "missingAsset"
+        case .assetSizeMismatch: "assetSizeMismatch"
         case .orphanedAsset: "orphanedAsset"
         case .foreignFile: "foreignFile"
         case .unindexedRecordFile: "unindexedRecordFile"
@@ -99,7 +106,8 @@ enum FsckCommand {
     static func line(for problem: CheckProblem, catalog: Catalog) -> String {
         var record: RecordID?
         switch problem {
-        case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _): record = id
+        case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _), .assetSizeMismatch(let id, _, _, _, _):
+            record = id
         case .danglingReference(let from, _, _): record = from
         case .referenceCycle(_, let members): record = members.first
         default: break

@@ -79,7 +79,7 @@ enum SyncCommand {
             report = try engine.sync()
         } catch { throw cliError(error, context) }
         for bar in bars.values { bar.finish() }
-        print(report, context)
+        print(report, database, context)
         if !report.failures.isEmpty {
             throw CLIError(
                 .io, "sync", "\(report.failures.count) records could not be pushed (see 'notesfs sync status'); the rest is synced")
@@ -93,7 +93,7 @@ enum SyncCommand {
         do { loop = try BackgroundSync() } catch { throw cliError(error, context) }
         let ended = loop.run(database: database) { result in
             switch result {
-            case .success(let report): print(report, context)
+            case .success(let report): print(report, database, context)
             case .failure(.notConfigured): break  // ends the loop: said once, below
             case .failure(let error): context.output.error(cliError(error, context))
             }
@@ -101,7 +101,13 @@ enum SyncCommand {
         if let ended { throw cliError(ended, context) }
     }
 
-    private static func print(_ report: SyncReport, _ context: CommandContext) {
+    /// Where the record `name` shows (its path in the tree), else its record name.
+    static func shownRecord(_ name: String, _ catalog: Catalog) -> String {
+        ShellQuoting.shown(catalog.entry(for: RecordID(recordName: name))?.displayPath ?? name)
+    }
+
+    private static func print(_ report: SyncReport, _ database: RecordDatabase, _ context: CommandContext) {
+        let catalog = Catalog(database: database)
         for notice in report.notices { context.output.info(notice) }
         context.output.info(
             "synced: \(report.pushed) pushed, \(report.fetched) fetched, \(report.merged) merged, \(report.conflictCopies.count) conflict copies"
@@ -112,12 +118,16 @@ enum SyncCommand {
         }
         for entry in report.decided {
             context.output.info(
-                "both machines changed \(entry.key) of \(ShellQuoting.shown(entry.recordName)): kept '\(shown(entry.kept))' (the later edit), dropped '\(shown(entry.dropped))'"
+                "both machines changed \(entry.key) of \(shownRecord(entry.recordName, catalog)): kept '\(shown(entry.kept))' (the change that reached the server last), dropped '\(shown(entry.dropped))'"
             )
         }
-        for entry in report.setAside {
+        for entry in report.setAside.prefix(SyncReport.setAsideShownLimit) {
             context.output.error(
                 CLIError(.io, "sync", "server record set aside: \(ShellQuoting.shown(entry.recordName)): \(shown(entry.reason))"))
+        }
+        if report.setAside.count > SyncReport.setAsideShownLimit {
+            let more = report.setAside.count - SyncReport.setAsideShownLimit
+            context.output.error(CLIError(.io, "sync", "\(more) more server records set aside (see notesfs sync status)"))
         }
     }
 
@@ -169,6 +179,18 @@ enum SyncCommand {
                                 ])
                             })
                     ),
+                    ("clamped", .array(status.clamped.map { .string($0) })),
+                    ("setAsideCount", .int(Int64(status.setAsideCount))),
+                    (
+                        "setAsideSummaries",
+                        .array(
+                            status.setAsideSummaries.map {
+                                .object([
+                                    ("reason", .string($0.reason)), ("count", .int(Int64($0.count))),
+                                    ("names", .array($0.names.map { .string($0) })), ("lowestSeq", .int($0.lowestSeq)),
+                                ])
+                            })
+                    ),
                     (
                         "setAside",
                         .array(
@@ -191,16 +213,24 @@ enum SyncCommand {
                 lines += status.failures.map { "  \(ShellQuoting.shown($0.recordName)): \(shown($0.reason))" }
             }
             if !status.decided.isEmpty {
-                lines.append("changed on two machines, the later edit kept: \(status.decided.count)")
+                lines.append("changed on two machines, the change that reached the server last kept: \(status.decided.count)")
+                let catalog = Catalog(database: database)
                 lines += status.decided.map {
-                    "  \(Formatting.iso($0.date))  \(shown($0.recordType)) \(ShellQuoting.shown($0.recordName)) \(shown($0.key)): kept '\(shown($0.kept))', dropped '\(shown($0.dropped))'"
+                    "  \(Formatting.iso($0.date))  \(shown($0.recordType)) \(shownRecord($0.recordName, catalog)) \(shown($0.key)): kept '\(shown($0.kept))', dropped '\(shown($0.dropped))'"
                 }
             }
-            if !status.setAside.isEmpty {
+            if !status.clamped.isEmpty {
+                lines.append("server values clamped (modes, dates no server may set): \(status.clamped.count)")
+                lines += status.clamped.map { "  \(shown($0))" }
+            }
+            if status.setAsideCount > 0 {
                 lines.append(
-                    "server records set aside: \(status.setAside.count) (not applied here; a newer server version or notesfs tries again)")
+                    "server records set aside: \(status.setAsideCount) (not applied here; a newer server version or notesfs tries again)")
                 lines += status.setAside.map {
                     "  \(ShellQuoting.shown($0.recordName)) (\(shown($0.recordType)), server version \($0.seq)): \(shown($0.reason))"
+                }
+                lines += status.setAsideSummaries.map {
+                    "  \($0.count) more: \(shown($0.reason)) (\($0.names.map(ShellQuoting.shown).joined(separator: ", "))\($0.count > $0.names.count ? ", …" : ""))"
                 }
             }
             context.output.lines(lines)

@@ -14,6 +14,8 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     case danglingReference(from: RecordID, key: String, to: RecordID)
     /// An asset a record uses whose file is gone.
     case missingAsset(RecordID, key: String, path: String)
+    /// An asset a record uses whose file is not the size the record says (`size`; the file's: `fileSize`).
+    case assetSizeMismatch(RecordID, key: String, path: String, size: Int64, fileSize: Int64)
     /// An asset file no record uses.
     case orphanedAsset(path: String)
     /// A file that does not belong in the database directory.
@@ -35,6 +37,8 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
         case .missingRecordFile(let id, let path): "record \(id): file \(path) is missing"
         case .danglingReference(let from, let key, let to): "record \(from) field \(key) references missing record \(to)"
         case .missingAsset(let id, let key, let path): "record \(id) field \(key): asset \(path) is missing"
+        case .assetSizeMismatch(let id, let key, let path, let size, let fileSize):
+            "record \(id) field \(key): asset \(path) is \(size) bytes, its file \(fileSize)"
         case .orphanedAsset(let path): "orphaned asset \(path) (no record uses it)"
         case .foreignFile(let path): "foreign file \(path)"
         case .unindexedRecordFile(let id, let path): "record file \(path) holds record \(id), which the index lacks"
@@ -50,7 +54,7 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     public var path: String? {
         switch self {
         case .damagedRecordFile(let path, _), .missingRecordFile(_, let path), .missingAsset(_, _, let path),
-            .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _), .unindexedRecordFile(_, let path):
+            .assetSizeMismatch(_, _, let path, _, _), .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _), .unindexedRecordFile(_, let path):
             path
         case .damagedJournalLine(let damage): damage.copy
         case .danglingReference, .referenceCycle: nil
@@ -119,7 +123,12 @@ extension RecordDatabase {
                 for asset in value.assets {
                     let assetPath = layout.assetPath(asset.sha256)
                     assetsInUse.insert(assetPath)
-                    if (try? Sys.fileStatus(assetPath)) == nil {
+                    if let status = try? Sys.fileStatus(assetPath) {
+                        if Int64(status.st_size) != asset.size {
+                            problems.append(
+                                .assetSizeMismatch(metadata.recordID, key: key, path: assetPath, size: asset.size, fileSize: Int64(status.st_size)))
+                        }
+                    } else {
                         problems.append(.missingAsset(metadata.recordID, key: key, path: assetPath))
                     }
                 }
@@ -177,6 +186,8 @@ extension RecordDatabase {
             case .missingAsset(let id, let key, _):
                 report.unrepaired.append(
                     "record \(id.recordName) field \(key): the asset's bytes are gone; restore the file or delete the record")
+            case .assetSizeMismatch(let id, let key, _, _, _):
+                report.unrepaired.append("record \(id.recordName) field \(key): the asset's size is wrong; edit or delete the record")
             case .danglingReference(let from, let key, let to):
                 report.unrepaired.append(
                     "record \(from.recordName) field \(key): record \(to.recordName) is gone; delete or edit the record")
