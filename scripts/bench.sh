@@ -21,6 +21,10 @@
 #                                         (process start included) beside /bin/true and grep -rl on tmpfs, .search/
 #   scripts/bench.sh history [VERSIONS]   .history/ of a note with 1,000 versions: readdir, ls, ls -l beside tmpfs;
 #                                         then store-bench history and history-year (HISTORY_NOTES=N, default 1,000)
+#   scripts/bench.sh load [ROUNDS]        the kernel test suite's load patterns (6 processes appending small
+#                                         O_APPEND writes, 8 KiB seek/read/write with truncates, fsstress-style
+#                                         mixed operations): tmpfs vs passthrough_ll vs notesfs (APPENDS=20000,
+#                                         SEEKS=10000, STRESS=3000)
 #   scripts/bench.sh all                  all of the above, once (bigfile included)
 #   scripts/profile.sh create|rename|read|append|unlink|editor|version   where a request spends the daemon's time (perf)
 #
@@ -121,6 +125,13 @@ bench_parallel_grep() {
     build notesfs
     echo "== parallel reads: four grep -r over four folders at once vs one after another ($notes notes in $folders folders)"
     fs_python parallel_grep.py "$scratch/release/notesfs" "$work" "$shm" "$notes" "$folders" "$rounds"
+}
+
+bench_load() {
+    local rounds=${1:-3}
+    build notesfs
+    echo "== load patterns of the kernel's filesystem tests, $rounds alternating rounds (databases and passthrough_ll's source on tmpfs)"
+    fs_python load.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$rounds" "${APPENDS:-20000}" "${SEEKS:-10000}" "${STRESS:-3000}"
 }
 
 bench_cold_reads() {
@@ -233,7 +244,8 @@ bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli "${2:-200}" ;;
 search) scripts/bench-search.sh "${2:-100000}" ;;
 history) scripts/bench-history.sh "${2:-1000}" && bench_history_store ;;
+load) bench_load "${2:-3}" ;;
 sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
-all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | history [VERSIONS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac
