@@ -37,6 +37,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // C boundary: glibc's <sys/xattr.h> (import and export of extended attributes).
+        .systemLibrary(name: "CXattr"),
         .target(
             name: "RecordStore",
             dependencies: ["CCrypto"]),
@@ -46,7 +48,7 @@ let package = Package(
         .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "Index"]),
         .target(name: "Postgres", dependencies: ["CPostgres"]),
         .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres"]),
-        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index"]),
+        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index", "CXattr"]),
         .executableTarget(name: "notesfs", dependencies: ["NotesCLI"]),
 
         // A child process for the store's crash and multi-process tests (killed with SIGKILL).

@@ -27,6 +27,8 @@ struct TreeExport {
         var nodes = 0
         /// Block and character devices left out (written only with `--devices`).
         var devicesSkipped = 0
+        /// Files whose `user.` attributes the target filesystem could not keep.
+        var attributesNotKept = 0
         var failures: [CLIError] = []
     }
 
@@ -122,6 +124,7 @@ struct TreeExport {
         switch entry.kind {
         case .folder:
             try FileSystem.makeDirectory(name, in: directory, path: path())
+            try writeAttributes(of: entry.recordID, name: name, in: directory, path: path(), summary: &summary)
             try chain.enter(name, tag: index)
             summary.folders += 1
             return
@@ -132,6 +135,9 @@ struct TreeExport {
             let bytes = StoredBytes(of: record)
             try FileSystem.replaceFile(name, in: directory, path: path(), modificationDate: entry.modificationDate) { (fd) throws(CLIError) in
                 try bytes.write(to: fd, destination: path(), database: database)
+            }
+            if !(try FileSystem.setUserAttributes(ExtendedAttributes(record), of: name, in: directory, path: path())) {
+                summary.attributesNotKept += 1
             }
             if entry.kind == .note { summary.notes += 1 } else { summary.attachments += 1 }
             return
@@ -162,6 +168,17 @@ struct TreeExport {
         }
         summary.nodes += 1
         if let date = entry.modificationDate { try FileSystem.setModificationDate(date, of: name, in: directory, path: path()) }
+    }
+
+    /// Writes the `user.` attributes of folder `id` on the directory made for it.
+    private func writeAttributes(
+        of id: RecordID, name: String, in directory: Int32, path: @autoclosure () -> String, summary: inout Summary
+    ) throws(CLIError) {
+        let record: Record
+        do { record = try database.record(for: id) } catch { throw CLIError.store(error, subject: path()) }
+        if !(try FileSystem.setUserAttributes(ExtendedAttributes(record), of: name, in: directory, path: path())) {
+            summary.attributesNotKept += 1
+        }
     }
 
     /// Makes hard link item `index` to the file its target was written as, opening both

@@ -138,6 +138,7 @@ struct TreeImport {
             }
             let date = item.status.modificationDate
             var record: Record
+            var attributes = ExtendedAttributes()  // a regular file's or a directory's user. attributes
             switch item.status.kind {
             case .regular where item.status.linkCount > 1 && linked[[item.status.device, item.status.inode]] != nil,
                 .symlink where item.status.linkCount > 1 && linked[[item.status.device, item.status.inode]] != nil,
@@ -171,6 +172,9 @@ struct TreeImport {
             case .directory:
                 record = Folder(name: EntryNames.name(fromFileName: item.name), parent: parent).record
                 folderIDs[index] = record.recordID
+                do { attributes = try FileSystem.userAttributes(of: chain.current, path: item.path) } catch {
+                    summary.failures.append(error)
+                }
                 summary.folders += 1
             case .regular:
                 let isNote = item.name.hasSuffix(EntryNames.noteExtension) && item.name != EntryNames.noteExtension
@@ -180,6 +184,7 @@ struct TreeImport {
                     let fd = try FileSystem.openForReading(item.name, in: chain.current, path: item.path, expected: item.status.identity)
                     defer { close(fd) }
                     bytes = try StoredBytes.read(fd, path: item.path, asNote: isNote, database: database)
+                    attributes = try FileSystem.userAttributes(of: fd, path: item.path)
                 } catch {
                     summary.failures.append(error)
                     batchItems += 1
@@ -202,6 +207,7 @@ struct TreeImport {
                 continue
             }
             record.modificationDate = date
+            attributes.write(into: &record)
             if item.status.linkCount > 1, item.status.kind != .directory, linked[[item.status.device, item.status.inode]] == nil {
                 linked[[item.status.device, item.status.inode]] = record.recordID
             }

@@ -42,7 +42,9 @@ enum ExportCommand {
             context.output.info(
                 "exported \(Formatting.count(summary.notes, "note")), \(Formatting.count(summary.attachments, "attachment")), \(Formatting.count(summary.folders, "folder")) in "
                     + String(format: "%.2f", progress.elapsed) + " s"
-                    + (summary.devicesSkipped > 0 ? " (\(Formatting.count(summary.devicesSkipped, "device")) skipped: use --devices)" : ""))
+                    + (summary.devicesSkipped > 0 ? " (\(Formatting.count(summary.devicesSkipped, "device")) skipped: use --devices)" : "")
+                    + (summary.attributesNotKept > 0
+                        ? " (the target keeps no user attributes: \(Formatting.count(summary.attributesNotKept, "file"))' left out)" : ""))
         }
         if let first = summary.failures.first {
             throw CLIError(first.status, target, Formatting.count(summary.failures.count, "record") + " not exported")

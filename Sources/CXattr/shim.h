@@ -1,0 +1,2 @@
+// glibc's extended attribute calls (<sys/xattr.h>), which Swift's Glibc module does not export.
+#include <sys/xattr.h>
