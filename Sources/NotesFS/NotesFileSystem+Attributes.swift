@@ -178,7 +178,7 @@ extension NotesFileSystem {
     }
 
     public func getattr(_ context: RequestContext, inode: Inode, handle: UInt64?) throws(Errno) -> AttributesReply {
-        if let reply = try virtualAttributes(inode) { return reply }
+        if let reply = try virtualAttributes(inode, caller: context) { return reply }
         return try locked { (state) throws(Errno) in AttributesReply(try attributes(inode, state), timeout: options.cacheTimeout) }
     }
 

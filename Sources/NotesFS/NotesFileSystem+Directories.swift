@@ -97,7 +97,7 @@ extension NotesFileSystem {
 
     public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno)
     {
-        let virtual = try readdirVirtual(inode, handle: handle, offset: offset, plus: false) { name, entry, next in
+        let virtual = try readdirVirtual(inode, handle: handle, offset: offset, plus: false, caller: context) { name, entry, next in
             buffer.add(name, inode: entry.inode, mode: entry.attributes.mode, nextOffset: next)
         }
         if virtual { return }
@@ -119,7 +119,7 @@ extension NotesFileSystem {
     public func readdirplus(
         _ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryPlusBuffer
     ) throws(Errno) {
-        let virtual = try readdirVirtual(inode, handle: handle, offset: offset, plus: true) { name, entry, next in
+        let virtual = try readdirVirtual(inode, handle: handle, offset: offset, plus: true, caller: context) { name, entry, next in
             buffer.add(name, entry: entry, nextOffset: next)
         }
         if virtual { return }

@@ -27,7 +27,11 @@ extension NotesFileSystem {
         let secondFolder = try folderReference(newParent, state)
         let firstRecord = try placed(try node(first, state), inode: first, named: target, in: secondFolder, &state)
         let secondRecord = try placed(try node(second, state), inode: second, named: source, in: firstFolder, &state)
-        try database.modify(saving: [firstRecord, secondRecord] + (try touchedFolders([parent, newParent], &state)))
+        let saved = try database.modify(saving: [firstRecord, secondRecord] + (try touchedFolders([parent, newParent], &state)))
+        // Open (maybe dirty) buffers save on top of the exchanged records, not their old tags.
+        for record in saved.savedRecords {
+            if let identity = record.identity { state.openFiles[identity]?.baseTag = record.recordChangeTag }
+        }
     }
 
     /// `node`'s record with the name `fileName` in `folder`, its ctime moved (a `Link`'s: its

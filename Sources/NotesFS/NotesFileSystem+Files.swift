@@ -284,6 +284,7 @@ extension NotesFileSystem {
                 inode: state.nextScratchInode, parent: parent, name: name,
                 content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), mode: permissions,
                 uid: context.uid, gid: context.gid)
+            file.extendedAttributes = inherited  // a save renamed over a note carries it
             state.nextScratchInode += 1
             state.scratch[file.inode] = file
             state.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it
@@ -368,7 +369,7 @@ extension NotesFileSystem {
             try refuseVirtualChange(of: inode)
             try locked { (state) throws in try refuseWritableOpen(inode, flags: flags, state) }
         }
-        if let opened = try openVirtualFile(inode, flags: flags) { return opened }
+        if let opened = try openVirtualFile(inode, flags: flags, caller: context) { return opened }
         // Load a stored file's bytes outside the state lock (an asset may be large).
         if writable, flags & O_TRUNC == 0 { _ = try openFileLoading(inode) }
         // With noatime, a note no one opened since the mount: its bytes go to the kernel's pages
@@ -502,6 +503,8 @@ extension NotesFileSystem {
         let open: OpenFile = try locked { (state) throws in
             guard state.handles[handle] == inode, let open = state.openFiles[inode] else { throw Errno.badFileDescriptor }
             try refuse(inode, ifFlagged: .immutable, state)  // a descriptor opened before `chattr +i`
+            // Append-only: nothing before the end (a descriptor whose O_APPEND was cleared by fcntl).
+            if offset < Int64(open.content.count), inodeFlags(inode, state).contains(.appendOnly) { throw Errno.permissionDenied }
             return open
         }
         // The bytes are written outside the state lock; writes to one file are serialised.

@@ -72,7 +72,7 @@ extension NotesFileSystem {
     }
 
     public func readlink(_ context: RequestContext, inode: Inode) throws(Errno) -> [UInt8] {
-        if let target = try readVirtualLink(inode) { return target }
+        if let target = try readVirtualLink(inode, caller: context) { return target }
         return try locked { (state) throws(Errno) in
             switch try node(inode, state) {
             case .symlink(let m): return symlinkTarget(m)

@@ -152,7 +152,10 @@ extension NotesFileSystem {
         var record = changeOnly(metadata, inode: inode, &state)
         record["name"] = .string(EntryNames.name(fromFileName: target))
         record.setReference("parent", to: folder)
-        try database.modify(saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes)
+        // The replaced folder must still be empty at commit time (another process may fill it).
+        try database.modify(
+            saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes,
+            deleteConditions: Dictionary(uniqueKeysWithValues: deletes.map { ($0, DeleteCondition(refusesCascade: true)) }))
     }
 
     /// Rename of record `source` (inode `inode`) over record `target`: one modify saves the target

@@ -101,10 +101,11 @@ extension NotesFileSystem {
 
     // MARK: What a directory holds
 
-    /// The entries of virtual directory `directory`, named, with their targets.
+    /// The entries of virtual directory `directory` that `caller` may be told of
+    /// (``mayFind(_:_:)``), named from those alone, with their targets.
     /// - Throws: `ENOENT` when it is not a known virtual directory (`ENOTDIR` for a link); the
     ///   tree's error, mapped.
-    func virtualItems(_ directory: Inode) throws(Errno) -> VirtualListing {
+    func virtualItems(_ directory: Inode, caller: RequestContext) throws(Errno) -> VirtualListing {
         let known = try locked { (state) throws -> KnownDirectory in
             guard let node = state.virtualNodes.nodes[directory] else { throw Errno.noEntry }
             guard case .directory(let tree, let path) = node.kind else { throw Errno.notDirectory }
@@ -112,11 +113,9 @@ extension NotesFileSystem {
             var known = KnownDirectory(tree: tree, path: path, key: key)
             if let cached = state.virtualNodes.listings[directory], cached.key.appliedChanges == key.appliedChanges {
                 known.entries = cached.entries
-                if cached.key == key { known.items = cached.items }
             }
             return known
         }
-        if let items = known.items { return items }
         var entries = known.entries ?? []
         if known.entries == nil {
             let (tree, path) = (known.tree, known.path)
@@ -128,11 +127,34 @@ extension NotesFileSystem {
                 throw ErrnoMapping.errno(for: error)
             }
         }
+        var asking = Caller(caller)
         return try locked { state in
-            let items = VirtualListing(named(entries, tree: known.tree, path: known.path, &state))
+            var decided: [VirtualAccess: Bool] = [:]  // one decision per record in a listing
+            let visible = entries.map { entry in
+                let access = Self.access(of: entry)
+                if let known = decided[access] { return known }
+                let may = mayFind(resolve(access, &state), &asking)
+                decided[access] = may
+                return may
+            }
+            var cached = state.virtualNodes.listings[directory]
+            if cached?.key != known.key { cached = VirtualNodeTable.CachedListing(key: known.key, entries: entries) }
+            if let items = cached?.named[visible] { return items }
+            let shown = zip(entries, visible).filter(\.1).map(\.0)
+            let items = VirtualListing(named(shown, tree: known.tree, path: known.path, &state))
             // Kept under the key read before asking: a change applied since makes it ask again.
-            state.virtualNodes.setListing(of: directory, VirtualNodeTable.CachedListing(key: known.key, entries: entries, items: items))
+            cached?.named[visible] = items
+            if let cached { state.virtualNodes.setListing(of: directory, cached) }
             return items
+        }
+    }
+
+    /// Whose access `entry` gives (``VirtualAccess``): a link its record's.
+    static func access(of entry: VirtualEntry) -> VirtualAccess {
+        switch entry {
+        case .directory(_, let access): access
+        case .link(let id): .record(id)
+        case .file(let file): file.access
         }
     }
 
@@ -158,8 +180,6 @@ extension NotesFileSystem {
         var key: VirtualNodeTable.CacheKey
         /// The tree's answer, if the store changed nothing since.
         var entries: [VirtualEntry]?
-        /// The answer as named, if the listings changed nothing since either.
-        var items: VirtualListing?
     }
 
     /// `entries` as the mount shows them (``VirtualLinkNames``); records it does not show, and
@@ -231,12 +251,10 @@ extension NotesFileSystem {
         }
         guard VirtualNodeTable.isVirtual(parent), let directory = state.withLock({ $0.virtualNodes.nodes[parent] }) else { return nil }
         guard case .directory(let tree, let path) = directory.kind else { throw .notDirectory }
-        let item = try virtualItems(parent)[name]
+        let item = try virtualItems(parent, caller: caller)[name]
         return try locked { (state) throws -> Entry? in
             let kind: VirtualNodeTable.Node.Kind
             if let item {
-                var asking = Caller(caller)
-                guard mayFind(resolve(item.access, &state), &asking) else { throw Errno.noEntry }
                 kind = item.nodeKind(tree)
             } else if virtualTrees[tree].isDirectory(path + [name]) {
                 kind = .directory(tree: tree, path: path + [name])
@@ -286,29 +304,29 @@ extension NotesFileSystem {
     /// What virtual node `inode`'s directory lists under its name now; nil for a directory its
     /// directory does not list (a tree's own, `.search/QUERY`).
     /// - Throws: `ENOENT` when a link's or file's name is gone from its directory.
-    func currentItem(of inode: Inode) throws(Errno) -> (node: VirtualNodeTable.Node, item: VirtualItem?) {
+    func currentItem(of inode: Inode, caller: RequestContext) throws(Errno) -> (node: VirtualNodeTable.Node, item: VirtualItem?) {
         guard let node = state.withLock({ $0.virtualNodes.nodes[inode] }) else { throw .noEntry }
         if node.isDirectory {
             guard VirtualNodeTable.isVirtual(node.parent), state.withLock({ $0.virtualNodes.nodes[node.parent] != nil }) else {
                 return (node, nil)
             }
-            return (node, try? virtualItems(node.parent)[node.name])
+            return (node, try? virtualItems(node.parent, caller: caller)[node.name])
         }
-        guard let item = try virtualItems(node.parent)[node.name] else { throw .noEntry }
+        guard let item = try virtualItems(node.parent, caller: caller)[node.name] else { throw .noEntry }
         return (node, item)
     }
 
     /// `getattr` of a virtual node; nil for any other inode.
-    func virtualAttributes(_ inode: Inode) throws(Errno) -> AttributesReply? {
+    func virtualAttributes(_ inode: Inode, caller: RequestContext) throws(Errno) -> AttributesReply? {
         guard isVirtualNode(inode) else { return nil }
-        let (_, item) = try currentItem(of: inode)
+        let (_, item) = try currentItem(of: inode, caller: caller)
         return AttributesReply(try locked { (state) throws in try virtualAttributes(inode, item: item, &state) }, timeout: 0)
     }
 
     /// `readlink` of a virtual link; nil for any other inode.
-    func readVirtualLink(_ inode: Inode) throws(Errno) -> [UInt8]? {
+    func readVirtualLink(_ inode: Inode, caller: RequestContext) throws(Errno) -> [UInt8]? {
         guard isVirtualNode(inode) else { return nil }
-        guard case .link(let target, _)? = try currentItem(of: inode).item?.kind else { throw .invalidArgument }
+        guard case .link(let target, _)? = try currentItem(of: inode, caller: caller).item?.kind else { throw .invalidArgument }
         return target
     }
 
@@ -330,10 +348,8 @@ extension NotesFileSystem {
     func opendirVirtual(_ inode: Inode, caller: RequestContext) throws(Errno) -> Opened? {
         guard isVirtualNode(inode) else { return nil }
         try? database.refresh()  // a failure shows in the next commit; the listing is the index's
-        let listed = try virtualItems(inode).items
+        let items = try virtualItems(inode, caller: caller).items
         return try locked { (state) throws in
-            var asking = Caller(caller)
-            let items = listed.filter { mayFind(resolve($0.access, &state), &asking) }
             guard let node = state.virtualNodes.nodes[inode] else { throw Errno.noEntry }
             state.virtualNodes.dropUnreferencedChildren(of: inode)
             var entries = [
@@ -359,11 +375,11 @@ extension NotesFileSystem {
     /// snapshot name is checked against what the directory holds now (as for real directories):
     /// a name gone since `opendir` is skipped.
     func readdirVirtual(
-        _ inode: Inode, handle: UInt64, offset: Int64, plus: Bool,
+        _ inode: Inode, handle: UInt64, offset: Int64, plus: Bool, caller: RequestContext,
         add: (FileName, Entry, Int64) -> Bool
     ) throws(Errno) -> Bool {
         guard isVirtualNode(inode) else { return false }
-        let current = (try? virtualItems(inode)) ?? VirtualListing([])
+        let current = (try? virtualItems(inode, caller: caller)) ?? VirtualListing([])
         try locked { (state) throws in
             guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
             guard case .directory(let tree, _)? = state.virtualNodes.nodes[inode]?.kind else { return }

@@ -27,38 +27,45 @@ extension NotesFileSystem {
         var isFolder: Bool
     }
 
-    /// What `access` resolves to now; a record the mount cannot find resolves to the mount
-    /// owner's alone (nobody else is told of it).
+    /// What `access` resolves to now. A record the mount cannot find, or whose folders it cannot
+    /// follow to the root, resolves to the mount owner's alone (nobody else is told of it). A
+    /// record or folder with a POSIX ACL counts as its owner's alone (the ACL's other entries are
+    /// not evaluated here: never more than the kernel would give), and so does a deleted note
+    /// whose folder is gone with it (that folder's access cannot be known any more).
     func resolve(_ access: VirtualAccess, _ state: inout FileSystemState) -> ResolvedAccess {
         let ownerOnly = ResolvedAccess(permissions: 0o500, uid: options.uid, gid: options.gid, directories: [], isFolder: false)
         switch access {
         case .tree:
             return ResolvedAccess(permissions: 0o555, uid: options.uid, gid: options.gid, directories: [], isFolder: true)
         case .record(let id):
-            guard let metadata = database.metadata(for: id), let attributes = try? attributes(metadata.identity, state) else {
-                return ownerOnly
-            }
-            return resolved(attributes, above: directories(above: metadata, &state))
+            guard let metadata = database.metadata(for: id), let attributes = guardedAttributes(metadata.identity, state),
+                let above = directories(above: metadata, &state)
+            else { return ownerOnly }
+            return resolved(attributes, above: above)
         case .realPath(let path):
             var inode = Self.rootInode
-            var above: [Inode] = []
+            var above: [Attributes] = []
             for name in path {
-                guard let next = try? child(inode, name, &state) else { return ownerOnly }
-                above.insert(inode, at: 0)
+                guard let next = try? child(inode, name, &state), let directory = guardedAttributes(inode, state) else { return ownerOnly }
+                above.insert(directory, at: 0)
                 inode = next
             }
-            guard let attributes = try? attributes(inode, state) else { return ownerOnly }
-            return resolved(attributes, above: above.compactMap { try? self.attributes($0, state) })
-        case .deleted(let ownership, let folder):
-            var above: [Attributes] = []
-            if let folder, let metadata = database.metadata(for: folder), let attributes = try? attributes(metadata.identity, state) {
-                above = [attributes] + directories(above: metadata, &state)
-            } else if let root = try? attributes(Self.rootInode, state) {
+            guard let attributes = guardedAttributes(inode, state) else { return ownerOnly }
+            return resolved(attributes, above: above)
+        case .deleted(let ownership, let folder, let folderGone):
+            var above: [Attributes]
+            if let folder {
+                guard let metadata = database.metadata(for: folder), let attributes = guardedAttributes(metadata.identity, state),
+                    let rest = directories(above: metadata, &state)
+                else { return ownerOnly }
+                above = [attributes] + rest
+            } else {
+                guard let root = guardedAttributes(Self.rootInode, state) else { return ownerOnly }
                 above = [root]
             }
             guard let ownership else { return ResolvedAccess(permissions: 0o400, uid: options.uid, gid: options.gid, directories: above, isFolder: false) }
-            return ResolvedAccess(
-                permissions: mode_t(ownership.mode & 0o7777), uid: ownership.uid, gid: ownership.gid, directories: above, isFolder: false)
+            let permissions = mode_t(ownership.mode & 0o7777) & (folderGone ? 0o7700 : 0o7777)
+            return ResolvedAccess(permissions: permissions, uid: ownership.uid, gid: ownership.gid, directories: above, isFolder: false)
         }
     }
 
@@ -68,22 +75,35 @@ extension NotesFileSystem {
             isFolder: attributes.isDirectory)
     }
 
-    /// The attributes of the directories above `metadata`'s record, nearest first, up to the root.
-    private func directories(above metadata: RecordMetadata, _ state: inout FileSystemState) -> [Attributes] {
+    /// `inode`'s attributes, its mode cut to the owner's bits when its record has a POSIX ACL.
+    private func guardedAttributes(_ inode: Inode, _ state: borrowing FileSystemState) -> Attributes? {
+        guard var attributes = try? attributes(inode, state) else { return nil }
+        if let metadata = database.metadata(identity: inode), metadata.isLarge(ExtendedAttributes.fieldKey)
+            || metadata.field(ExtendedAttributes.fieldKey) != nil,
+            (try? storedAttributes(of: metadata))?[AccessControlList.accessName] != nil
+        {
+            attributes.mode &= ~mode_t(0o077)
+        }
+        return attributes
+    }
+
+    /// The attributes of the directories above `metadata`'s record, nearest first, up to the root
+    /// (``guardedAttributes(_:_:)``); nil when the chain cannot be followed to the root.
+    private func directories(above metadata: RecordMetadata, _ state: inout FileSystemState) -> [Attributes]? {
         var result: [Attributes] = []
         var parent = parentInode(of: metadata, &state)
         for _ in 0..<Self.maximumMountDepth {
-            guard let directory = parent, let attributes = try? attributes(directory, state) else { return result }
+            guard let directory = parent, let attributes = guardedAttributes(directory, state) else { return nil }
             result.append(attributes)
             if directory == Self.rootInode { return result }
             if directory == Self.recoveredInode {
                 parent = Self.rootInode
             } else {
-                guard let folder = database.metadata(identity: directory) else { return result }
+                guard let folder = database.metadata(identity: directory) else { return nil }
                 parent = parentInode(of: folder, &state)
             }
         }
-        return result
+        return nil
     }
 
     /// Whether `caller` may be told of an entry whose record has `access`: it may list and search

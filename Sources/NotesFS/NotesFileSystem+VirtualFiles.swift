@@ -18,10 +18,10 @@ extension NotesFileSystem {
     /// `open` of a virtual file, read-only; nil for any other inode.
     /// - Throws: `EROFS` for a writable open, `EISDIR` for a virtual directory, `ENOENT` when the
     ///   file is gone from its directory or its bytes are (mapped from ``VirtualTreeError/noFile``).
-    func openVirtualFile(_ inode: Inode, flags: Int32) throws(Errno) -> Opened? {
+    func openVirtualFile(_ inode: Inode, flags: Int32, caller: RequestContext) throws(Errno) -> Opened? {
         guard isVirtualNode(inode) else { return nil }
         if flags & O_ACCMODE != O_RDONLY || flags & O_TRUNC != 0 { throw ErrnoMapping.errno(for: VirtualTreeError.readOnly) }
-        let (node, item) = try currentItem(of: inode)
+        let (node, item) = try currentItem(of: inode, caller: caller)
         guard case .file(let file)? = item?.kind else { throw node.isDirectory ? .isDirectory : .invalidArgument }
         guard let tree = virtualTree(of: node.parent), let search = searchBox.withLock({ $0 }) else { throw .noEntry }
         let source: VirtualFileSource

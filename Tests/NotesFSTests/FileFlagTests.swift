@@ -24,6 +24,12 @@ private func shell(_ command: String, in directory: String) -> ProgramResult {
             #expect(shell("chmod 600 log.txt", in: r).status != 0)
             #expect(shell("setfattr -n user.x -v 1 log.txt", in: r).status != 0)
             #expect(shell("ln log.txt hard.txt", in: r).status != 0)
+            // A descriptor whose O_APPEND fcntl cleared still writes only at the end.
+            let fd = open(m.path("log.txt"), O_WRONLY | O_APPEND | O_CLOEXEC)
+            #expect(fd >= 0)
+            #expect(fcntl(fd, F_SETFL, 0) == 0)
+            #expect(pwrite(fd, "X", 1, 0) == -1 && errno == EPERM)
+            close(fd)
             #expect(readFile(m.path("log.txt")) == "one\ntwo\n")
             #expect(shell("chattr -a log.txt && rm log.txt", in: r).status == 0)
         }

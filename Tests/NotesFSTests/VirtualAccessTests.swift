@@ -94,6 +94,68 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         }
     }
 
+    /// Names of search hits are made from what the caller sees: a hit of the caller's own never
+    /// gets a folder suffix because a private note of the same name matches too.
+    @Test func aHitsNameDoesNotTellOfAPrivateNoteOfTheSameName() throws {
+        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
+            var privateFolder = Folder(name: "P")
+            privateFolder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
+            let p = try db.modify(saving: [privateFolder.record]).savedRecords[0]
+            _ = try savePrivateNote(db, "Plan", "quokka secret", folder: p.recordID, uid: Self.owner, mode: 0o600)
+            var mine = Folder(name: "mine")
+            mine.ownership = Ownership(mode: 0o755, uid: Self.stranger, gid: Self.stranger)
+            let m = try db.modify(saving: [mine.record]).savedRecords[0]
+            _ = try savePrivateNote(db, "Plan", "quokka mine", folder: m.recordID, uid: Self.stranger, mode: 0o644)
+        }) { m in
+            let root = quoted(m.root)
+            let owner = try shAs(Self.owner, "ls \(root)/.search/quokka")
+            let stranger = try shAs(Self.stranger, "ls \(root)/.search/quokka")
+            #expect(lines(owner) == ["Plan (P).md", "Plan (mine).md"])
+            #expect(lines(stranger) == ["Plan.md"])
+        }
+    }
+
+    /// A note deleted with its private folder: its versions are its owner's alone (the folder's
+    /// access is gone with it).
+    @Test func versionsOfANoteDeletedWithItsPrivateFolderStayPrivate() throws {
+        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
+            var secret = Folder(name: "Secret")
+            secret.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
+            let folder = try db.modify(saving: [secret.record]).savedRecords[0]
+            let note = try savePrivateNote(db, "Plan", "wombat plans", folder: folder.recordID, uid: Self.owner, mode: 0o644)
+            let record = try db.record(for: note.record.recordID)
+            try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [folder.recordID])
+        }) { m in
+            let root = quoted(m.root)
+            let ownerSees = try shAs(Self.owner, "ls \(root)/.history/Recovered")
+            let strangerSees = try shAs(Self.stranger, "ls \(root)/.history/Recovered")
+            let strangerReads = try shAs(Self.stranger, "cat \(root)/.history/Recovered/Plan.md/*")
+            #expect(lines(ownerSees) == ["Plan.md"])
+            #expect(lines(strangerSees) == [])
+            #expect(!strangerReads.output.contains("wombat"))
+        }
+    }
+
+    /// A note with a POSIX ACL counts as its owner's alone in the virtual trees.
+    @Test func aNoteWithAnACLIsItsOwnersAloneInTheVirtualTrees() throws {
+        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
+            _ = try savePrivateNote(db, "Diary", "numbat days", folder: nil, uid: Self.owner, mode: 0o644)
+        }) { m in
+            let root = quoted(m.root)
+            let before = try shAs(Self.stranger, "ls \(root)/.search/numbat")
+            #expect(lines(before) == ["Diary.md"], "0644: readable by all")
+            let denied = try run(["/usr/bin/setfacl", "-m", "u:\(Self.stranger):---", m.path("Diary.md")])
+            #expect(denied.status == 0, "\(denied)")
+            let direct = try shAs(Self.stranger, "cat \(root)/Diary.md")
+            let search = try shAs(Self.stranger, "ls \(root)/.search/numbat")
+            let history = try shAs(Self.stranger, "cat \(root)/.history/Diary.md/*")
+            #expect(direct.status != 0, "the kernel enforces the ACL on the note")
+            #expect(lines(search) == [])
+            #expect(!history.output.contains("numbat"))
+            #expect(lines(try shAs(Self.owner, "ls \(root)/.search/numbat")) == ["Diary.md"])
+        }
+    }
+
     @Test func aGroupMemberSeesWhatTheGroupBitsGive() throws {
         try withNotesMount(mountOptions: ["allow_other"], seed: { db in
             var folder = Folder(name: "Team")

@@ -60,7 +60,7 @@ import Testing
         table.countLookup(query)
         table.countLookup(link)
         table.countLookup(link)
-        table.setListing(of: query, .init(key: .init(appliedChanges: 1, hidden: 0), entries: [], items: .init([])))
+        table.setListing(of: query, .init(key: .init(appliedChanges: 1, hidden: 0), entries: []))
         #expect(table.listings[query] != nil)
         // The directory's references go first (as they cannot in the kernel, which holds the
         // parent of a held child): it stays while its link is held.

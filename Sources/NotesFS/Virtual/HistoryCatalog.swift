@@ -68,7 +68,7 @@ struct HistoryCatalog {
             }
             addNote(
                 folder, unique(EntryNames.baseName(version.title, kind: kind), in: folder, noteName), noteName,
-                access: .deleted(Ownership(version.record), folder: liveFolder))
+                access: .deleted(Ownership(version.record), folder: liveFolder, folderGone: version.folderName != nil && liveFolder == nil))
         }
         for key in directories.keys { directories[key]?.sort() }
     }

@@ -49,11 +49,14 @@ struct VirtualNodeTable {
         var hidden: Int
     }
 
-    /// A virtual directory's tree's answer and its entries as named.
+    /// A virtual directory's tree's answer and its entries as named for each set of entries a
+    /// caller may be told of (the names depend on which entries are there: a hit shares its
+    /// name with another only if the caller sees both).
     struct CachedListing {
         var key: CacheKey
         var entries: [VirtualEntry]
-        var items: NotesFileSystem.VirtualListing
+        /// Which of `entries` a caller sees → what it is shown.
+        var named: [[Bool]: NotesFileSystem.VirtualListing] = [:]
     }
 
     /// What each directory held when last asked (the tree's answer holds until the next store

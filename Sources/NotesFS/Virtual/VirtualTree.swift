@@ -53,8 +53,9 @@ enum VirtualAccess: Sendable, Hashable {
     /// The real directory at this path below the root (`.history/Work` is as open as `Work`).
     case realPath([String])
     /// A deleted note's: the ownership its last version kept (nil: none kept, only the mount's
-    /// owner may read it), in the folder it was in while that is still there.
-    case deleted(Ownership?, folder: RecordID?)
+    /// owner may read it), in the folder it was in while that is still there (`folderGone`: it
+    /// was in a folder that is gone too, whose access can no longer be known).
+    case deleted(Ownership?, folder: RecordID?, folderGone: Bool)
 }
 
 /// One entry a virtual directory holds.
