@@ -55,14 +55,7 @@ extension NotesFileSystem {
             record.setReference("folder", to: folder)
             return record
         case .folder(let m):
-            // Not into itself or its own subtree (the tree's placements end at the root or Recovered).
-            let tree = folderTree(&state)
-            var ancestor = folder
-            while let current = ancestor {
-                if current == m.recordID { throw Errno.invalidArgument }
-                guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
-                ancestor = parent
-            }
+            try refuseMove(of: m.recordID, into: folder, &state)
             var record = changeOnly(m, inode: inode, &state)
             record["name"] = .string(EntryNames.name(fromFileName: fileName))
             record.setReference("parent", to: folder)

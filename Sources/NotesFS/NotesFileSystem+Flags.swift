@@ -40,6 +40,7 @@ extension NotesFileSystem {
             record[MountFields.inodeFlags] = flags.isEmpty ? nil : .int64(Int64(flags.rawValue))
             let saved = try saveOne(record)
             state.openFiles[metadata.identity]?.baseTag = saved.recordChangeTag
+            if options.synchronous { try database.sync() }
         }
     }
 
@@ -73,13 +74,16 @@ extension NotesFileSystem {
     }
 
     private func flaggedRecord(_ inode: Inode, _ state: borrowing FileSystemState) -> RecordMetadata? {
-        switch try? node(inode, state) {
-        case .link(let link)?:
-            return link.field("target")?.referenceValue.flatMap { database.metadata(for: $0.recordID) }
-        case .folder(let m)?, .note(let m)?, .attachment(let m)?, .symlink(let m)?, .special(let m)?:
-            return m
-        default:
-            return nil
+        (try? node(inode, state)).flatMap(fileRecord)
+    }
+
+    /// The record of the file `node` names: a hard link's target, else its own; nil for what has
+    /// no record (the root, `Recovered`, editor scratch) or a link whose target is gone.
+    func fileRecord(_ node: Node) -> RecordMetadata? {
+        switch node {
+        case .link(let link): link.field("target")?.referenceValue.flatMap { database.metadata(for: $0.recordID) }
+        case .folder(let m), .note(let m), .attachment(let m), .symlink(let m), .special(let m): m
+        case .root, .recovered, .scratch: nil
         }
     }
 

@@ -121,7 +121,9 @@ extension NotesFileSystem {
             var record = SpecialFile(
                 name: EntryNames.name(fromFileName: name), fileType: type, rdev: isDevice ? rdev : 0, folder: folder
             ).record
-            Self.setOwnership(mode: mode & ~context.umask, uid: context.uid, gid: context.gid, of: &record)
+            let (permissions, inherited) = newEntryAccess(mode, in: parent, directory: false, context, state)
+            Self.setOwnership(mode: permissions, uid: context.uid, gid: context.gid, of: &record)
+            inherited.write(into: &record)
             return try entry(try Self.inode(of: try saveOne(record, touching: try touchedFolders([parent], &state))), state)
         }
     }

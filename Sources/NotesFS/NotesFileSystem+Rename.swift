@@ -140,15 +140,7 @@ extension NotesFileSystem {
             guard try listing(victim.identity, &state).names.isEmpty else { throw Errno.notEmpty }
             deletes.append(victim.recordID)
         }
-        // A folder cannot move into itself or its own subtree (as shown: the tree's placements
-        // end at the root or Recovered, so this walk ends even where the records form a cycle).
-        let tree = folderTree(&state)
-        var ancestor: RecordID? = folder
-        while let current = ancestor {
-            if current == metadata.recordID { throw Errno.invalidArgument }
-            guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
-            ancestor = parent
-        }
+        try refuseMove(of: metadata.recordID, into: folder, &state)
         var record = changeOnly(metadata, inode: inode, &state)
         record["name"] = .string(EntryNames.name(fromFileName: target))
         record.setReference("parent", to: folder)
@@ -200,6 +192,19 @@ extension NotesFileSystem {
         Self.setModificationTime(time, of: &record)
         let saved = try saveOne(record)
         refreshCleanBuffer(target.identity, tag: saved.recordChangeTag, &state)
+    }
+
+    /// Throws `EINVAL` when folder `moved` would go into `folder`, which is itself or in its own
+    /// subtree (as shown: the tree's placements end at the root or Recovered, so this walk ends
+    /// even where the records form a cycle).
+    func refuseMove(of moved: RecordID, into folder: RecordID?, _ state: inout FileSystemState) throws(Errno) {
+        let tree = folderTree(&state)
+        var ancestor = folder
+        while let current = ancestor {
+            if current == moved { throw .invalidArgument }
+            guard case .folder(let parent) = tree.placement(ofFolder: current) else { break }
+            ancestor = parent
+        }
     }
 
     private func moveScratch(_ file: ScratchFile, to name: String, in parent: Inode, _ state: inout FileSystemState) {

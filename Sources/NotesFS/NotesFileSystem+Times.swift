@@ -63,7 +63,7 @@ extension NotesFileSystem {
     /// - Returns: whether the atime moved.
     @discardableResult
     func noteRead(_ inode: Inode, _ metadata: RecordMetadata, _ state: inout FileSystemState) -> Bool {
-        guard !options.noAccessTime else { return false }
+        guard !options.noAccessTime, !inodeFlags(inode, state).contains(.noAccessTime) else { return false }
         let times = times(inode, metadata, state)
         let now = FileTime.now
         guard options.strictAccessTime || !(times.modification < times.access) || !(times.change < times.access)

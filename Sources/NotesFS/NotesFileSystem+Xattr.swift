@@ -97,17 +97,8 @@ extension NotesFileSystem {
 
     /// The attributes `node`'s file keeps (a hard link's: its file's).
     private func storedAttributes(_ node: Node) throws -> ExtendedAttributes {
-        switch node {
-        case .scratch(let file): return file.extendedAttributes
-        case .root, .recovered: return ExtendedAttributes()
-        case .link(let link):
-            guard let id = link.field("target")?.referenceValue?.recordID, let target = database.metadata(for: id) else {
-                return ExtendedAttributes()
-            }
-            return try storedAttributes(of: target)
-        case .folder(let m), .note(let m), .attachment(let m), .symlink(let m), .special(let m):
-            return try storedAttributes(of: m)
-        }
+        if case .scratch(let file) = node { return file.extendedAttributes }
+        return try fileRecord(node).map(storedAttributes(of:)) ?? ExtendedAttributes()
     }
 
     /// The attributes `metadata`'s record keeps, read from its file when the index leaves them out.
@@ -123,9 +114,8 @@ extension NotesFileSystem {
     ) throws(Errno) {
         try locked { (state) throws in
             var node = try node(inode, state)
-            if case .link(let link) = node {
-                guard let id = link.field("target")?.referenceValue?.recordID, let target = database.metadata(for: id)
-                else { throw Errno.noEntry }
+            if case .link = node {
+                guard let target = fileRecord(node) else { throw Errno.noEntry }
                 node = try self.node(target.identity, state)
             }
             try refuse(inode, ifFlagged: Self.lockedFlags, state)

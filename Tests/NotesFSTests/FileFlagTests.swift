@@ -72,6 +72,17 @@ private func shell(_ command: String, in directory: String) -> ProgramResult {
         }
     }
 
+    /// `chattr +A`: reads never move the file's atime.
+    @Test func noAtimeFlagKeepsTheAtime() throws {
+        try withNotesMount { m in
+            #expect(shell("echo a > quiet.md && chattr +A quiet.md", in: m.root).status == 0)
+            let before = statOf(m.path("quiet.md")).0.map { nanoseconds($0.st_atim) }
+            usleep(20_000)
+            #expect(shell("cat quiet.md", in: m.root).output == "a\n")
+            #expect(statOf(m.path("quiet.md")).0.map { nanoseconds($0.st_atim) } == before)
+        }
+    }
+
     @Test func onlyRootSetsThemAndTheyOutliveAMount() throws {
         try withDatabaseDirectory { path in
             try withNotesMount(databasePath: path, mountOptions: ["allow_other"]) { m in
