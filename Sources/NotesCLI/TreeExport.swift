@@ -170,12 +170,13 @@ struct TreeExport {
         if let date = entry.modificationDate { try FileSystem.setModificationDate(date, of: name, in: directory, path: path()) }
     }
 
-    /// Writes the `user.` attributes of folder `id` on the directory made for it.
+    /// Writes the `user.` attributes of folder `id` on the directory made for it (none for the
+    /// virtual `Recovered`, which has no record, or a folder whose record cannot be read: the
+    /// directory is exported all the same).
     private func writeAttributes(
         of id: RecordID, name: String, in directory: Int32, path: @autoclosure () -> String, summary: inout Summary
     ) throws(CLIError) {
-        let record: Record
-        do { record = try database.record(for: id) } catch { throw CLIError.store(error, subject: path()) }
+        guard let record = try? database.record(for: id) else { return }
         if !(try FileSystem.setUserAttributes(ExtendedAttributes(record), of: name, in: directory, path: path())) {
             summary.attributesNotKept += 1
         }
