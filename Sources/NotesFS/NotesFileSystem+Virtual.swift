@@ -216,14 +216,27 @@ extension NotesFileSystem {
     /// own file name, as listed (collision suffixes and `Recovered` included); nil when it does
     /// not show (hidden behind an editor's backup name, an unknown type).
     func mountPath(of metadata: RecordMetadata, _ state: inout FileSystemState) -> [String]? {
+        guard let chain = directoryChain(above: metadata, &state) else { return nil }
         var names: [String] = []
         var inode = metadata.identity
+        for directory in chain {
+            guard let name = (try? listing(directory, &state))?.nameOf[inode] else { return nil }
+            names.append(name)
+            inode = directory
+        }
+        return names.reversed()
+    }
+
+    /// The directories above `metadata`'s record as the mount shows it, nearest first, ending
+    /// with the root (`Recovered` above what it holds); nil when a folder on the way is missing
+    /// or the chain is deeper than ``maximumMountDepth``.
+    func directoryChain(above metadata: RecordMetadata, _ state: inout FileSystemState) -> [Inode]? {
+        var chain: [Inode] = []
         var parent = parentInode(of: metadata, &state)
         for _ in 0..<Self.maximumMountDepth {
-            guard let directory = parent, let name = (try? listing(directory, &state))?.nameOf[inode] else { return nil }
-            names.append(name)
-            if directory == Self.rootInode { return names.reversed() }
-            inode = directory
+            guard let directory = parent else { return nil }
+            chain.append(directory)
+            if directory == Self.rootInode { return chain }
             if directory == Self.recoveredInode {
                 parent = Self.rootInode
             } else {

@@ -90,20 +90,13 @@ extension NotesFileSystem {
     /// The attributes of the directories above `metadata`'s record, nearest first, up to the root
     /// (``guardedAttributes(_:_:)``); nil when the chain cannot be followed to the root.
     private func directories(above metadata: RecordMetadata, _ state: inout FileSystemState) -> [Attributes]? {
+        guard let chain = directoryChain(above: metadata, &state) else { return nil }
         var result: [Attributes] = []
-        var parent = parentInode(of: metadata, &state)
-        for _ in 0..<Self.maximumMountDepth {
-            guard let directory = parent, let attributes = guardedAttributes(directory, state) else { return nil }
+        for directory in chain {
+            guard let attributes = guardedAttributes(directory, state) else { return nil }
             result.append(attributes)
-            if directory == Self.rootInode { return result }
-            if directory == Self.recoveredInode {
-                parent = Self.rootInode
-            } else {
-                guard let folder = database.metadata(identity: directory) else { return nil }
-                parent = parentInode(of: folder, &state)
-            }
         }
-        return nil
+        return result
     }
 
     /// Whether `caller` may be told of an entry whose record has `access`: it may list and search
