@@ -83,6 +83,9 @@ extension FileSystem {
         throw .notImplemented
     }
     public func access(_ context: RequestContext, inode: Inode, mask: Int32) throws(Errno) {}
+    public func tmpfile(_ context: RequestContext, parent: Inode, mode: mode_t, flags: Int32) throws(Errno) -> (Entry, Opened) {
+        throw .notImplemented
+    }
     public func getFlags(_ context: RequestContext, inode: Inode) throws(Errno) -> InodeFlags { throw Errno(rawValue: ENOTTY) }
     public func setFlags(_ context: RequestContext, inode: Inode, flags: InodeFlags) throws(Errno) { throw Errno(rawValue: ENOTTY) }
     public func create(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, flags: Int32) throws(Errno) -> (Entry, Opened) {

@@ -140,6 +140,10 @@ public protocol FileSystem: Sendable {
     /// Creates and opens a file. Counts a lookup reference on success.
     func create(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, flags: Int32) throws(Errno) -> (Entry, Opened)
 
+    /// Creates and opens an unnamed file in directory `parent` (`open(dir, O_TMPFILE)`), which a
+    /// later `link` gives a name (Tmpfile.swift). Counts a lookup reference on success.
+    func tmpfile(_ context: RequestContext, parent: Inode, mode: mode_t, flags: Int32) throws(Errno) -> (Entry, Opened)
+
     /// The inode flags `FS_IOC_GETFLAGS` reads (``InodeFlags``; `lsattr`).
     func getFlags(_ context: RequestContext, inode: Inode) throws(Errno) -> InodeFlags
 

@@ -38,6 +38,8 @@ final class SpinningLoop: Sendable {
     /// `struct fuse_session *` as bits (see ``Session``); valid while the loop runs.
     private let bits: UInt
     private let deviceFD: Int32
+    /// The filesystem, for the requests libfuse does not know (``Tmpfile``).
+    private let fileSystem: any FileSystem
     private let maxThreads: Int
     private let maxIdleThreads: Int
     /// Written by the monitor to wake a leader sleeping in `poll(2)` when the loop must end.
@@ -74,7 +76,8 @@ final class SpinningLoop: Sendable {
     private var session: OpaquePointer { OpaquePointer(bitPattern: bits)! }
 
     /// Nil when the pipes cannot be made (then libfuse's loop is used).
-    init?(session: OpaquePointer, configuration: LoopConfiguration) {
+    init?(session: OpaquePointer, configuration: LoopConfiguration, fileSystem: any FileSystem) {
+        self.fileSystem = fileSystem
         bits = UInt(bitPattern: session)
         deviceFD = fuse_session_fd(session)
         maxThreads = max(1, Int(configuration.maxThreads ?? 10))
@@ -187,7 +190,7 @@ final class SpinningLoop: Sendable {
             }
             let start = Self.now()
             state.withLock { $0.busySince = start }
-            fuse_session_process_buf(session, &buffer)
+            if !Tmpfile.serve(buffer, fileSystem: fileSystem, deviceFD: deviceFD) { fuse_session_process_buf(session, &buffer) }
             lastRequest = Self.now()
             let stillLeader = state.withLock { state in
                 guard state.leader == id else { return false }

@@ -88,7 +88,7 @@ extension NotesFileSystem {
     func saveHoldingOperationLock(_ inode: Inode, _ open: OpenFile) throws(Errno) {
         let plan: SavePlan? = try locked { (state) throws in
             guard state.openFiles[inode] === open, open.dirty else { return nil }
-            if let file = state.scratch[inode], file.isPendingRecord, !open.orphaned {
+            if let file = state.scratch[inode], file.isPendingRecord, !file.isUnnamed, !open.orphaned {
                 let type = EntryNames.isNoteFileName(file.name) ? Note.recordType : Attachment.recordType
                 return SavePlan(target: .pending(file), recordType: type, content: open.content, generation: open.generation)
             }
@@ -145,7 +145,7 @@ extension NotesFileSystem {
     ///   write. The bytes stay in the buffer on failure.
     func save(_ inode: Inode, _ state: inout FileSystemState) throws {
         guard let open = state.openFiles[inode], open.dirty else { return }
-        if let file = state.scratch[inode], file.isPendingRecord, !open.orphaned {
+        if let file = state.scratch[inode], file.isPendingRecord, !file.isUnnamed, !open.orphaned {
             try savePending(file, &state)
             return
         }
@@ -580,6 +580,12 @@ extension NotesFileSystem {
             guard open.handles <= 0 else { return nil }
             writerClosed = open.changedSinceFsync
             open.changedSinceFsync = false
+            if let file = state.scratch[inode], file.isUnnamed, !state.handles.values.contains(inode) {
+                // An O_TMPFILE file closed without a name: gone.
+                state.scratch[inode] = nil
+                state.openFiles[inode] = nil
+                return nil
+            }
             if open.dirty && !open.orphaned { return open }
             state.openFiles[inode] = nil
             queueStore(inode, open, &state)

@@ -303,6 +303,9 @@ extension NotesFileSystem {
             try refuseNewEntry(in: newParent, state)
             try refuse(inode, ifFlagged: Self.lockedFlags, state)
             if try listing(newParent, &state).names[string] != nil { throw Errno.exists }
+            if case .scratch(let file) = try node(inode, state), file.isUnnamed {
+                return try name(file, string, in: newParent, &state)
+            }
             let target: RecordMetadata
             switch try node(inode, state) {
             case .note(let m), .attachment(let m), .symlink(let m), .special(let m): target = m

@@ -250,7 +250,7 @@ extension NotesFileSystem {
                 state.parentOf[Self.recoveredInode] = Self.rootInode
             }
         }
-        for file in state.scratch.values where file.parent == inode {
+        for file in state.scratch.values where file.parent == inode && !file.isUnnamed {
             entries.append((file.inode, scratchMember(file)))
         }
         let listing = DirectoryListing(entries)

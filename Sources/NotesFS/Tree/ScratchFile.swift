@@ -24,6 +24,9 @@ final class ScratchFile: @unchecked Sendable {
     var symlinkTarget: [UInt8]?
     /// Whether `modificationTime` was set explicitly (utimensat before the first save).
     var modificationTimeWasSet = false
+    /// An `O_TMPFILE` file no `link` has named yet: in no listing, never saved, gone with its last
+    /// handle (NotesFileSystem+Tmpfile.swift).
+    var isUnnamed = false
     /// Its extended attributes (`setxattr` before the first save): written with that save.
     var extendedAttributes = ExtendedAttributes()
 
