@@ -27,22 +27,19 @@ extension Operations {
             if flags & UInt32(FUSE_IOCTL_COMPAT) != 0 { throw Errno(rawValue: ENOSYS) }
             switch command {
             case getFlagsCommand where outSize == 4 || outSize == 8:
-                let value = UInt64(try fileSystem.getFlags(context, inode: inode).rawValue)
-                return (0..<outSize).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }  // little-endian
+                return LittleEndian.bytes(try fileSystem.getFlags(context, inode: inode).rawValue, size: outSize)
             case setFlagsCommand where inSize == 4 || inSize == 8:
                 guard let inBuffer else { throw Errno.invalidArgument }
-                let bytes = UnsafeRawBufferPointer(start: inBuffer, count: inSize)
-                let raw = bytes.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+                let raw = LittleEndian.load(UInt32.self, UnsafeRawBufferPointer(start: inBuffer, count: inSize), at: 0)
                 try fileSystem.setFlags(context, inode: inode, flags: InodeFlags(rawValue: raw))
                 return []
             case getExtendedFlagsCommand where outSize == fsxattrSize:
                 let flags = try fileSystem.getFlags(context, inode: inode)
                 let xflags = extendedFlags.filter { flags.contains($0.flag) }.reduce(UInt32(0)) { $0 | $1.xflag }
-                return (0..<4).map { UInt8(truncatingIfNeeded: xflags >> (8 * UInt32($0))) } + [UInt8](repeating: 0, count: fsxattrSize - 4)
+                return LittleEndian.bytes(xflags, size: fsxattrSize)  // fsx_xflags, the rest zero
             case setExtendedFlagsCommand where inSize == fsxattrSize:
                 guard let inBuffer else { throw Errno.invalidArgument }
-                let bytes = UnsafeRawBufferPointer(start: inBuffer, count: inSize)
-                let xflags = bytes.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+                let xflags = LittleEndian.load(UInt32.self, UnsafeRawBufferPointer(start: inBuffer, count: inSize), at: 0)
                 let known = extendedFlags.reduce(UInt32(0)) { $0 | $1.xflag }
                 guard xflags & ~known == 0 else { throw Errno.notSupported }
                 let flags = extendedFlags.filter { xflags & $0.xflag != 0 }.reduce(InodeFlags()) { $0.union($1.flag) }

@@ -44,16 +44,14 @@ enum Tmpfile {
     }
 
     private static func load<T: FixedWidthInteger>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {
-        T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+        LittleEndian.load(type, bytes, at: offset)
     }
 
     private static func send(_ reply: [UInt8], _ fd: Int32) -> Bool {
         reply.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == reply.count
     }
 
-    private static func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-        withUnsafeBytes(of: value.littleEndian) { Array($0) }
-    }
+    private static func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { LittleEndian.bytes(value) }
 
     /// `fuse_out_header`: len, error, unique.
     private static func header(unique: UInt64, error: Int32, bodySize: Int) -> [UInt8] {
