@@ -394,18 +394,23 @@ extension NotesFileSystem {
             } else {
                 state.readers[inode, default: 0] += 1
             }
-            // A read served from the kernel's pages never reaches the daemon: a read-only open counts
-            // as the read that moves the atime (the kernel drops its cached atime after the reply).
+            // A read served from the kernel's pages never reaches the daemon: an open for reading
+            // counts as the read that moves the atime. Then the pages are not kept, so that the
+            // read reaches the daemon and the kernel drops its cached atime as it completes (a
+            // `stat` right after sees the new one); the invalidation queued here covers a read
+            // that asks for nothing (an empty file).
+            var movedAccessTime = false
             switch node {
             case .note(let m), .attachment(let m):
-                if flags & O_ACCMODE != O_WRONLY, noteRead(inode, m, &state) { notifyKernel([.attributes(inode)]) }
+                movedAccessTime = flags & O_ACCMODE != O_WRONLY && noteRead(inode, m, &state)
+                if movedAccessTime { notifyKernel([.attributes(inode)]) }
             default: break
             }
             // Keep the kernel's pages while the record is unchanged since they were cached, or
             // stored just now.
             let tag = node.metadata?.recordChangeTag
             let cached = tag != nil && state.inodeCaches[cachedTag: inode] == tag && state.openFiles[inode]?.dirty != true
-            let keep = cached || stored.map { $0 == tag && isStorable(inode, tag: $0, state) } == true
+            let keep = !movedAccessTime && (cached || stored.map { $0 == tag && isStorable(inode, tag: $0, state) } == true)
             state.inodeCaches[cachedTag: inode] = tag
             // A read-only open has nothing to save at close: no flush round trip.
             var opened = Opened(handle: handle, keepCache: keep)
