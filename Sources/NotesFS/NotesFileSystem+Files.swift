@@ -394,23 +394,30 @@ extension NotesFileSystem {
             } else {
                 state.readers[inode, default: 0] += 1
             }
-            // A read served from the kernel's pages never reaches the daemon: an open for reading
-            // counts as the read that moves the atime. Then the pages are not kept, so that the
-            // read reaches the daemon and the kernel drops its cached atime as it completes (a
-            // `stat` right after sees the new one); the invalidation queued here covers a read
-            // that asks for nothing (an empty file).
-            var movedAccessTime = false
+            // A read served from the kernel's pages never reaches the daemon: when a read would
+            // move the atime, the pages are not kept, so that the read reaches the daemon (which
+            // moves it) and the kernel drops its cached atime as the read completes (a `stat`
+            // right after sees the new one). An open alone moves nothing, as on ext4 (`lsattr`
+            // and `chattr` open files for reading), except for an empty file, whose reads never
+            // reach the daemon: its open counts as the read, and the invalidation queued here
+            // tells the kernel.
+            var movesAccessTime = false
             switch node {
-            case .note(let m), .attachment(let m):
-                movedAccessTime = flags & O_ACCMODE != O_WRONLY && noteRead(inode, m, &state)
-                if movedAccessTime { notifyKernel([.attributes(inode)]) }
+            case .note(let m) where flags & O_ACCMODE != O_WRONLY, .attachment(let m) where flags & O_ACCMODE != O_WRONLY:
+                movesAccessTime = readMovesAccessTime(inode, m, state)
+                let storedSize = m.field("content")?.assetValue?.size ?? Int64(m.byteCount(of: "text") ?? 0)
+                let isEmpty = state.openFiles[inode].map { $0.content.count == 0 } ?? (storedSize == 0)
+                if movesAccessTime, isEmpty {
+                    noteRead(inode, m, &state)
+                    notifyKernel([.attributes(inode)])
+                }
             default: break
             }
             // Keep the kernel's pages while the record is unchanged since they were cached, or
             // stored just now.
             let tag = node.metadata?.recordChangeTag
             let cached = tag != nil && state.inodeCaches[cachedTag: inode] == tag && state.openFiles[inode]?.dirty != true
-            let keep = !movedAccessTime && (cached || stored.map { $0 == tag && isStorable(inode, tag: $0, state) } == true)
+            let keep = !movesAccessTime && (cached || stored.map { $0 == tag && isStorable(inode, tag: $0, state) } == true)
             state.inodeCaches[cachedTag: inode] = tag
             // A read-only open has nothing to save at close: no flush round trip.
             var opened = Opened(handle: handle, keepCache: keep)
@@ -436,8 +443,12 @@ extension NotesFileSystem {
         guard offset >= 0, size >= 0 else { throw .invalidArgument }
         if let bytes = try readVirtualFile(inode, handle: handle, offset: offset, size: size) { return bytes }
         let source: ReadSource = try locked { (state) throws in
-            if let open = state.openFiles[inode] { return .buffer(open.content) }
             let node = try node(inode, state)
+            if let open = state.openFiles[inode] {
+                if case .note(let m) = node { noteRead(inode, m, &state) }
+                if case .attachment(let m) = node { noteRead(inode, m, &state) }
+                return .buffer(open.content)
+            }
             switch node {
             case .scratch(let file): return .buffer(file.content)
             case .root, .recovered, .folder: throw Errno.isDirectory

@@ -63,14 +63,17 @@ extension NotesFileSystem {
     /// - Returns: whether the atime moved.
     @discardableResult
     func noteRead(_ inode: Inode, _ metadata: RecordMetadata, _ state: inout FileSystemState) -> Bool {
+        guard readMovesAccessTime(inode, metadata, state) else { return false }
+        state.inodeCaches[accessTime: inode] = .now
+        return true
+    }
+
+    /// Whether a read of `inode` now would move its atime (``noteRead(_:_:_:)``'s rule).
+    func readMovesAccessTime(_ inode: Inode, _ metadata: RecordMetadata, _ state: borrowing FileSystemState) -> Bool {
         guard !options.noAccessTime, !inodeFlags(inode, state).contains(.noAccessTime) else { return false }
         let times = times(inode, metadata, state)
-        let now = FileTime.now
-        guard options.strictAccessTime || !(times.modification < times.access) || !(times.change < times.access)
-            || times.access.seconds + 86_400 < now.seconds
-        else { return false }
-        state.inodeCaches[accessTime: inode] = now
-        return true
+        return options.strictAccessTime || !(times.modification < times.access) || !(times.change < times.access)
+            || times.access.seconds + 86_400 < FileTime.now.seconds
     }
 
     /// The folder records of `parents` with mtime and ctime now, to save in the same modify as an

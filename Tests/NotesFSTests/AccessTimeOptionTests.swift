@@ -35,6 +35,27 @@ private func atime(_ path: String) -> Int {
         }
     }
 
+    @Test func anOpenWithoutAReadMovesNothingAsOnExt4() throws {
+        try withNotesMount { m in
+            let file = m.path("opened.md")
+            let write = try sh("echo aaa > \(quoted(file))")
+            #expect(write.status == 0)
+            let written = atime(file)
+            usleep(20_000)
+            // lsattr opens the file for reading and asks for its flags only.
+            let fd = open(file, O_RDONLY | O_NONBLOCK)
+            #expect(fd >= 0)
+            close(fd)
+            let lsattr = try sh("lsattr \(quoted(file))")
+            #expect(lsattr.status == 0)
+            #expect(atime(file) == written, "no read yet")
+            usleep(20_000)
+            let read = try sh("cat \(quoted(file))")
+            #expect(read.output == "aaa\n")
+            #expect(atime(file) > written, "the first read moves it")
+        }
+    }
+
     @Test func strictatimeMovesItAtEveryRead() throws {
         try withNotesMount(options: NotesFileSystem.Options(strictAccessTime: true)) { m in
             let file = m.path("s.md")
