@@ -443,12 +443,15 @@ extension NotesFileSystem {
         guard offset >= 0, size >= 0 else { throw .invalidArgument }
         if let bytes = try readVirtualFile(inode, handle: handle, offset: offset, size: size) { return bytes }
         let source: ReadSource = try locked { (state) throws in
-            let node = try node(inode, state)
             if let open = state.openFiles[inode] {
-                if case .note(let m) = node { noteRead(inode, m, &state) }
-                if case .attachment(let m) = node { noteRead(inode, m, &state) }
+                // An unlinked file still open has no node: its buffer is all there is.
+                switch try? node(inode, state) {
+                case .note(let m), .attachment(let m): noteRead(inode, m, &state)
+                default: break
+                }
                 return .buffer(open.content)
             }
+            let node = try node(inode, state)
             switch node {
             case .scratch(let file): return .buffer(file.content)
             case .root, .recovered, .folder: throw Errno.isDirectory
