@@ -39,16 +39,19 @@ let package = Package(
         ),
         // C boundary: glibc's <sys/xattr.h> (import and export of extended attributes).
         .systemLibrary(name: "CXattr"),
+        // Every module's system calls on files: EINTR retried, whole reads and writes, atomic
+        // durable replacement, directory fsync, the one name → file name encoding. Glibc only.
+        .target(name: "POSIX"),
         .target(
             name: "RecordStore",
-            dependencies: ["CCrypto"]),
+            dependencies: ["POSIX", "CCrypto"]),
         .target(name: "Index", dependencies: ["RecordStore", "CSQLite"]),
         .target(name: "Notes", dependencies: ["RecordStore", "Index"]),
-        .target(name: "FUSE", dependencies: ["CFuse"]),
-        .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "Index"]),
-        .target(name: "Postgres", dependencies: ["CPostgres"]),
-        .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres"]),
-        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index", "CXattr"]),
+        .target(name: "FUSE", dependencies: ["CFuse", "POSIX"]),
+        .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "Index", "POSIX"]),
+        .target(name: "Postgres", dependencies: ["CPostgres", "POSIX"]),
+        .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres", "POSIX"]),
+        .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index", "CXattr", "POSIX"]),
         .executableTarget(name: "notesfs", dependencies: ["NotesCLI"]),
 
         // A child process for the store's crash and multi-process tests (killed with SIGKILL).
@@ -56,6 +59,7 @@ let package = Package(
             name: "recordstore-stress", dependencies: ["RecordStore"], path: "Tests/Support/recordstore-stress"),
         // scripts/bench.sh store: figures for the record store at 100,000 notes.
         .executableTarget(name: "store-bench", dependencies: ["RecordStore", "Notes"], path: "Benchmarks/store-bench"),
+        .testTarget(name: "POSIXTests", dependencies: ["POSIX"]),
         .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore", "recordstore-stress"]),
         .testTarget(name: "NotesTests", dependencies: ["Notes", "Index", "RecordStore"]),
         .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse"]),

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -88,7 +89,7 @@ public final class AssetWriter {
     ///
     /// - Throws: `.io` (`ENOSPC` for a full disk).
     public func write(_ bytes: [UInt8], at offset: Int64) throws(RecordStoreError) {
-        guard Sys.retrying({ Glibc.lseek(fd, off_t(offset), SEEK_SET) }) >= 0 else { throw Sys.fail("lseek", path) }
+        guard Syscall.retrying({ Glibc.lseek(fd, off_t(offset), SEEK_SET) }) >= 0 else { throw Sys.fail("lseek", path) }
         try Sys.writeAll(fd, bytes, path: path)
     }
 

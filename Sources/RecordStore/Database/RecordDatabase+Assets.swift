@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -53,7 +54,7 @@ extension RecordDatabase {
     public func makeAsset(readingFrom fd: Int32, size: Int64) throws(RecordStoreError) -> Asset {
         guard !isReadOnly else { throw .readOnly(path: path) }
         var st = Glibc.stat()
-        if Sys.retrying({ Glibc.fstat(fd, &st) }) < 0 { throw Sys.fail("fstat", "asset source") }
+        if Syscall.retrying({ Glibc.fstat(fd, &st) }) < 0 { throw Sys.fail("fstat", "asset source") }
         if Int64(st.st_size) < size { throw .io(path: "asset source", operation: "pread (file ended early)", errno: EIO) }
         let temp = RecordFiles.tempPath(layout)
         let out = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL)
@@ -76,10 +77,10 @@ extension RecordDatabase {
                     offset += Int64(count)
                 }
             }
-            if dataEnd > offset, Sys.retrying({ Glibc.lseek(out, off_t(offset), SEEK_SET) }) < 0 { throw Sys.fail("lseek", temp) }
+            if dataEnd > offset, Syscall.retrying({ Glibc.lseek(out, off_t(offset), SEEK_SET) }) < 0 { throw Sys.fail("lseek", temp) }
             while offset < dataEnd {
                 let want = Int(min(Int64(chunk), dataEnd - offset))
-                let n = Sys.retrying { Glibc.pread(fd, buffer.baseAddress, want, off_t(offset)) }
+                let n = Syscall.retrying { Glibc.pread(fd, buffer.baseAddress, want, off_t(offset)) }
                 if n < 0 { throw Sys.fail("pread", "asset source") }
                 if n == 0 { throw .io(path: "asset source", operation: "pread (file ended early)", errno: EIO) }
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
@@ -88,7 +89,7 @@ extension RecordDatabase {
                 offset += Int64(n)
             }
         }
-        if Sys.retrying({ Glibc.ftruncate(out, off_t(size)) }) < 0 { throw Sys.fail("ftruncate", temp) }
+        if Syscall.retrying({ Glibc.ftruncate(out, off_t(size)) }) < 0 { throw Sys.fail("ftruncate", temp) }
         let hash = SHA256.hex(hasher.finalize())
         if try !pinExisting(hash) { try store(hash, from: temp) }
         stored = true

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -329,6 +330,6 @@ struct JournalFile {
     var size: Int { offset }
 
     func sync() throws(RecordStoreError) {
-        if Sys.retrying({ fdatasync(fd) }) < 0 { throw Sys.fail("fdatasync", path) }
+        if Syscall.retrying({ fdatasync(fd) }) < 0 { throw Sys.fail("fdatasync", path) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -81,12 +82,12 @@ enum RecordFileBatch {
         let shard = directories.shards.isEmpty ? -1 : directories.shards[Int(RecordFileName.shard(of: name))]
         let opened =
             shard >= 0
-            ? RecordFileName.withFilePath(for: name, inShard: true) { path in Sys.retrying { openat(shard, path, O_RDONLY | O_CLOEXEC) } }
+            ? RecordFileName.withFilePath(for: name, inShard: true) { path in Syscall.retrying { openat(shard, path, O_RDONLY | O_CLOEXEC) } }
             : directories.records >= 0
                 ? RecordFileName.withFilePath(for: name, inShard: false) { path in
-                    Sys.retrying { openat(directories.records, path, O_RDONLY | O_CLOEXEC) }
+                    Syscall.retrying { openat(directories.records, path, O_RDONLY | O_CLOEXEC) }
                 } : nil
-        let fd = opened ?? Sys.retrying { Glibc.open(layout.recordPath(name), O_RDONLY | O_CLOEXEC) }
+        let fd = opened ?? Syscall.retrying { Glibc.open(layout.recordPath(name), O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         defer { Glibc.close(fd) }
         var done = 0
@@ -99,7 +100,7 @@ enum RecordFileBatch {
             }
             let room = buffer.storage.count - done
             let n = buffer.storage.withUnsafeMutableBytes { raw in
-                Sys.retrying { Glibc.read(fd, raw.baseAddress! + done, room) }
+                Syscall.retrying { Glibc.read(fd, raw.baseAddress! + done, room) }
             }
             if n < 0 { return nil }
             done += n

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -81,7 +82,7 @@ enum Snapshot {
     /// previous block's records into the index, in order (the inserts are the part that cannot be
     /// spread over cores: this way the parsing is hidden behind them).
     static func load(from path: String, blockSize: Int = loadBlock) throws(RecordStoreError) -> (RecordIndex, Header, bytes: Int)? {
-        let fd = Sys.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = Syscall.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw Sys.fail("open", path)

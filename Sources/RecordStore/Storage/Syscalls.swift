@@ -1,100 +1,71 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
 
-/// Every raw system call the store makes, retried on `EINTR`, failing with ``RecordStoreError/io(path:operation:errno:)``.
+/// The store's system calls: the ``POSIX`` layer's, failing with
+/// ``RecordStoreError/io(path:operation:errno:)`` instead of its ``SystemCallError``.
 enum Sys {
     static func fail(_ operation: String, _ path: String) -> RecordStoreError {
         .io(path: path, operation: operation, errno: errno)
     }
 
-    @discardableResult
-    static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
-        }
+    /// The store's error for a failed call of the POSIX layer.
+    static func error(_ failure: SystemCallError) -> RecordStoreError {
+        .io(path: failure.path, operation: failure.call, errno: failure.errno)
+    }
+
+    /// Runs `call`, turning its ``SystemCallError`` into the store's error.
+    static func io<T>(_ call: () throws(SystemCallError) -> T) throws(RecordStoreError) -> T {
+        do { return try call() } catch { throw Sys.error(error) }
     }
 
     /// Mode of every file the store creates: the owner's only, whatever the umask.
-    static let fileMode: mode_t = 0o600
+    static let fileMode = Syscall.privateFileMode
     /// Mode of every directory the store creates.
-    static let directoryMode: mode_t = 0o700
+    static let directoryMode = Syscall.privateDirectoryMode
 
     /// `open(2)`. A file it creates gets exactly `mode` (`fchmod` undoes a umask that took more).
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t = fileMode) throws(RecordStoreError) -> Int32 {
-        let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
-        if fd < 0 { throw fail("open", path) }
-        // The umask may have taken bits from `mode` (umask 0277 would leave 0400): then fchmod.
-        // EPERM: an existing file of another owner (opened for its lock); its mode is fsck's business.
-        if flags & O_CREAT != 0, mode & ~processUmask != mode, fchmod(fd, mode) < 0, errno != EPERM {
-            let error = fail("fchmod", path)
-            close(fd)
-            throw error
-        }
-        return fd
+        try io { () throws(SystemCallError) in try Syscall.open(path, flags, mode) }
     }
 
-    /// The umask when the store first created a file, read from `/proc/self/status` (umask(2)
-    /// can only read it by changing it, for every thread). Unknown: assume all bits, so every
-    /// created file gets its fchmod.
-    static let processUmask: mode_t = {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
-            let value = line.split(separator: "\t").last.flatMap({ mode_t($0.trimmingCharacters(in: .whitespaces), radix: 8) })
-        else { return 0o777 }
-        return value
-    }()
-
-    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+    static func close(_ fd: Int32) { Syscall.close(fd) }
 
     /// Writes all of `bytes` (looping over short writes).
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(RecordStoreError) {
-        guard let base = bytes.baseAddress else { return }
-        var done = 0
-        while done < bytes.count {
-            let n = retrying { Glibc.write(fd, base + done, bytes.count - done) }
-            if n < 0 { throw fail("write", path) }
-            done += n
-        }
+        try io { () throws(SystemCallError) in try Syscall.writeAll(fd, bytes, path: path) }
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(RecordStoreError) {
-        let result = bytes.withUnsafeBytes { raw in
-            Result { () throws(RecordStoreError) in try writeAll(fd, raw, path: path) }
-        }
-        try result.get()
+        try io { () throws(SystemCallError) in try Syscall.writeAll(fd, bytes, path: path) }
     }
 
     static func fsync(_ fd: Int32, path: String) throws(RecordStoreError) {
-        if retrying({ Glibc.fsync(fd) }) < 0 { throw fail("fsync", path) }
+        try io { () throws(SystemCallError) in try Syscall.fsync(fd, path: path) }
     }
 
     static func fsyncPath(_ path: String, directory: Bool = false) throws(RecordStoreError) {
-        let fd = try open(path, directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY)
+        if directory { return try io { () throws(SystemCallError) in try Syscall.syncDirectory(path) } }
+        let fd = try open(path, O_RDONLY)
         defer { close(fd) }
         try fsync(fd, path: path)
     }
 
     static func rename(_ from: String, _ to: String) throws(RecordStoreError) {
-        if retrying({ Glibc.rename(from, to) }) < 0 { throw fail("rename", to) }
+        try io { () throws(SystemCallError) in try Syscall.rename(from, to) }
     }
 
     /// Removes a file; a missing file is not an error.
     static func unlink(_ path: String) throws(RecordStoreError) {
-        if Glibc.unlink(path) < 0, errno != ENOENT { throw fail("unlink", path) }
+        try io { () throws(SystemCallError) in try Syscall.unlink(path) }
     }
 
     /// Creates a directory with ``directoryMode`` (exactly, whatever the umask); an existing one is not an error.
     static func mkdir(_ path: String) throws(RecordStoreError) {
-        if Glibc.mkdir(path, directoryMode) < 0 {
-            if errno != EEXIST { throw fail("mkdir", path) }
-            return
-        }
-        // The umask may have taken bits from directoryMode.
-        if chmod(path, directoryMode) < 0 { throw fail("chmod", path) }
+        try io { () throws(SystemCallError) in try AtomicFile.makeDirectory(path, durable: false) }
     }
 
     static func fileSize(_ fd: Int32, path: String) throws(RecordStoreError) -> (size: Int, inode: UInt64) {
@@ -114,32 +85,19 @@ enum Sys {
     }
 
     static func pread(_ fd: Int32, count: Int, offset: Int, path: String) throws(RecordStoreError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        let done = try buffer.withUnsafeMutableBytes { raw in
-            Result { () throws(RecordStoreError) in try pread(fd, into: raw, offset: offset, path: path) }
-        }.get()
-        buffer.removeSubrange(done...)
-        return buffer
+        try io { () throws(SystemCallError) in try Syscall.read(fd, count: count, at: Int64(offset), path: path) }
     }
 
     /// Fills `buffer` from file offset `offset`, short only at the end of the file; the byte count.
     static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: Int, path: String) throws(RecordStoreError) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var done = 0
-        while done < buffer.count {
-            let n = retrying { Glibc.pread(fd, base + done, buffer.count - done, off_t(offset + done)) }
-            if n < 0 { throw fail("read", path) }
-            if n == 0 { break }
-            done += n
-        }
-        return done
+        try io { () throws(SystemCallError) in try Syscall.readAll(fd, into: buffer, at: Int64(offset), path: path) }
     }
 
     /// Reads a whole file of at most `limit` bytes; nil when it does not exist. A larger file is
     /// not read: it throws ``RecordStoreError/damagedRecord(_:path:reason:)`` saying so (see
     /// ``isOverLimit(_:)``), so no file on disk can make the store allocate more than `limit`.
     static func readFile(_ path: String, limit: Int) throws(RecordStoreError) -> Data? {
-        let fd = retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+        let fd = Syscall.retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw fail("open", path)
@@ -176,62 +134,32 @@ enum Sys {
     static func writeFileAtomically(
         _ path: String, temp: String, durable: Bool, _ body: (Int32) throws(RecordStoreError) -> Void
     ) throws(RecordStoreError) {
-        let fd = try open(temp, O_WRONLY | O_CREAT | O_TRUNC)
-        do throws(RecordStoreError) {
-            try body(fd)
-            if durable { try fsync(fd, path: temp) }
-            close(fd)
-        } catch {
-            close(fd)
-            try? unlink(temp)
-            throw error
-        }
-        try rename(temp, path)
-        if durable { try fsyncPath((path as NSString).deletingLastPathComponent, directory: true) }
+        try AtomicFile.write(path, temp: temp, durable: durable, error: Sys.error, body)
     }
 
     /// Writes `bytes` over the file at `path` in place (creating it), then cuts it to their length.
     static func overwriteFile(_ path: String, _ bytes: [UInt8]) throws(RecordStoreError) {
         let fd = try open(path, O_WRONLY | O_CREAT)
         defer { close(fd) }
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return retrying { Glibc.pwrite(fd, base + done, raw.count - done, off_t(done)) }
-            }
-            if n == 0 { throw .io(path: path, operation: "write (no progress)", errno: EIO) }
-            if n < 0 { throw fail("write", path) }
-            done += n
+        try io { () throws(SystemCallError) in
+            try Syscall.writeAll(fd, bytes, at: 0, path: path)
+            try Syscall.ftruncate(fd, Int64(bytes.count), path: path)
         }
-        try ftruncate(fd, bytes.count, path: path)
     }
 
     static func ftruncate(_ fd: Int32, _ size: Int, path: String) throws(RecordStoreError) {
-        if retrying({ Glibc.ftruncate(fd, off_t(size)) }) < 0 { throw fail("ftruncate", path) }
-    }
-
-    /// `flock(2)`, found by name: Swift sees only `struct flock` under that name.
-    private static let flockCall: (@convention(c) (Int32, Int32) -> Int32)? = dlsym(nil, "flock").map {
-        unsafeBitCast($0, to: (@convention(c) (Int32, Int32) -> Int32).self)
+        try io { () throws(SystemCallError) in try Syscall.ftruncate(fd, Int64(size), path: path) }
     }
 
     /// `flock(2)`: `LOCK_EX` waits for the lock.
     static func lock(_ fd: Int32, shared: Bool = false, path: String) throws(RecordStoreError) {
-        guard let flockCall else { throw .io(path: path, operation: "flock", errno: ENOSYS) }
-        if retrying({ flockCall(fd, shared ? LOCK_SH : LOCK_EX) }) < 0 { throw fail("flock", path) }
+        try io { () throws(SystemCallError) in try Syscall.lock(fd, shared: shared, path: path) }
     }
 
-    static func unlock(_ fd: Int32) { _ = flockCall?(fd, LOCK_UN) }
+    static func unlock(_ fd: Int32) { Syscall.unlock(fd) }
 
-    /// `syncfs(2)` (looked up at run time: Glibc hides it behind `_GNU_SOURCE`); falls back to `sync(2)`.
+    /// `syncfs(2)`; `sync(2)` where the C library has no `syncfs`.
     static func syncfs(_ fd: Int32, path: String) throws(RecordStoreError) {
-        typealias SyncFS = @convention(c) (Int32) -> Int32
-        if let symbol = dlsym(nil, "syncfs") {
-            let call = unsafeBitCast(symbol, to: SyncFS.self)
-            if retrying({ call(fd) }) < 0 { throw fail("syncfs", path) }
-        } else {
-            Glibc.sync()
-        }
+        try io { () throws(SystemCallError) in try Syscall.syncFileSystem(fd, path: path) }
     }
 }
