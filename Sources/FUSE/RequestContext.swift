@@ -2,6 +2,7 @@
 
 import CFuse
 import Glibc
+import POSIX
 
 /// The calling process of a request. For writes from the page cache these may be zero.
 public struct RequestContext: Hashable, Sendable {
@@ -34,14 +35,7 @@ extension RequestContext {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { continue }
             defer { close(fd) }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while bytes.count < 1 << 20 {  // a status file is a few KB
-                let count = read(fd, &buffer, buffer.count)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { break }
-                bytes += buffer[0..<count]
-            }
+            let bytes = (try? Syscall.readToEnd(fd, limit: 1 << 20, path: path)) ?? []  // a status file is a few KB
             for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Groups:") {
                 return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { gid_t($0) }
             }

@@ -3,6 +3,7 @@
 
 import CFuse
 import Glibc
+import POSIX
 
 /// Why the filesystem could not start: a message for the user and the process exit status.
 public struct StartupFailure: Error, Sendable, CustomStringConvertible {
@@ -103,14 +104,7 @@ struct Daemon {
 
     /// The parent: reads `status byte, message` until the child closes the pipe; exits with it.
     private static func waitForReport(_ fd: Int32) -> Never {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let count = read(fd, &buffer, buffer.count)
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { break }
-            bytes += buffer[..<count]
-        }
+        let bytes = (try? Syscall.readToEnd(fd, limit: 65536, path: "daemon pipe")) ?? []
         guard let status = bytes.first else {
             let message = "the daemon exited while starting (see the system log)\n"
             _ = write(2, message, message.utf8.count)
@@ -140,13 +134,7 @@ struct Daemon {
     }
 
     private func send(_ bytes: [UInt8]) {
-        var done = 0
-        while done < bytes.count {
-            let count = bytes[done...].withUnsafeBytes { write(pipe, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { break }
-            done += count
-        }
+        try? Syscall.writeAll(pipe, bytes, path: "daemon pipe")
         close(pipe)
     }
 }

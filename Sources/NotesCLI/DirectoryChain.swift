@@ -1,3 +1,4 @@
+import POSIX
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -35,7 +36,7 @@ final class DirectoryChain {
     ///
     /// - Throws: an I/O ``CLIError`` naming `path`.
     convenience init(opening path: String) throws(CLIError) {
-        let fd = FileSystem.retrying { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let fd = Syscall.retrying { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
         do { try self.init(top: fd, path: path) } catch {
             close(fd)
@@ -97,7 +98,7 @@ final class DirectoryChain {
         let above = levels.count - 2
         if levels[above].fd < 0 {
             func shown() -> String { ([topPath] + names.dropLast()).joined(separator: "/") }
-            let fd = FileSystem.retrying { openat(below.fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            let fd = Syscall.retrying { openat(below.fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             guard fd >= 0 else { throw CLIError.system("open", shown(), errno: errno) }
             guard (try? FileSystem.identity(fd, path: shown())) == levels[above].identity else {
                 close(fd)

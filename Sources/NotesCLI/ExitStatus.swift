@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import Notes
 import RecordStore
 
@@ -105,4 +106,7 @@ struct CLIError: Error, Sendable {
     static func system(_ operation: String, _ path: String, errno code: Int32) -> CLIError {
         CLIError(code == ENOENT ? .notFound : .io, path, "\(operation): \(String(cString: strerror(code)))")
     }
+
+    /// A failed call of the POSIX layer.
+    static func system(_ failure: SystemCallError) -> CLIError { system(failure.call, failure.path, errno: failure.errno) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -7,14 +8,6 @@ import Foundation
 /// The calls that work on a name inside an open directory (`openat(2)` and kin): import and export
 /// resolve no path again and follow no symbolic link inside the tree they walk.
 extension FileSystem {
-    /// Runs a system call again while it fails with `EINTR`.
-    static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
-        }
-    }
-
     /// `fstat(2)`'s `st_dev` and `st_ino` of an open file.
     static func identity(_ fd: Int32, path: @autoclosure () -> String) throws(CLIError) -> Identity {
         var st = stat()
@@ -46,7 +39,7 @@ extension FileSystem {
     ///
     /// - Throws: an I/O ``CLIError`` naming `path`, saying what is in the way when it is not a directory.
     static func openDirectory(_ name: String, in directory: Int32, path: @autoclosure () -> String) throws(CLIError) -> Int32 {
-        let fd = retrying { openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        let fd = Syscall.retrying { openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd < 0 else { return fd }
         let code = errno
         if code == ELOOP || code == ENOTDIR, let status = try status(name, in: directory, path: path()) {
@@ -58,7 +51,7 @@ extension FileSystem {
     /// `mkdirat(2)` (mode 0755 less the umask), succeeding when something is already there: the
     /// caller opens it with ``openDirectory(_:in:path:)``, which refuses anything but a directory.
     static func makeDirectory(_ name: String, in directory: Int32, path: @autoclosure () -> String) throws(CLIError) {
-        guard retrying({ mkdirat(directory, name, 0o755) }) != 0 else { return }
+        guard Syscall.retrying({ mkdirat(directory, name, 0o755) }) != 0 else { return }
         if errno == EEXIST { return }
         throw CLIError.system("mkdir", path(), errno: errno)
     }
@@ -69,7 +62,7 @@ extension FileSystem {
     /// - Throws: an I/O ``CLIError`` naming `path`.
     static func openForReading(_ name: String, in directory: Int32, path: @autoclosure () -> String, expected: Identity) throws(CLIError) -> Int32 {
         // O_NONBLOCK: a FIFO put in a regular file's place must not block the open.
-        let fd = retrying { openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        let fd = Syscall.retrying { openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { throw CLIError.system("open", path(), errno: errno) }
         do throws(CLIError) {
             var st = stat()
@@ -103,7 +96,7 @@ extension FileSystem {
         var fd: Int32 = -1
         for attempt in 0..<100 {
             temporary = ".notesfs-export-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            fd = retrying { openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+            fd = Syscall.retrying { openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
             if fd >= 0 || errno != EEXIST || attempt == 99 { break }
         }
         guard fd >= 0 else { throw CLIError.system("open", path(), errno: errno) }

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import CXattr
 import Notes
 
@@ -15,7 +16,7 @@ extension FileSystem {
     static func userAttributes(of fd: Int32, path: @autoclosure () -> String) throws(CLIError) -> ExtendedAttributes {
         var attributes = ExtendedAttributes()
         var names = [CChar](repeating: 0, count: 65_536)
-        let length = retrying { flistxattr(fd, &names, names.count) }
+        let length = Syscall.retrying { flistxattr(fd, &names, names.count) }
         if length < 0 {
             if errno == ENOTSUP || errno == ENOSYS { return attributes }
             throw CLIError.system("listxattr", path(), errno: errno)
@@ -24,7 +25,7 @@ extension FileSystem {
             let name = String(decoding: raw.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard name.hasPrefix("user.") else { continue }
             var value = [UInt8](repeating: 0, count: ExtendedAttributes.maximumValueBytes)
-            let count = retrying { fgetxattr(fd, name, &value, value.count) }
+            let count = Syscall.retrying { fgetxattr(fd, name, &value, value.count) }
             guard count >= 0 else {
                 if errno == ENODATA { continue }  // removed meanwhile
                 throw CLIError.system("getxattr \(name)", path(), errno: errno)
@@ -45,12 +46,12 @@ extension FileSystem {
     ) throws(CLIError) -> Bool {
         let names = attributes.names.filter { $0.hasPrefix("user.") }
         guard !names.isEmpty else { return true }
-        let fd = retrying { openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        let fd = Syscall.retrying { openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { throw CLIError.system("open", path(), errno: errno) }
         defer { close(fd) }
         for attribute in names {
             let value = attributes[attribute] ?? []
-            guard retrying({ fsetxattr(fd, attribute, value, value.count, 0) }) == 0 else {
+            guard Syscall.retrying({ fsetxattr(fd, attribute, value, value.count, 0) }) == 0 else {
                 if errno == ENOTSUP { return false }
                 throw CLIError.system("setxattr \(attribute)", path(), errno: errno)
             }

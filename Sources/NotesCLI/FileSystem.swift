@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -6,6 +7,11 @@ import Foundation
 
 /// The system calls import and export make, each retried on `EINTR` and turned into a ``CLIError``.
 enum FileSystem {
+    /// Runs `body`, turning the POSIX layer's error into a ``CLIError``.
+    static func io<T>(_ body: () throws(SystemCallError) -> T) throws(CLIError) -> T {
+        do { return try body() } catch { throw .system(error) }
+    }
+
     enum Kind: Sendable {
         /// `special`: a FIFO, socket or device; `other`: anything else.
         case directory, regular, symlink, special, other
@@ -96,7 +102,7 @@ enum FileSystem {
     /// already at `path` (a symbolic link, a file) is opened or written through.
     /// - Throws: an I/O ``CLIError`` naming `path`, also when something is already there.
     static func createNewFile(_ path: String) throws(CLIError) -> Int32 {
-        let fd = retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        let fd = Syscall.retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         guard fd >= 0 else { throw CLIError.system("open", path, errno: errno) }
         return fd
     }
@@ -160,7 +166,7 @@ enum FileSystem {
         while true {
             let count: Int
             if pending.isEmpty {
-                count = retrying { read(source, chunk.baseAddress, chunk.count) }
+                count = Syscall.retrying { read(source, chunk.baseAddress, chunk.count) }
             } else {
                 count = min(pending.count, chunk.count)
                 pending.prefix(count).withUnsafeBytes { chunk.copyMemory(from: $0) }
@@ -171,14 +177,9 @@ enum FileSystem {
                 throw CLIError.system("read", name, errno: errno)
             }
             if count == 0 { break }
-            var done = 0
-            while done < count {
-                let written = retrying { write(fd, chunk.baseAddress! + done, count - done) }
-                guard written > 0 else {
-                    close(fd)
-                    throw CLIError.system("write", directory, errno: written < 0 ? errno : EIO)
-                }
-                done += written
+            do throws(SystemCallError) { try Syscall.writeAll(fd, UnsafeRawBufferPointer(rebasing: chunk[..<count]), path: directory) } catch {
+                close(fd)
+                throw .system(error)
             }
         }
         guard lseek(fd, 0, SEEK_SET) == 0 else {

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -52,20 +53,12 @@ struct Output: Sendable {
         text.withUTF8 { write(UnsafeRawBufferPointer($0), to: fd) }
     }
 
-    /// Writes all of `bytes` (`write(2)`, again after a short write or `EINTR`). Straight to the
+    /// Writes all of `bytes` (``POSIX/Syscall/writeAll(_:_:at:path:)``). Straight to the
     /// descriptor, not through Foundation's `FileHandle`, whose first use was 0.1-0.2 ms of every
-    /// command's start (`perf record` of `notesfs --version`).
+    /// command's start (`perf record` of `notesfs --version`). A failure ends the write silently:
+    /// stdout closed (a pipe into `head`) leaves nothing useful to say.
     private func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
-        guard var next = bytes.baseAddress else { return }
-        var left = bytes.count
-        while left > 0 {
-            let written = Glibc.write(fd, next, left)
-            if written < 0, errno == EINTR { continue }
-            // stdout closed (a pipe into `head`): nothing useful left to say.
-            guard written > 0 else { return }
-            next += written
-            left -= written
-        }
+        try? Syscall.writeAll(fd, bytes, path: "output")
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import Notes
 import NotesFS
 import RecordStore
@@ -65,27 +66,9 @@ extension StoredBytes {
         return Int64(st.st_size)
     }
 
-    /// Up to `limit` bytes from the start of `fd` (short reads looped).
+    /// Up to `limit` bytes from the start of `fd`.
     private static func readPrefix(_ fd: Int32, limit: Int, path: String) throws(CLIError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var total = 0
-        var failure: Int32 = 0
-        bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            while total < limit {
-                let n = pread(fd, base + total, limit - total, off_t(total))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                if n == 0 { return }
-                total += n
-            }
-        }
-        if failure != 0 { throw CLIError.system("read", path, errno: failure) }
-        bytes.removeSubrange(total...)
-        return bytes
+        try FileSystem.io { () throws(SystemCallError) in try Syscall.read(fd, count: limit, at: 0, path: path) }
     }
 
     // MARK: Writing the bytes out
@@ -144,10 +127,8 @@ extension StoredBytes {
             offset = dataStart
             while offset < dataEnd {
                 let want = Int(min(Int64(chunkSize), dataEnd - offset))
-                let n = pread(input, buffer.baseAddress, want, off_t(offset))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw CLIError.system("read", source, errno: errno)
+                let n = try FileSystem.io { () throws(SystemCallError) in
+                    try Syscall.readAll(input, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset, path: source)
                 }
                 if n == 0 { throw CLIError(.damaged, source, "asset file is shorter than its recorded size \(size)") }
                 try writeAll(out, UnsafeRawBufferPointer(rebasing: buffer[0..<n]), at: sparse ? offset : nil, path: destination)
@@ -160,20 +141,8 @@ extension StoredBytes {
         }
     }
 
-    /// `write(2)` or, with an offset, `pwrite(2)` of all of `bytes` (short writes and `EINTR` looped).
+    /// `write(2)` or, with an offset, `pwrite(2)` of all of `bytes`.
     private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64?, path: String) throws(CLIError) {
-        guard let base = bytes.baseAddress else { return }
-        var done = 0
-        while done < bytes.count {
-            let n =
-                if let offset { pwrite(fd, base + done, bytes.count - done, off_t(offset + Int64(done))) } else {
-                    Glibc.write(fd, base + done, bytes.count - done)
-                }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIError.system("write", path, errno: errno)
-            }
-            done += n
-        }
+        try FileSystem.io { () throws(SystemCallError) in try Syscall.writeAll(fd, bytes, at: offset, path: path) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import Notes
 import RecordStore
 
@@ -61,14 +62,10 @@ enum VersionRecordCheck {
             let fd = try FileSystem.createNewFile(file)
             defer { close(fd) }
             let bytes = Array((Formatting.json(record, path: nil).rendered() + "\n").utf8)
-            var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { buffer in FileSystem.retrying { write(fd, buffer.baseAddress! + done, buffer.count - done) }
-                }
-                guard n > 0 else { throw CLIError.system("write", file, errno: errno) }
-                done += n
+            try FileSystem.io { () throws(SystemCallError) in
+                try Syscall.writeAll(fd, bytes, path: file)
+                try Syscall.fsync(fd, path: file)
             }
-            guard fsync(fd) == 0 else { throw CLIError.system("fsync", file, errno: errno) }
             written.append(file)
         }
         do { try database.modify(deleting: ids, reason: .prune) } catch { throw CLIError.store(error, subject: database.path) }

@@ -1,5 +1,6 @@
 import CPostgres
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -44,9 +45,10 @@ extension Connection {
         while received.isEmpty {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { break }
-            let ready = poll(&pollers, nfds_t(pollers.count), Int32(min(remaining * 1000, Double(Int32.max)).rounded(.up)))
-            if ready < 0, errno == EINTR { continue }
-            guard ready >= 0 else { throw PostgresError(.client, "poll: " + String(cString: strerror(errno))) }
+            let ready: Int
+            do { ready = try Syscall.poll(&pollers, timeout: .milliseconds(min(remaining * 1000, Double(Int32.max)).rounded(.up))) } catch {
+                throw PostgresError(.client, "poll: " + error.reason)
+            }
             if ready == 0 { break }
             received = try drainNotifications()
             if pollers.count > 1, pollers[1].revents != 0 { break }

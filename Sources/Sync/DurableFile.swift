@@ -1,31 +1,21 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
 
-/// Whole-file replacement that survives `kill -9` and power loss: write a temp file beside the
-/// target, fsync it, rename it over the target, fsync the directory (as git's lockfile does).
+/// Whole-file replacement that survives `kill -9` and power loss (``POSIX/AtomicFile``: temp
+/// file beside the target, fsync, rename, fsync of the directory), with the sync engine's errors.
 enum DurableFile {
     /// Replaces the file at `path` with `data` (mode 0600).
     ///
     /// - Throws: ``SyncError/state(path:reason:)`` naming the failing call and errno.
     static func write(_ data: Data, to path: String) throws(SyncError) {
         let temp = path + ".tmp-\(getpid())"
-        let fd = try create(temp, data, reportingAs: path)
-        guard fsync(fd) == 0 else {
-            let error = failure(path, "fsync")
-            close(fd)
-            unlink(temp)
-            throw error
+        try AtomicFile.write(path, temp: temp, error: { failure($0, reportingAs: $0.path == temp ? path : nil) }) { (fd) throws(SyncError) in
+            try writeAll(fd, data, reportingAs: path, temp: temp)
         }
-        close(fd)
-        guard rename(temp, path) == 0 else {
-            let error = failure(path, "rename")
-            unlink(temp)
-            throw error
-        }
-        try syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
     /// Creates (or truncates) the file `temp` (mode 0600) holding `data`; returns it open for
@@ -33,25 +23,19 @@ enum DurableFile {
     ///
     /// - Throws: ``SyncError/state(path:reason:)`` naming `path`, the call and errno.
     static func create(_ temp: String, _ data: Data, reportingAs path: String) throws(SyncError) -> Int32 {
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure(path, "open") }
-        var offset = 0
-        let ok = data.withUnsafeBytes { buffer -> Bool in
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { return false }
-                offset += n
-            }
-            return true
-        }
-        guard ok else {
-            let error = failure(path, "write")
-            close(fd)
-            unlink(temp)
+        let fd = try call(reportingAs: path) { () throws(SystemCallError) in try Syscall.open(temp, O_WRONLY | O_CREAT | O_TRUNC) }
+        do { try writeAll(fd, data, reportingAs: path, temp: temp) } catch {
+            Syscall.close(fd)
+            try? Syscall.unlink(temp)
             throw error
         }
         return fd
+    }
+
+    private static func writeAll(_ fd: Int32, _ data: Data, reportingAs path: String, temp: String) throws(SyncError) {
+        try call(reportingAs: path) { () throws(SystemCallError) in
+            try data.withUnsafeBytes { bytes in Result { () throws(SystemCallError) in try Syscall.writeAll(fd, bytes, path: temp) } }.get()
+        }
     }
 
     /// Makes `path` a directory (mode 0700) unless it is one; a directory it makes is made durable
@@ -59,42 +43,42 @@ enum DurableFile {
     ///
     /// - Throws: ``SyncError/state(path:reason:)``.
     static func makeDirectory(_ path: String) throws(SyncError) {
-        if mkdir(path, 0o700) == 0 {
-            try syncDirectory((path as NSString).deletingLastPathComponent)
-        } else if errno != EEXIST {
-            throw failure(path, "mkdir")
-        }
+        try call { () throws(SystemCallError) in try AtomicFile.makeDirectory(path) }
     }
 
     /// fsync(2) of the directory at `path`: makes the renames and unlinks done in it durable.
     ///
     /// - Throws: ``SyncError/state(path:reason:)``.
     static func syncDirectory(_ path: String) throws(SyncError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure(path, "open directory") }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw failure(path, "fsync directory") }
+        try call { () throws(SystemCallError) in try Syscall.syncDirectory(path) }
     }
 
     /// syncfs(2) of the filesystem holding the directory at `path`: every write to it so far is
-    /// durable when this returns. Looked up at run time (Glibc declares it only under
-    /// `_GNU_SOURCE`, as RecordStore's `Sys.syncfs` does); falls back to sync(2).
+    /// durable when this returns.
     ///
     /// - Throws: ``SyncError/state(path:reason:)``.
     static func syncFileSystem(_ path: String) throws(SyncError) {
-        typealias SyncFS = @convention(c) (Int32) -> Int32
-        guard let symbol = dlsym(nil, "syncfs") else { return sync() }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure(path, "open directory") }
-        defer { close(fd) }
-        while unsafeBitCast(symbol, to: SyncFS.self)(fd) != 0 {
-            guard errno == EINTR else { throw failure(path, "syncfs") }
+        try call { () throws(SystemCallError) in
+            let fd = try Syscall.open(path, O_RDONLY | O_DIRECTORY)
+            defer { Syscall.close(fd) }
+            try Syscall.syncFileSystem(fd, path: path)
         }
+    }
+
+    /// Runs `body`, turning its ``SystemCallError`` into the sync engine's error, which names
+    /// `path` when given (the target of a temp file), else the path the call failed on.
+    static func call<T>(reportingAs path: String? = nil, _ body: () throws(SystemCallError) -> T) throws(SyncError) -> T {
+        do { return try body() } catch { throw failure(error, reportingAs: path) }
+    }
+
+    /// The sync engine's error for a failed call.
+    static func failure(_ error: SystemCallError, reportingAs path: String? = nil) -> SyncError {
+        .state(path: path ?? error.path, reason: "\(error.call): \(error.reason)")
     }
 
     /// The error of the C call `call` on `path`, from `errno`.
     static func failure(_ path: String, _ call: String) -> SyncError {
-        .state(path: path, reason: "\(call): \(String(cString: strerror(errno)))")
+        failure(.current(call, path: path))
     }
 }
 
@@ -133,7 +117,7 @@ struct DurableFileBatch {
         let keep = written.count < Self.fsyncLimit
         written.append((temp, path, keep ? fd : nil))
         if !keep {
-            close(fd)
+            Syscall.close(fd)
             if written.count == Self.fsyncLimit + 1 { closeAll() }  // syncfs at commit: no descriptor needed
         }
     }
@@ -150,7 +134,9 @@ struct DurableFileBatch {
             if written.count > Self.fsyncLimit {
                 try DurableFile.syncFileSystem(directory)
             } else {
-                for file in written where fsync(file.fd ?? -1) != 0 { throw DurableFile.failure(file.path, "fsync") }
+                for file in written {
+                    try DurableFile.call(reportingAs: file.path) { () throws(SystemCallError) in try Syscall.fsync(file.fd ?? -1, path: file.path) }
+                }
             }
         } catch {
             abandon()
@@ -159,12 +145,13 @@ struct DurableFileBatch {
         closeAll()
         let files = written
         written = []
-        for (index, file) in files.enumerated() where rename(file.temp, file.path) != 0 {
-            let error = DurableFile.failure(file.path, "rename")
-            for rest in files[index...] { unlink(rest.temp) }
-            throw error
+        for (index, file) in files.enumerated() {
+            do throws(SystemCallError) { try Syscall.rename(file.temp, file.path) } catch {
+                for rest in files[index...] { try? Syscall.unlink(rest.temp) }
+                throw DurableFile.failure(error)
+            }
         }
-        for path in removals where unlink(path) != 0 && errno != ENOENT { throw DurableFile.failure(path, "unlink") }
+        for path in removals { try DurableFile.call { () throws(SystemCallError) in try Syscall.unlink(path) } }
         removals = []
         try DurableFile.syncDirectory(directory)
     }
@@ -172,13 +159,13 @@ struct DurableFileBatch {
     /// Removes the temp files not renamed yet (when the caller gives up on the batch).
     mutating func abandon() {
         closeAll()
-        for file in written { unlink(file.temp) }
+        for file in written { try? Syscall.unlink(file.temp) }
         written = []
     }
 
     private mutating func closeAll() {
         for index in written.indices {
-            if let fd = written[index].fd { close(fd) }
+            if let fd = written[index].fd { Syscall.close(fd) }
             written[index].fd = nil
         }
     }

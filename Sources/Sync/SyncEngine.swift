@@ -1,5 +1,6 @@
 import Foundation
 import Notes
+import POSIX
 import Postgres
 import RecordStore
 
@@ -191,15 +192,14 @@ public final class SyncEngine {
     static func lockState(databasePath: String) throws(SyncError) -> Int32 {
         try DurableFile.makeDirectory(databasePath + "/sync")
         let path = databasePath + "/sync/lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .state(path: path, reason: "open: \(String(cString: strerror(errno)))") }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                close(fd)
-                throw .state(path: path, reason: "flock: \(String(cString: strerror(errno)))")
+        return try DurableFile.call { () throws(SystemCallError) in
+            let fd = try Syscall.open(path, O_RDWR | O_CREAT)
+            do throws(SystemCallError) { try Syscall.lock(fd, path: path) } catch {
+                Syscall.close(fd)
+                throw error
             }
+            return fd
         }
-        return fd
     }
 
     /// Names the local version `tag` of a record on the server, so a re-push of it is recognised.

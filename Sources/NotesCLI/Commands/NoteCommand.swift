@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import Notes
 import NotesFS
 import RecordStore
@@ -101,15 +102,12 @@ enum NoteCommand {
         if fstat(STDIN_FILENO, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { return .file(dup(STDIN_FILENO)) }
         let limit = Note.maxInlineTextBytes + 1
         var prefix = [UInt8](repeating: 0, count: limit)
-        var count = 0
-        while count < limit {
-            let n = prefix.withUnsafeMutableBytes { buffer in
-                FileSystem.retrying { read(STDIN_FILENO, buffer.baseAddress! + count, limit - count) }
-            }
-            guard n >= 0 else { throw CLIError.system("read", "stdin", errno: errno) }
-            if n == 0 { return .bytes(Array(prefix[..<count])) }
-            count += n
+        let count = try FileSystem.io { () throws(SystemCallError) in
+            try prefix.withUnsafeMutableBytes { buffer in
+                Result { () throws(SystemCallError) in try Syscall.readAll(STDIN_FILENO, into: buffer, path: "stdin") }
+            }.get()
         }
+        if count < limit { return .bytes(Array(prefix[..<count])) }
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         return .file(try FileSystem.spoolToTemporaryFile(STDIN_FILENO, source: "stdin", directory: directory, prefix: prefix))
     }

@@ -1,5 +1,6 @@
 import FUSE
 import Foundation
+import POSIX
 import Synchronization
 
 #if canImport(Glibc)
@@ -104,42 +105,24 @@ final class ContentBuffer: Sendable {
         storage.memory = []
     }
 
-    /// `ftruncate` (sparse growth), `EINTR` retried.
+    /// Runs `body`, turning the POSIX layer's error into its errno.
+    private static func mappingErrno<T>(_ body: () throws(SystemCallError) -> T) throws(Errno) -> T {
+        do { return try body() } catch { throw Errno(rawValue: error.errno) }
+    }
+
+    /// `ftruncate` (sparse growth).
     static func resize(_ fd: Int32, to size: Int64) throws(Errno) {
-        while ftruncate(fd, off_t(size)) != 0 {
-            if errno != EINTR { throw Errno.current }
-        }
+        try mappingErrno { () throws(SystemCallError) in try Syscall.ftruncate(fd, size, path: "content buffer") }
     }
 
-    /// `pwrite` until every byte is written (short writes and `EINTR` looped).
+    /// `pwrite` until every byte is written (`EIO` when a write makes no progress).
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(Errno) {
-        guard let base = bytes.baseAddress else { return }
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, base + done, bytes.count - done, off_t(offset + Int64(done)))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Errno.current
-            }
-            if n == 0 { throw Errno.io }
-            done += n
-        }
+        try mappingErrno { () throws(SystemCallError) in try Syscall.writeAll(fd, bytes, at: offset, path: "content buffer") }
     }
 
-    /// `pread` of up to `count` bytes into `buffer` (short reads and `EINTR` looped); stops at end of file.
+    /// `pread` of up to `count` bytes into `buffer`, short only at the end of the file.
     static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(Errno) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, base + done, buffer.count - done, off_t(offset + Int64(done)))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Errno.current
-            }
-            if n == 0 { break }
-            done += n
-        }
-        return done
+        try mappingErrno { () throws(SystemCallError) in try Syscall.readAll(fd, into: buffer, at: offset, path: "content buffer") }
     }
 
     /// ``readFully(_:into:at:)`` into an array.
