@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 import RecordStore
 
 #if canImport(Glibc)
@@ -16,16 +17,14 @@ import RecordStore
 /// The base (the rest of the file after the first newline, exactly as ``RecordPayload/jsonText``
 /// made it) is read only when a merge needs it; an index needs only the header.
 ///
-/// A file's name is its record name escaped: ASCII letters, digits, `-` and `_` as they are,
-/// every other byte of the UTF-8 as `%XX`, then `.json` — so no name can hold a `/` or be `.`
-/// or `..`, and two record names never share a file. A record name whose escape would be longer
-/// than ``maximumEscapedLength`` bytes is named `%%` and the SHA-256 of its UTF-8 instead (an
-/// escape never holds `%%`, so the two kinds cannot meet). The header holds the record name, so
-/// the index never decodes a file name.
+/// A file's name is its record name as ``POSIX/SafeFileName`` encodes it (as the record store
+/// names its record files), then `.json`, so no name can hold a `/` or be `.` or `..`. The
+/// header holds the record name, which is the truth: a file whose header names another record
+/// is damaged.
+///
+/// Earlier versions escaped names their own way (``legacyFileName(of:)``): a file of that name
+/// is still found, and replaced by the current name when its record is next saved.
 enum SyncedRecordFiles {
-    /// The longest escaped record name used as a file name (NAME_MAX is 255 bytes on Linux).
-    static let maximumEscapedLength = 200
-
     /// What a record file says of its record, besides the base.
     struct Header: Codable, Equatable {
         var recordName: String
@@ -37,20 +36,26 @@ enum SyncedRecordFiles {
     static func directory(forDatabase databasePath: String) -> String { databasePath + "/sync/records" }
 
     /// The file name of the record named `recordName`, inside its directory.
-    static func fileName(of recordName: String) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var escaped: [UInt8] = []
+    static func fileName(of recordName: String) -> String { SafeFileName.fileName(for: recordName) + ".json" }
+
+    /// The name earlier versions gave the file of `recordName`: ASCII letters, digits, `-` and
+    /// `_` as they are, every other byte of the UTF-8 as `%XX` (uppercase hex), then `.json`; a
+    /// name whose escape was longer than 200 bytes as `%%` and the SHA-256 of its UTF-8. Nil
+    /// when it is the current name (a name of letters, digits, `-` and `_` only, the usual case).
+    static func legacyFileName(of recordName: String) -> String? {
+        var escaped = ""
         for byte in recordName.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "_"):
-                escaped.append(byte)
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                escaped += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+                escaped += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
             }
-            if escaped.count > maximumEscapedLength { return "%%" + SHA256.hexDigest(recordName.utf8) + ".json" }
+            if escaped.utf8.count > 200 { return "%%" + SHA256.hexDigest(recordName.utf8) + ".json" }
         }
-        return String(decoding: escaped, as: UTF8.self) + ".json"
+        let legacy = escaped + ".json"
+        return legacy == fileName(of: recordName) ? nil : legacy
     }
 
     static func path(of recordName: String, in directory: String) -> String { directory + "/" + fileName(of: recordName) }
@@ -78,12 +83,17 @@ enum SyncedRecordFiles {
         return (header, String(decoding: data[(newline + 1)...], as: UTF8.self))
     }
 
-    /// The header and base of the file of the record named `recordName` in `directory`.
+    /// The header and base of the file of the record named `recordName` in `directory` (under
+    /// its current name, else under its ``legacyFileName(of:)``).
     ///
     /// - Throws: ``SyncError/state(path:reason:)`` when it cannot be read or is damaged.
     static func read(_ recordName: String, in directory: String) throws(SyncError) -> (header: Header, base: String) {
-        let path = path(of: recordName, in: directory)
-        guard let data = FileManager.default.contents(atPath: path) else { throw .state(path: path, reason: "cannot be read") }
+        var path = path(of: recordName, in: directory)
+        var data = FileManager.default.contents(atPath: path)
+        if data == nil, let legacy = legacyFileName(of: recordName), let old = FileManager.default.contents(atPath: directory + "/" + legacy) {
+            (path, data) = (directory + "/" + legacy, old)
+        }
+        guard let data else { throw .state(path: path, reason: "cannot be read") }
         let file = try decode(data, path: path)
         guard file.header.recordName == recordName else {
             throw .state(path: path, reason: "damaged: holds record \(file.header.recordName)")
@@ -94,6 +104,7 @@ enum SyncedRecordFiles {
     /// The headers of every record file in `directory` by record name (none when it does not
     /// exist). Temp files that an interrupted write left behind are skipped, and removed when
     /// `removingLeftovers` (only while holding `<db>/sync/lock`: no write can be under way then).
+    /// A file under its record's legacy name counts unless one under the current name is there.
     ///
     /// - Throws: ``SyncError/state(path:reason:)`` for an unreadable directory or file, a damaged
     ///   file, or a file whose name is not its record's.
@@ -105,6 +116,7 @@ enum SyncedRecordFiles {
         }
         let decoder = JSONDecoder()
         var headers: [String: Header] = [:]
+        var legacy: [String: Header] = [:]
         headers.reserveCapacity(names.count)
         for name in names {
             let path = directory + "/" + name
@@ -118,11 +130,19 @@ enum SyncedRecordFiles {
                 throw .state(path: path, reason: "cannot be read")
             }
             let header = try decode(data, path: path, decoder: decoder).header
-            guard fileName(of: header.recordName) == name else {
+            if fileName(of: header.recordName) == name {
+                headers[header.recordName] = header
+            } else if legacyFileName(of: header.recordName) == name {
+                legacy[header.recordName] = header
+            } else {
                 throw .state(path: path, reason: "damaged: holds record \(header.recordName)")
             }
-            headers[header.recordName] = header
         }
-        return headers
+        return headers.merging(legacy) { current, _ in current }
     }
+}
+
+extension String {
+    /// The string with `0`s before it up to `count` characters.
+    fileprivate func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
 }

@@ -78,6 +78,8 @@ public struct SyncedRecords: Sendable, Equatable {
                 } else {
                     batch.remove(named: fileName)
                 }
+                // A file an earlier version named its own way goes, once the current one is in place.
+                if let legacy = SyncedRecordFiles.legacyFileName(of: name) { batch.remove(named: legacy) }
             }
         } catch {
             batch.abandon()
