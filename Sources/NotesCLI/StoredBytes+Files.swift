@@ -115,7 +115,7 @@ extension StoredBytes {
         let size = asset.size
         var offset: Int64 = 0
         while offset < size {
-            let (dataStart, dataEnd) = RecordDatabase.dataExtent(input, from: offset, size: size)
+            let (dataStart, dataEnd) = Syscall.dataExtent(input, from: offset, size: size)
             if dataStart > offset, !sparse {
                 buffer.initializeMemory(as: UInt8.self, repeating: 0)
                 while offset < dataStart {

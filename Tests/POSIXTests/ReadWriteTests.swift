@@ -50,4 +50,32 @@ struct ReadWriteTests {
         let error = #expect(throws: SystemCallError.self) { try Syscall.writeAll(-1, [1], path: "nowhere") }
         #expect(error == SystemCallError("write", path: "nowhere", errno: EBADF))
     }
+
+    /// A sparse file read extent by extent into zeros gives the file back, and skips the hole
+    /// where the filesystem reports holes.
+    @Test func dataExtentsCoverTheDataAndSkipTheHole() throws {
+        let fd = try Self.temporaryFile()
+        defer { close(fd) }
+        let page = [UInt8](repeating: 5, count: 4096)
+        try Syscall.writeAll(fd, page, at: 0, path: "temp")
+        try Syscall.writeAll(fd, page, at: 1 << 20, path: "temp")
+        let size = Int64(1 << 20) + 4096
+        var copy = [UInt8](repeating: 0, count: Int(size))
+        var offset: Int64 = 0
+        var extents: [(Int64, Int64)] = []
+        while offset < size {
+            let (start, end) = Syscall.dataExtent(fd, from: offset, size: size)
+            if start >= size { break }
+            let bytes = try Syscall.read(fd, count: Int(end - start), at: start, path: "temp")
+            copy.replaceSubrange(Int(start)..<Int(start) + bytes.count, with: bytes)
+            extents.append((start, end))
+            offset = end
+        }
+        let whole = try Syscall.read(fd, count: Int(size), at: 0, path: "temp")
+        #expect(copy == whole)
+        if let first = extents.first, first.1 < size {
+            #expect(extents.count == 2)
+            #expect(extents.last.map { $0.0 > 4096 } == true)
+        }
+    }
 }

@@ -273,10 +273,6 @@ final class ContentBuffer: Sendable {
         return ContentBuffer(descriptor: fd, count: count, spillDirectory: spillDirectory)
     }
 
-    /// Linux `lseek` whences (not visible without `_GNU_SOURCE`).
-    private static let seekData: Int32 = 3
-    private static let seekHole: Int32 = 4
-
     /// Copies the first `count` bytes of `source` to the same offsets of `target`, which is already
     /// `count` bytes long and reads as zeros: only the data ranges are copied (`SEEK_DATA`/`SEEK_HOLE`,
     /// so holes stay holes), in 1 MiB `pread`/`pwrite` chunks with short reads and writes looped.
@@ -288,15 +284,8 @@ final class ContentBuffer: Sendable {
         var offset: Int64 = 0
         while offset < count {
             // The next data range (a filesystem without SEEK_DATA: everything is data).
-            var dataStart = Int64(lseek(source, off_t(offset), seekData))
-            if dataStart < 0 {
-                if errno == ENXIO { return }  // only a hole is left
-                dataStart = offset
-            }
-            guard dataStart < count else { return }
-            var dataEnd = Int64(lseek(source, off_t(dataStart), seekHole))
-            if dataEnd < 0 || dataEnd <= dataStart { dataEnd = count }
-            dataEnd = min(dataEnd, count)
+            let (dataStart, dataEnd) = Syscall.dataExtent(source, from: offset, size: count)
+            guard dataStart < count else { return }  // only a hole is left
             offset = dataStart
             while offset < dataEnd {
                 let piece = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<Int(min(dataEnd - offset, Int64(memoryLimit)))])

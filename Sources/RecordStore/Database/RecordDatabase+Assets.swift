@@ -67,7 +67,7 @@ extension RecordDatabase {
         defer { buffer.deallocate() }
         var offset: Int64 = 0
         while offset < size {
-            let (dataStart, dataEnd) = Self.dataExtent(fd, from: offset, size: size)
+            let (dataStart, dataEnd) = Syscall.dataExtent(fd, from: offset, size: size)
             if dataStart > offset {
                 // A hole: zeros in the hash, nothing read or written (the ftruncate below makes it).
                 buffer.initializeMemory(as: UInt8.self, repeating: 0)
@@ -95,21 +95,6 @@ extension RecordDatabase {
         stored = true
         try? Sys.unlink(temp)
         return Asset(sha256: hash, size: size)
-    }
-
-    /// The next data extent `[start, end)` of the file open at `fd` at or after `offset`, clipped to
-    /// `size` (`lseek(SEEK_DATA)`, then `SEEK_HOLE`): `start == size` when only a hole is left. A
-    /// file system without `SEEK_DATA` (`EINVAL`) counts as all data. Moves `fd`'s file offset.
-    public static func dataExtent(_ fd: Int32, from offset: Int64, size: Int64) -> (start: Int64, end: Int64) {
-        // Linux's SEEK_DATA and SEEK_HOLE (not visible without _GNU_SOURCE).
-        let seekData: Int32 = 3
-        let seekHole: Int32 = 4
-        let data = Int64(Glibc.lseek(fd, off_t(offset), seekData))
-        if data < 0 { return errno == ENXIO ? (size, size) : (offset, size) }
-        let start = min(max(data, offset), size)
-        let hole = Int64(Glibc.lseek(fd, off_t(start), seekHole))
-        let end = hole <= start ? size : min(hole, size)
-        return (start, end)
     }
 
     private func pinPath(_ hash: String) -> String { "\(layout.temp)/\(getpid())-pin-\(hash)" }
