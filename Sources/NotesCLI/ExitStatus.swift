@@ -1,6 +1,6 @@
 import Foundation
-import POSIX
 import Notes
+import POSIX
 import RecordStore
 
 /// The process exit status of every `notesfs` subcommand, one per kind of failure.

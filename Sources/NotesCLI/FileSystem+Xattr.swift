@@ -1,7 +1,7 @@
-import Foundation
-import POSIX
 import CXattr
+import Foundation
 import Notes
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc

@@ -177,7 +177,9 @@ enum FileSystem {
                 throw CLIError.system("read", name, errno: errno)
             }
             if count == 0 { break }
-            do throws(SystemCallError) { try Syscall.writeAll(fd, UnsafeRawBufferPointer(rebasing: chunk[..<count]), path: directory) } catch {
+            do throws(SystemCallError) {
+                try Syscall.writeAll(fd, UnsafeRawBufferPointer(rebasing: chunk[..<count]), path: directory)
+            } catch {
                 close(fd)
                 throw .system(error)
             }

@@ -1,6 +1,6 @@
 import Foundation
-import POSIX
 import Notes
+import POSIX
 import RecordStore
 
 /// fsck's check of note history: every `Version` record readable by the notes layer (fields of the

@@ -45,7 +45,8 @@ public enum AtomicFile {
     public static func write(
         _ path: String, _ bytes: [UInt8], temp: String, durable: Bool = true, mode: mode_t = Syscall.privateFileMode
     ) throws(SystemCallError) {
-        try write(path, temp: temp, durable: durable, mode: mode, error: { $0 }) { (fd) throws(SystemCallError) in
+        func unchanged(_ error: SystemCallError) -> SystemCallError { error }
+        try write(path, temp: temp, durable: durable, mode: mode, error: unchanged) { (fd) throws(SystemCallError) in
             try Syscall.writeAll(fd, bytes, path: temp)
         }
     }
@@ -55,7 +56,9 @@ public enum AtomicFile {
     /// outlive it. Something else at `path` is not an error here: opening a file in it fails.
     ///
     /// - Throws: ``SystemCallError`` of `mkdir`, `chmod` or the parent's fsync.
-    public static func makeDirectory(_ path: String, mode: mode_t = Syscall.privateDirectoryMode, durable: Bool = true) throws(SystemCallError) {
+    public static func makeDirectory(_ path: String, mode: mode_t = Syscall.privateDirectoryMode, durable: Bool = true)
+        throws(SystemCallError)
+    {
         if Glibc.mkdir(path, mode) < 0 {
             if errno != EEXIST { throw .current("mkdir", path: path) }
             return

@@ -8,10 +8,13 @@ extension Syscall {
     /// descriptor's offset. Short writes and `EINTR` are looped.
     ///
     /// - Throws: ``SystemCallError`` of `write` naming `path` (`EIO` when a write makes no progress).
-    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64? = nil, path: String) throws(SystemCallError) {
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64? = nil, path: String) throws(SystemCallError)
+    {
         guard let base = bytes.baseAddress else { return }
         let done = try whole(bytes.count, "write", path: path) { done in
-            if let offset { Glibc.pwrite(fd, base + done, bytes.count - done, off_t(offset + Int64(done))) } else {
+            if let offset {
+                Glibc.pwrite(fd, base + done, bytes.count - done, off_t(offset + Int64(done)))
+            } else {
                 Glibc.write(fd, base + done, bytes.count - done)
             }
         }
@@ -32,7 +35,9 @@ extension Syscall {
     {
         guard let base = buffer.baseAddress else { return 0 }
         return try whole(buffer.count, "read", path: path) { done in
-            if let offset { Glibc.pread(fd, base + done, buffer.count - done, off_t(offset + Int64(done))) } else {
+            if let offset {
+                Glibc.pread(fd, base + done, buffer.count - done, off_t(offset + Int64(done)))
+            } else {
                 Glibc.read(fd, base + done, buffer.count - done)
             }
         }

@@ -13,7 +13,9 @@ enum DurableFile {
     /// - Throws: ``SyncError/state(path:reason:)`` naming the failing call and errno.
     static func write(_ data: Data, to path: String) throws(SyncError) {
         let temp = path + ".tmp-\(getpid())"
-        try AtomicFile.write(path, temp: temp, error: { failure($0, reportingAs: $0.path == temp ? path : nil) }) { (fd) throws(SyncError) in
+        // A failure of the temp file names the target, as the rest of the sync engine's errors do.
+        func mapped(_ error: SystemCallError) -> SyncError { failure(error, reportingAs: error.path == temp ? path : nil) }
+        try AtomicFile.write(path, temp: temp, error: mapped) { (fd) throws(SyncError) in
             try writeAll(fd, data, reportingAs: path, temp: temp)
         }
     }
@@ -135,7 +137,9 @@ struct DurableFileBatch {
                 try DurableFile.syncFileSystem(directory)
             } else {
                 for file in written {
-                    try DurableFile.call(reportingAs: file.path) { () throws(SystemCallError) in try Syscall.fsync(file.fd ?? -1, path: file.path) }
+                    try DurableFile.call(reportingAs: file.path) { () throws(SystemCallError) in
+                        try Syscall.fsync(file.fd ?? -1, path: file.path)
+                    }
                 }
             }
         } catch {

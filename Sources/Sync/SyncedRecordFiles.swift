@@ -90,8 +90,9 @@ enum SyncedRecordFiles {
     static func read(_ recordName: String, in directory: String) throws(SyncError) -> (header: Header, base: String) {
         var path = path(of: recordName, in: directory)
         var data = FileManager.default.contents(atPath: path)
-        if data == nil, let legacy = legacyFileName(of: recordName), let old = FileManager.default.contents(atPath: directory + "/" + legacy) {
-            (path, data) = (directory + "/" + legacy, old)
+        if data == nil, let legacy = legacyFileName(of: recordName) {
+            let old = directory + "/" + legacy
+            if let bytes = FileManager.default.contents(atPath: old) { (path, data) = (old, bytes) }
         }
         guard let data else { throw .state(path: path, reason: "cannot be read") }
         let file = try decode(data, path: path)

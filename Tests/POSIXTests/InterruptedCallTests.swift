@@ -27,7 +27,7 @@ private let signalsHandled = Atomic<Int>(0)
     /// signal has cut a blocking call short; then writes `payload` into the pipe and closes it.
     /// Returns what `read` returned.
     private static func readInterrupted<T: Sendable>(
-        payload: [UInt8], interrupted: @escaping @Sendable () -> Bool, _ read: @escaping @Sendable (Int32) -> T
+        payload: [UInt8], until interrupted: @escaping @Sendable () -> Bool, reading read: @escaping @Sendable (Int32) -> T
     ) throws -> T {
         installHandler()
         var ends: [Int32] = [0, 0]
@@ -64,7 +64,7 @@ private let signalsHandled = Atomic<Int>(0)
 
     @Test func retryingMakesAnInterruptedReadAgain() throws {
         let calls = Atomic<Int>(0)
-        let bytes = try Self.readInterrupted(payload: Array("after the signal".utf8), interrupted: { calls.load(ordering: .relaxed) > 1 }) { fd in
+        let read: @Sendable (Int32) -> [UInt8] = { fd in
             var buffer = [UInt8](repeating: 0, count: 64)
             let count = buffer.withUnsafeMutableBytes { raw in
                 Syscall.retrying {
@@ -74,6 +74,8 @@ private let signalsHandled = Atomic<Int>(0)
             }
             return Array(buffer.prefix(max(count, 0)))
         }
+        let bytes = try Self.readInterrupted(
+            payload: Array("after the signal".utf8), until: { calls.load(ordering: .relaxed) > 1 }, reading: read)
         // A second call means the first failed with EINTR and was made again.
         #expect(calls.load(ordering: .relaxed) >= 2)
         #expect(signalsHandled.load(ordering: .relaxed) >= 1)
@@ -83,13 +85,14 @@ private let signalsHandled = Atomic<Int>(0)
     /// The signal does interrupt a blocking read: without the layer, `read` fails with `EINTR`.
     @Test func aPlainReadFailsWithEINTRUnderTheSameSignal() throws {
         let sawEINTR = Atomic<Bool>(false)
-        let byte = try Self.readInterrupted(payload: [42], interrupted: { sawEINTR.load(ordering: .relaxed) }) { fd in
+        let read: @Sendable (Int32) -> UInt8 = { fd in
             var byte: UInt8 = 0
             while Glibc.read(fd, &byte, 1) < 0 {
                 if errno == EINTR { sawEINTR.store(true, ordering: .relaxed) } else { return UInt8(0) }
             }
             return byte
         }
+        let byte = try Self.readInterrupted(payload: [42], until: { sawEINTR.load(ordering: .relaxed) }, reading: read)
         let interrupted = sawEINTR.load(ordering: .relaxed)
         #expect(interrupted)
         #expect(byte == 42)
@@ -98,9 +101,9 @@ private let signalsHandled = Atomic<Int>(0)
     @Test func readToEndReadsEverythingDespiteSignals() throws {
         let payload = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         let start = signalsHandled.load(ordering: .relaxed)
-        let bytes = try Self.readInterrupted(payload: payload, interrupted: { signalsHandled.load(ordering: .relaxed) > start + 2 }) { fd in
-            (try? Syscall.readToEnd(fd, limit: 1 << 20, path: "pipe")) ?? []
-        }
+        let read: @Sendable (Int32) -> [UInt8] = { fd in (try? Syscall.readToEnd(fd, limit: 1 << 20, path: "pipe")) ?? [] }
+        let bytes = try Self.readInterrupted(
+            payload: payload, until: { signalsHandled.load(ordering: .relaxed) > start + 2 }, reading: read)
         #expect(bytes == payload)
     }
 }

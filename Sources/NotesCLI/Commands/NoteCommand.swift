@@ -1,7 +1,7 @@
 import Foundation
-import POSIX
 import Notes
 import NotesFS
+import POSIX
 import RecordStore
 
 /// `notesfs note new|cat|edit|rm|mv`.

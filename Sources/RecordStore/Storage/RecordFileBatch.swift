@@ -82,7 +82,9 @@ enum RecordFileBatch {
         let shard = directories.shards.isEmpty ? -1 : directories.shards[Int(RecordFileName.shard(of: name))]
         let opened =
             shard >= 0
-            ? RecordFileName.withFilePath(for: name, inShard: true) { path in Syscall.retrying { openat(shard, path, O_RDONLY | O_CLOEXEC) } }
+            ? RecordFileName.withFilePath(for: name, inShard: true) { path in
+                Syscall.retrying { openat(shard, path, O_RDONLY | O_CLOEXEC) }
+            }
             : directories.records >= 0
                 ? RecordFileName.withFilePath(for: name, inShard: false) { path in
                     Syscall.retrying { openat(directories.records, path, O_RDONLY | O_CLOEXEC) }
