@@ -6,10 +6,10 @@ import RecordStore
 /// attachment, symlink or special file (not a folder, another link, or nothing: the store reports
 /// a dangling reference too).
 enum NodeRecordCheck {
-    static func problems(in database: RecordDatabase, catalog: Catalog) -> [String] {
+    static func problems(in database: RecordDatabase, contents: FolderContents) -> [String] {
         var problems: [String] = []
         func report(_ metadata: RecordMetadata, _ text: String) {
-            let path = catalog.entry(for: metadata.recordID)?.path
+            let path = contents.entry(for: metadata.recordID)?.path
             problems.append((path.map { "\($0) (record \(metadata.recordID.recordName))" } ?? "record \(metadata.recordID.recordName)") + ": " + text)
         }
         for type in [Symlink.recordType, SpecialFile.recordType, Link.recordType] {

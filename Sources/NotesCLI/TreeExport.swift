@@ -14,7 +14,7 @@ import RecordStore
 struct TreeExport {
     /// A record to write, and the folder item it goes in.
     struct Item {
-        var entry: Entry
+        var entry: FolderEntry
         /// The index of the folder's item; nil: directly in the target.
         var parent: Int?
     }
@@ -33,7 +33,7 @@ struct TreeExport {
     }
 
     let database: RecordDatabase
-    let catalog: Catalog
+    let contents: FolderContents
     /// Whether block and character devices are made (`--devices`, as rsync's `-D`).
     var devices = false
 
@@ -41,12 +41,12 @@ struct TreeExport {
     /// explicit stack (no recursion, however deep the tree).
     func plan(_ folder: RecordID?) throws(CLIError) -> [Item] {
         var items: [Item] = []
-        var pending = try catalog.children(of: folder).reversed().map { Item(entry: $0, parent: nil) }
+        var pending = contents.children(of: folder).reversed().map { Item(entry: $0, parent: nil) }
         while let item = pending.popLast() {
             items.append(item)
             if item.entry.kind == .folder {
                 let index = items.count - 1
-                pending += try catalog.children(of: item.entry.recordID).reversed().map { Item(entry: $0, parent: index) }
+                pending += contents.children(of: item.entry.recordID).reversed().map { Item(entry: $0, parent: index) }
             }
         }
         return items

@@ -37,7 +37,7 @@ enum SearchCommand {
         let query: SearchQuery
         do { query = try SearchQuery(text) } catch { throw CLIError(.usage, "search", error.description) }
         let limit = try context.arguments.integer("--limit", command: context.command).map { $0 == 0 ? nil : $0 } ?? screenful
-        let folder = context.arguments.value("--folder").map { Catalog.components($0).joined(separator: "/") }
+        let folder = context.arguments.value("--folder").map { FolderContents.components($0).joined(separator: "/") }
         var hits = try fastSearch(query, folder: folder, limit: limit, databasePath: context.databasePath)
         if hits == nil { hits = try fullSearch(query, folder: folder, limit: limit, context) }
         let found = hits ?? []
@@ -69,7 +69,7 @@ enum SearchCommand {
     /// Opens the store, catches the index up (building it, with progress on a terminal), searches.
     static func fullSearch(_ query: SearchQuery, folder: String?, limit: Int?, _ context: CommandContext) throws(CLIError) -> [SearchHit] {
         let database = try context.openDatabase()
-        if let folder, !folder.isEmpty { _ = try Catalog(database: database).resolveFolder(folder) }
+        if let folder, !folder.isEmpty { _ = try FolderContents(database: database).folder(at: folder) }
         let index = NotesSearchIndex(database: database)
         var bar: ProgressBar?
         let results: SearchResults
