@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import Notes
-import NotesFS
 import RecordStore
 
 /// Exports folders as directories, notes as `Title.md`, attachments by name (``EntryNames``), and
@@ -159,7 +158,7 @@ struct TreeExport {
                 summary.devicesSkipped += 1
                 return
             }
-            let permissions = mode_t(truncatingIfNeeded: entry.metadata?.record["mode"]?.int64Value ?? 0o644) & 0o7777
+            let permissions = mode_t(truncatingIfNeeded: entry.metadata?.record[FieldName.mode]?.int64Value ?? 0o644) & 0o7777
             guard mknodat(directory, name, type | permissions, dev_t(special?.rdev ?? 0)) == 0 else {
                 throw Self.failure("mknod", path(), name: name, in: directory)
             }
@@ -186,7 +185,7 @@ struct TreeExport {
     /// directories from the target down, a level at a time.
     private func link(_ index: Int, items: [Item], written: [RecordID: Int], failed: Set<Int>, top: DirectoryChain) throws(CLIError) {
         let entry = items[index].entry
-        guard let targetID = entry.metadata?.record["target"]?.referenceValue?.recordID, let target = written[targetID],
+        guard let targetID = entry.metadata?.record[FieldName.target]?.referenceValue?.recordID, let target = written[targetID],
             items[target].entry.kind != .link, !failed.contains(target)
         else {
             throw CLIError(.io, entry.displayPath, "hard link to a record that is not exported; not exported")

@@ -1,6 +1,5 @@
 import Foundation
 import Notes
-import NotesFS
 import RecordStore
 
 extension Character {

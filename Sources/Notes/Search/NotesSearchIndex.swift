@@ -111,14 +111,6 @@ public final class NotesSearchIndex: Sendable {
         }
     }
 
-    /// Stores the journal's stamp beside a token the index already holds (nothing when it is there).
-    private func recordJournalStamp(_ stamp: String?, in index: TextIndex, token: ChangeToken) throws(SQLiteError) {
-        guard let stamp, try index.read({ () throws(SQLiteError) in try index.journalStamp() }) != stamp else { return }
-        try index.update { (w) throws(SQLiteError) in
-            if try w.token() == token { try w.setMeta("journal", stamp) }
-        }
-    }
-
     /// Builds the index from every record, in batches by record name; continues a build a killed
     /// process left (its `building` token and `cursor`). Ends with an incremental catch-up from the
     /// build's token (what changed meanwhile).

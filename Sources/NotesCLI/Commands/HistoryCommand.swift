@@ -1,6 +1,5 @@
 import Foundation
 import Notes
-import NotesFS
 import RecordStore
 
 /// `notesfs note log|diff|restore|undelete` and `notesfs log`: a note's kept versions
@@ -254,7 +253,7 @@ enum HistoryCommand {
         do { record = try VersionHistory.fullVersion(match.recordID, in: database).record } catch {
             throw CLIError.notes(error, subject: argument)
         }
-        let note = record["note"]?.stringValue ?? ""
+        let note = record[FieldName.note]?.stringValue ?? ""
         guard database.metadata(for: RecordID(recordName: note)) == nil else {
             throw CLIError(
                 .conflict, argument, "is a version of a note that is not deleted: use 'notesfs note restore PATH --at \(argument)'")

@@ -50,7 +50,9 @@ enum ListCommand {
     /// it when a record has several names.
     static func longSize(_ entry: FolderEntry, _ database: RecordDatabase) -> String {
         var record = entry.metadata
-        if entry.kind == .link, let target = record?.record["target"]?.referenceValue?.recordID { record = database.metadata(for: target) }
+        if entry.kind == .link, let target = record?.record[FieldName.target]?.referenceValue?.recordID {
+            record = database.metadata(for: target)
+        }
         guard let record else { return "-" }
         var size: String
         if let special = try? SpecialFile(record: record.record) {
@@ -64,7 +66,7 @@ enum ListCommand {
             let shown = entry.kind == .link ? FolderEntry.size(of: record) : entry.size
             size = (shown.map(String.init) ?? "-") + (entry.isBinaryNote ? " binary" : "")
         }
-        let links = database.referrers(to: record.recordID, key: "target").filter { $0.recordType == Link.recordType }.count
+        let links = database.referrers(to: record.recordID, key: FieldName.target).filter { $0.recordType == Link.recordType }.count
         if links > 0, entry.kind != .folder { size += " \(links + 1) links" }
         return size
     }
@@ -72,7 +74,9 @@ enum ListCommand {
     /// ` -> target` for a symlink or a hard link to one (bytes that are not UTF-8 as U+FFFD).
     static func symlinkSuffix(_ entry: FolderEntry, _ database: RecordDatabase) -> String {
         var record = entry.metadata?.record
-        if entry.kind == .link, let target = record?["target"]?.referenceValue?.recordID { record = database.metadata(for: target)?.record }
+        if entry.kind == .link, let target = record?[FieldName.target]?.referenceValue?.recordID {
+            record = database.metadata(for: target)?.record
+        }
         guard let record, let symlink = try? Symlink(record: record) else { return "" }
         return " -> " + ShellQuoting.shown(String(decoding: symlink.target, as: UTF8.self))
     }

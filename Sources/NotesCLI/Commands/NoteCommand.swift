@@ -1,6 +1,5 @@
 import Foundation
 import Notes
-import NotesFS
 import RecordStore
 
 /// `notesfs note new|cat|edit|rm|mv`.
