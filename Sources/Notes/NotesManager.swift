@@ -61,15 +61,43 @@ public final class NotesManager: Sendable {
     @discardableResult
     public func delete(folder: Folder) async throws(NotesError) -> [RecordID] { try await delete(folder) }
 
-    /// The notes in a folder (nil: at the root), newest `modificationDate` first.
+    /// The notes in a folder (nil: at the root), newest `modificationDate` first: the notes the
+    /// mount shows there (``FolderContents``).
     public func fetchNotes(for folder: Folder?) async throws(NotesError) -> [Note] {
         try fetchNotesNow(in: folder?.recordID)
     }
 
-    /// The folders inside `parent` (nil: top level), by name.
+    /// The folders inside `parent` (nil: top level), by name: the folders the mount shows there
+    /// (a folder on a parent cycle shows under `Recovered`, not in its parent).
     public func fetchFolders(in parent: Folder?) async throws(NotesError) -> [Folder] {
-        let predicate = try Self.predicate(key: "parent", id: parent?.recordID)
-        return try query(Query(recordType: Folder.recordType, predicate: predicate, sortDescriptors: [SortDescriptor(key: "name")]))
+        let folders: [Folder] = try fetch(members(of: parent?.recordID, ofType: Folder.recordType))
+        return folders.sorted { $0.name < $1.name }
+    }
+
+    // MARK: Folder contents and paths, as the mount shows them
+
+    /// What `folder` holds (nil: the root), named as the mount names it, by file name: folders,
+    /// notes, attachments and other files; at the root also the virtual `Recovered` folder when
+    /// something is recovered (``FolderContents``).
+    public func contents(of folder: Folder?) -> [FolderEntry] {
+        FolderContents(database: database).children(of: folder?.recordID)
+    }
+
+    /// The path of a folder, note or attachment as the mount shows it (a folder's without a
+    /// trailing `/`); nil when no folder shows it.
+    public func path<W: RecordWrapper>(of item: W) -> String? {
+        FolderContents(database: database).path(of: item.recordID)
+    }
+
+    /// The entry a path names (as the mount shows it; a note's `.md` may be left out); nil for the root.
+    ///
+    /// - Throws: ``NotesError/notFound(_:)`` when the path names nothing.
+    public func entry(at path: String) throws(NotesError) -> FolderEntry? {
+        do { return try FolderContents(database: database).resolve(path) } catch {
+            switch error {
+            case .notFound(let subject, let reason): throw .notFound("\(subject): \(reason)")
+            }
+        }
     }
 
     // MARK: History
@@ -123,29 +151,32 @@ public final class NotesManager: Sendable {
     // MARK: Helpers
 
     func fetchNotesNow(in folder: RecordID?) throws(NotesError) -> [Note] {
-        let predicate = try Self.predicate(key: "folder", id: folder)
-        return try query(
-            Query(
-                recordType: Note.recordType, predicate: predicate,
-                sortDescriptors: [SortDescriptor(key: "modificationDate", ascending: false)]))
+        let notes: [Note] = try fetch(members(of: folder, ofType: Note.recordType))
+        return notes.sorted { ($0.modificationDate ?? .distantPast) > ($1.modificationDate ?? .distantPast) }
     }
 
-    private func query<W: RecordWrapper>(_ query: Query) throws(NotesError) -> [W] {
-        let records: [Record]
-        do { records = try database.query(query).records } catch { throw .store(error) }
+    /// The records of `recordType` that `folder` (nil: the root) shows.
+    private func members(of folder: RecordID?, ofType recordType: String) -> [RecordID] {
+        let tree = FolderTree(database: database)
+        var ids: [RecordID] = []
+        FolderContents.forEachMember(of: folder, tree: tree, in: database) { metadata in
+            if metadata.recordType == recordType { ids.append(metadata.recordID) }
+        }
+        return ids
+    }
+
+    /// The records `ids`, wrapped, in one read.
+    private func fetch<W: RecordWrapper>(_ ids: [RecordID]) throws(NotesError) -> [W] {
+        let records = database.records(for: ids)
         var wrapped: [W] = []
-        for record in records { wrapped.append(try W(record: record)) }
-        return wrapped
-    }
-
-    /// `key == %@` for a folder, or `key == nil` for the root.
-    static func predicate(key: String, id: RecordID?) throws(NotesError) -> RecordStore.Predicate {
-        do {
-            if let id {
-                return try RecordStore.Predicate(format: "%K == %@", .string(key), .reference(Reference(recordID: id, action: .deleteSelf)))
+        for id in ids {
+            switch records[id] {
+            case .success(let record): wrapped.append(try W(record: record))
+            case .failure(let error): throw .store(error)
+            case nil: throw .store(.unknownItem(id))
             }
-            return try RecordStore.Predicate(format: "%K == nil", .string(key))
-        } catch { throw .store(error) }
+        }
+        return wrapped
     }
 }
 

@@ -37,6 +37,8 @@ public enum NotesError: Error, Sendable, Equatable, CustomStringConvertible {
     case search(String)
     /// A version kept as a delta whose text cannot be made (its chain of bases is broken).
     case damagedVersion(RecordID, reason: String)
+    /// A path that names no folder, note or attachment (what is missing).
+    case notFound(String)
 
     public var description: String {
         switch self {
@@ -45,6 +47,7 @@ public enum NotesError: Error, Sendable, Equatable, CustomStringConvertible {
         case .store(let error): error.description
         case .search(let reason): "search: \(reason)"
         case .damagedVersion(let id, let reason): "version \(id.recordName): damaged delta: \(reason)"
+        case .notFound(let what): what
         }
     }
 }

@@ -14,10 +14,10 @@ struct DeletedNotePaths {
 
     /// The paths of `deleted` (the last version of each deleted note, as
     /// ``VersionHistory/deletedNotes(in:since:folder:)`` lists them).
-    init(_ deleted: [Version], catalog: Catalog) {
+    init(_ deleted: [Version], contents: FolderContents) {
         var byPath: [String: [Version]] = [:]
         for version in deleted {
-            let path = Self.basePath(version, catalog: catalog)
+            let path = Self.basePath(version, contents: contents)
             basePaths[version.noteName] = path
             byPath[path, default: []].append(version)
         }
@@ -44,7 +44,7 @@ struct DeletedNotePaths {
     /// The deleted note `argument` names: a path as printed (a note's without `.md` too), also
     /// with a suffix printed while another deleted note shared its path (undeleted since).
     func note(at argument: String) -> String? {
-        let components = Catalog.components(argument).joined(separator: "/")
+        let components = FolderContents.components(argument).joined(separator: "/")
         let asked = [components, components + EntryNames.noteExtension]
         if let exact = paths.first(where: { asked.contains($0.value) }) { return exact.key }
         return basePaths.first { name, base in
@@ -56,10 +56,10 @@ struct DeletedNotePaths {
     }
 
     /// The path the note had, before any suffix.
-    static func basePath(_ version: Version, catalog: Catalog) -> String {
+    static func basePath(_ version: Version, contents: FolderContents) -> String {
         let fileName = EntryNames.baseName(version.title, kind: version.noteType == Note.recordType ? .note : .attachment)
         guard let folder = version.folderName else { return fileName }
-        if let path = try? catalog.folderPath(RecordID(recordName: folder)) { return path + "/" + fileName }
+        if let path = try? contents.folderPath(RecordID(recordName: folder)) { return path + "/" + fileName }
         if let names = version.folderNames, !names.isEmpty {
             return names.map { EntryNames.baseName($0, kind: .folder) }.joined(separator: "/") + "/" + fileName
         }

@@ -69,7 +69,7 @@ enum Formatting {
         }
     }
 
-    static func json(_ entry: Entry) -> JSONValue {
+    static func json(_ entry: FolderEntry) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("path", .string(entry.path)), ("name", .string(entry.fileName)), ("type", .string(kindName(entry.kind))),
             ("recordName", .string(entry.recordID.recordName)),

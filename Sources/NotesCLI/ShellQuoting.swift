@@ -1,3 +1,4 @@
+import Notes
 import RecordStore
 
 /// Names printed unambiguously: a name holding a character that cannot be printed (a newline, a
@@ -19,7 +20,7 @@ enum ShellQuoting {
     /// Each entry's path as ``shown(_:)`` prints it, looking at each name once: a path needs
     /// quoting when its folder's path (an earlier entry) or its own name does. Listing a deep tree
     /// so costs the length of its names, not of its paths.
-    static func shownPaths(_ entries: [Entry]) -> [String] {
+    static func shownPaths(_ entries: [FolderEntry]) -> [String] {
         var folderNeedsQuoting: [RecordID: Bool] = [:]
         return entries.map { entry in
             let needs =

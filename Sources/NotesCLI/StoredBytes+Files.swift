@@ -1,6 +1,5 @@
 import Foundation
 import Notes
-import NotesFS
 import POSIX
 import RecordStore
 
@@ -15,15 +14,6 @@ import RecordStore
 /// any other note (Latin-1, UTF-16, binary, larger) and every attachment keeps them as the `content`
 /// asset, as the mount does. Asset bytes are copied in 1 MiB chunks, never loaded whole.
 extension StoredBytes {
-    /// The bytes `record` holds: its `content` asset when it has one, else its `text` ("" if absent).
-    init(of record: Record) {
-        if let asset = record["content"]?.assetValue {
-            self = .asset(asset)
-        } else {
-            self = .text(record["text"]?.stringValue ?? "")
-        }
-    }
-
     static let chunkSize = 1 << 20
 
     // MARK: Reading a file into the store

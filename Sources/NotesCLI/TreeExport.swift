@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import Notes
-import NotesFS
 import RecordStore
 
 /// Exports folders as directories, notes as `Title.md`, attachments by name (``EntryNames``), and
@@ -14,7 +13,7 @@ import RecordStore
 struct TreeExport {
     /// A record to write, and the folder item it goes in.
     struct Item {
-        var entry: Entry
+        var entry: FolderEntry
         /// The index of the folder's item; nil: directly in the target.
         var parent: Int?
     }
@@ -33,7 +32,7 @@ struct TreeExport {
     }
 
     let database: RecordDatabase
-    let catalog: Catalog
+    let contents: FolderContents
     /// Whether block and character devices are made (`--devices`, as rsync's `-D`).
     var devices = false
 
@@ -41,12 +40,12 @@ struct TreeExport {
     /// explicit stack (no recursion, however deep the tree).
     func plan(_ folder: RecordID?) throws(CLIError) -> [Item] {
         var items: [Item] = []
-        var pending = try catalog.children(of: folder).reversed().map { Item(entry: $0, parent: nil) }
+        var pending = contents.children(of: folder).reversed().map { Item(entry: $0, parent: nil) }
         while let item = pending.popLast() {
             items.append(item)
             if item.entry.kind == .folder {
                 let index = items.count - 1
-                pending += try catalog.children(of: item.entry.recordID).reversed().map { Item(entry: $0, parent: index) }
+                pending += contents.children(of: item.entry.recordID).reversed().map { Item(entry: $0, parent: index) }
             }
         }
         return items
@@ -159,7 +158,7 @@ struct TreeExport {
                 summary.devicesSkipped += 1
                 return
             }
-            let permissions = mode_t(truncatingIfNeeded: entry.metadata?.record["mode"]?.int64Value ?? 0o644) & 0o7777
+            let permissions = mode_t(truncatingIfNeeded: entry.metadata?.record[FieldName.mode]?.int64Value ?? 0o644) & 0o7777
             guard mknodat(directory, name, type | permissions, dev_t(special?.rdev ?? 0)) == 0 else {
                 throw Self.failure("mknod", path(), name: name, in: directory)
             }
@@ -186,7 +185,7 @@ struct TreeExport {
     /// directories from the target down, a level at a time.
     private func link(_ index: Int, items: [Item], written: [RecordID: Int], failed: Set<Int>, top: DirectoryChain) throws(CLIError) {
         let entry = items[index].entry
-        guard let targetID = entry.metadata?.record["target"]?.referenceValue?.recordID, let target = written[targetID],
+        guard let targetID = entry.metadata?.record[FieldName.target]?.referenceValue?.recordID, let target = written[targetID],
             items[target].entry.kind != .link, !failed.contains(target)
         else {
             throw CLIError(.io, entry.displayPath, "hard link to a record that is not exported; not exported")

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import Notes
-import NotesFS
 import RecordStore
 
 /// Imports a markdown tree: directories become folders, `*.md` notes, other files attachments.

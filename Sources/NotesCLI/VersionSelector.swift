@@ -1,6 +1,5 @@
 import Foundation
 import Notes
-import NotesFS
 import RecordStore
 
 extension Character {
@@ -58,7 +57,7 @@ enum VersionSelector {
     }
 
     /// Every state of the note `entry`: its kept versions, oldest first, then the current one.
-    static func states(of entry: Entry, database: RecordDatabase) -> [NoteState] {
+    static func states(of entry: FolderEntry, database: RecordDatabase) -> [NoteState] {
         var states = VersionHistory.versions(ofNoteNamed: entry.recordID.recordName, in: database).map { version in
             NoteState(version: version, date: version.date, size: version.size, kind: version.kindName)
         }
@@ -97,7 +96,7 @@ enum VersionSelector {
     }
 
     /// The bytes of a state: the note's own record for the current state, the version's whole record otherwise.
-    static func bytes(of state: NoteState, entry: Entry, database: RecordDatabase) throws(CLIError) -> StoredBytes {
+    static func bytes(of state: NoteState, entry: FolderEntry, database: RecordDatabase) throws(CLIError) -> StoredBytes {
         if let version = state.version {
             do { return StoredBytes(of: try VersionHistory.fullVersion(version.recordID, in: database).record) } catch {
                 throw CLIError.notes(error, subject: entry.path)

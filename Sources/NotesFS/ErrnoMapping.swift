@@ -25,6 +25,7 @@ enum ErrnoMapping {
         case let notes as NotesError:
             switch notes {
             case .store(let store): return errno(for: store)
+            case .notFound: return .noEntry
             case .wrongRecordType, .invalidField, .search, .damagedVersion: return .io
             }
         case let store as RecordStoreError:

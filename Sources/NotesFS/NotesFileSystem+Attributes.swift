@@ -29,9 +29,9 @@ enum Node: Sendable {
 
 /// Field names the mount adds to records.
 enum MountFields {
-    static let mode = "mode"
-    static let uid = "uid"
-    static let gid = "gid"
+    static let mode = FieldName.mode
+    static let uid = FieldName.uid
+    static let gid = FieldName.gid
     /// The exact mtime in nanoseconds when set by `utimensat` (a `Date` cannot hold every nanosecond).
     static let modificationNanoseconds = "mtimeNanoseconds"
     /// atime in nanoseconds (``FileTimes``): set by `utimensat`, or a read's update at the next save.
@@ -129,7 +129,7 @@ extension NotesFileSystem {
             var size: UInt64
             var blocks: UInt64?  // nil: every byte stored (``storedBlocks(_:)``)
             var times = self.times(inode, m, state)
-            let asset = m.field("content")?.assetValue
+            let asset = m.field(FieldName.content)?.assetValue
             if let open = state.openFiles[inode] {
                 size = UInt64(clamping: open.content.count)
                 // A clean buffer holds the asset's bytes: count them as the asset stores them.
@@ -142,7 +142,7 @@ extension NotesFileSystem {
                 size = UInt64(clamping: asset.size)  // an attachment, or a note kept as bytes
                 blocks = storedBlocks(asset)
             } else if case .note = node {
-                size = UInt64(clamping: m.byteCount(of: "text") ?? 0)
+                size = UInt64(clamping: m.byteCount(of: FieldName.text) ?? 0)
             } else if case .attachment = node {
                 size = 0
             } else {

@@ -18,10 +18,10 @@ extension NotesFileSystem {
             let metadata = database.metadata(identity: state.aliases[inode] ?? inode)
         else { return false }
         let isNote = metadata.recordType == Note.recordType
-        let key = isNote ? "title" : "name"
+        let key = isNote ? FieldName.title : FieldName.name
         let current = metadata.field(key)?.stringValue ?? (try? database.record(for: metadata.recordID))?[key]?.stringValue
         let name = ConflictName.name(current ?? "Untitled", keepsExtension: !isNote)
-        let folder = metadata.field("folder")?.referenceValue?.recordID
+        let folder = metadata.field(FieldName.folder)?.referenceValue?.recordID
         var record = isNote ? Note(title: name, folder: folder).record : Attachment(name: name, content: nil, folder: folder).record
         do {
             try storedBytes(of: open.content, recordType: metadata.recordType).apply(to: &record)

@@ -45,20 +45,20 @@ extension NotesFileSystem {
         case .note(let m):
             guard EntryNames.isNoteFileName(fileName) else { throw Errno.invalidArgument }
             var record = changeOnly(m, inode: inode, &state)
-            record["title"] = .string(EntryNames.title(fromFileName: fileName))
-            record.setReference("folder", to: folder)
+            record[FieldName.title] = .string(EntryNames.title(fromFileName: fileName))
+            record.setReference(FieldName.folder, to: folder)
             return record
         case .attachment(let m), .symlink(let m), .special(let m), .link(let m):
             if case .attachment = node, EntryNames.isNoteFileName(fileName) { throw Errno.invalidArgument }
             var record = changeOnly(m, inode: inode, &state)
-            record["name"] = .string(EntryNames.name(fromFileName: fileName))
-            record.setReference("folder", to: folder)
+            record[FieldName.name] = .string(EntryNames.name(fromFileName: fileName))
+            record.setReference(FieldName.folder, to: folder)
             return record
         case .folder(let m):
             try refuseMove(of: m.recordID, into: folder, &state)
             var record = changeOnly(m, inode: inode, &state)
-            record["name"] = .string(EntryNames.name(fromFileName: fileName))
-            record.setReference("parent", to: folder)
+            record[FieldName.name] = .string(EntryNames.name(fromFileName: fileName))
+            record.setReference(FieldName.parent, to: folder)
             return record
         case .root, .recovered, .scratch:
             throw Errno.invalidArgument

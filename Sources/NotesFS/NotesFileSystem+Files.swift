@@ -405,7 +405,7 @@ extension NotesFileSystem {
             switch node {
             case .note(let m) where flags & O_ACCMODE != O_WRONLY, .attachment(let m) where flags & O_ACCMODE != O_WRONLY:
                 movesAccessTime = readMovesAccessTime(inode, m, state)
-                let storedSize = m.field("content")?.assetValue?.size ?? Int64(m.byteCount(of: "text") ?? 0)
+                let storedSize = m.field(FieldName.content)?.assetValue?.size ?? Int64(m.byteCount(of: FieldName.text) ?? 0)
                 let isEmpty = state.openFiles[inode].map { $0.content.count == 0 } ?? (storedSize == 0)
                 if movesAccessTime, isEmpty {
                     noteRead(inode, m, &state)
@@ -458,7 +458,7 @@ extension NotesFileSystem {
             case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
             case .note(let m), .attachment(let m):
                 noteRead(inode, m, &state)
-                if let asset = m.field("content")?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
+                if let asset = m.field(FieldName.content)?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
                 if let cached = state.readCache[inode], cached.tag == m.recordChangeTag {
                     return .bytes(Self.slice(cached.bytes, offset: offset, size: size))
@@ -473,10 +473,10 @@ extension NotesFileSystem {
         case .text(let recordID):
             let record: Record
             do { record = try database.record(for: recordID) } catch { throw ErrnoMapping.errno(for: error) }
-            if let asset = record["content"]?.assetValue {
+            if let asset = record[FieldName.content]?.assetValue {
                 return try Self.readFile(database.assetPath(asset), count: asset.size, offset: offset, size: size)
             }
-            let bytes = Array((record["text"]?.stringValue ?? "").utf8)
+            let bytes = Array((record[FieldName.text]?.stringValue ?? "").utf8)
             if let tag = record.recordChangeTag, bytes.count <= Note.maxInlineTextBytes {
                 // Kept while a reader has the file open, so that reading it in chunks reads the record once.
                 try locked { state in

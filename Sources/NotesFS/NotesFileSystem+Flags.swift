@@ -81,7 +81,7 @@ extension NotesFileSystem {
     /// no record (the root, `Recovered`, editor scratch) or a link whose target is gone.
     func fileRecord(_ node: Node) -> RecordMetadata? {
         switch node {
-        case .link(let link): link.field("target")?.referenceValue.flatMap { database.metadata(for: $0.recordID) }
+        case .link(let link): link.field(FieldName.target)?.referenceValue.flatMap { database.metadata(for: $0.recordID) }
         case .folder(let m), .note(let m), .attachment(let m), .symlink(let m), .special(let m): m
         case .root, .recovered, .scratch: nil
         }

@@ -65,7 +65,7 @@ extension NotesFileSystem {
 
     /// A symlink record's target (a large target is read from the record file).
     private func symlinkTarget(_ metadata: RecordMetadata) -> [UInt8] {
-        if metadata.isLarge("target"), let record = try? database.record(for: metadata.recordID) {
+        if metadata.isLarge(FieldName.target), let record = try? database.record(for: metadata.recordID) {
             return (try? Symlink(record: record))?.target ?? []
         }
         return (try? Symlink(record: metadata.record))?.target ?? []
@@ -162,8 +162,8 @@ extension NotesFileSystem {
             } else {
                 record = changeOnly(m, inode: inode, &state)
             }
-            record["name"] = .string(EntryNames.name(fromFileName: target))
-            record.setReference("folder", to: folder)
+            record[FieldName.name] = .string(EntryNames.name(fromFileName: target))
+            record.setReference(FieldName.folder, to: folder)
             _ = try saveOne(
                 record, deleting: freed.deleting, touching: freed.saving + stamped + (try touchedFolders([parent, newParent], &state)))
             return true
@@ -239,7 +239,7 @@ extension NotesFileSystem {
     /// kernel's cached attributes of it are dropped after the reply, so every other name shows
     /// the new ctime and link count at once. Nil when the target is gone.
     func linkTarget(of link: RecordMetadata, _ state: inout FileSystemState) -> Record? {
-        guard let id = link.field("target")?.referenceValue?.recordID, let target = database.metadata(for: id) else { return nil }
+        guard let id = link.field(FieldName.target)?.referenceValue?.recordID, let target = database.metadata(for: id) else { return nil }
         notifyKernel([.attributes(target.identity)])
         return changeOnly(target, &state)
     }
@@ -247,7 +247,7 @@ extension NotesFileSystem {
     /// The record a name stands for: a `Link`'s target, else the record itself.
     private func linkedRecord(_ id: RecordID) -> RecordID {
         guard let metadata = database.metadata(for: id), metadata.recordType == Link.recordType,
-            let target = metadata.field("target")?.referenceValue?.recordID
+            let target = metadata.field(FieldName.target)?.referenceValue?.recordID
         else { return id }
         return target
     }
@@ -258,7 +258,7 @@ extension NotesFileSystem {
     }
 
     private func links(to id: RecordID) -> [RecordMetadata] {
-        database.referrers(to: id, key: "target").filter { $0.recordType == Link.recordType }
+        database.referrers(to: id, key: FieldName.target).filter { $0.recordType == Link.recordType }
     }
 
     /// When `metadata`'s name goes (unlink, rename over it) but other names remain, the record
@@ -272,20 +272,20 @@ extension NotesFileSystem {
         let isNote = metadata.recordType == Note.recordType
         let earliest = links(to: metadata.recordID).min {
             func key(_ link: RecordMetadata) -> (Int, Date, String) {
-                let fits = EntryNames.isNoteFileName(link.field("name")?.stringValue ?? "") == isNote
+                let fits = EntryNames.isNoteFileName(link.field(FieldName.name)?.stringValue ?? "") == isNote
                 return (fits ? 0 : 1, link.creationDate ?? .distantPast, link.recordID.recordName)
             }
             return key($0) < key($1)
         }
         guard let earliest else { return false }
-        let name = earliest.field("name")?.stringValue ?? ""
+        let name = earliest.field(FieldName.name)?.stringValue ?? ""
         var record = changeOnly(metadata, &state)
         if metadata.recordType == Note.recordType {
-            record["title"] = .string(EntryNames.isNoteFileName(name) ? EntryNames.title(fromFileName: name) : name)
+            record[FieldName.title] = .string(EntryNames.isNoteFileName(name) ? EntryNames.title(fromFileName: name) : name)
         } else {
-            record["name"] = .string(name)
+            record[FieldName.name] = .string(name)
         }
-        record.setReference("folder", to: earliest.field("folder")?.referenceValue?.recordID)
+        record.setReference(FieldName.folder, to: earliest.field(FieldName.folder)?.referenceValue?.recordID)
         try database.modify(saving: [record] + folders, deleting: [earliest.recordID])
         notifyKernel([.attributes(metadata.identity)])
         return true
@@ -329,7 +329,7 @@ extension NotesFileSystem {
         case Symlink.recordType: return (S_IFLNK, nil)
         case SpecialFile.recordType: return (Self.fileTypeBits((try? SpecialFile(record: metadata.record))?.fileType), nil)
         case Link.recordType:
-            guard let id = metadata.field("target")?.referenceValue?.recordID, let target = database.metadata(for: id),
+            guard let id = metadata.field(FieldName.target)?.referenceValue?.recordID, let target = database.metadata(for: id),
                 target.recordType != Link.recordType, target.recordType != Folder.recordType
             else { return (S_IFREG, nil) }
             return (nodeType(of: target).0, target.identity)

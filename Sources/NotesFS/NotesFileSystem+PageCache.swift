@@ -1,5 +1,6 @@
 import FUSE
 import Foundation
+import Notes
 import RecordStore
 
 /// Priming the kernel's page cache with a file's bytes after this mount saved it, so that the
@@ -105,7 +106,7 @@ extension NotesFileSystem {
         guard let notifier = notifierBox.withLock({ $0 }) else { return nil }
         let plan: OpenStore? = try lockedOutsideStore(inode) { (state) throws in
             guard state.readers[inode] == nil, !state.inodeCaches.mayHoldPages(inode), case .note(let m) = try node(inode, state),
-                m.field("content") == nil, let tag = m.recordChangeTag, let count = m.byteCount(of: "text"), count > 0,
+                m.field(FieldName.content) == nil, let tag = m.recordChangeTag, let count = m.byteCount(of: FieldName.text), count > 0,
                 count <= Self.storeAtOpenLimit, isStorable(inode, tag: tag, state)
             else { return nil }
             state.beginStore(inode)
@@ -114,7 +115,7 @@ extension NotesFileSystem {
         guard let plan else { return nil }
         defer { state.withLock { $0.endStore(inode) } }
         guard let record = try? database.record(for: plan.recordID), record.recordChangeTag == plan.tag,
-            record["content"] == nil, let text = record["text"]?.stringValue
+            record[FieldName.content] == nil, let text = record[FieldName.text]?.stringValue
         else { return nil }
         let bytes = Array(text.utf8)
         guard bytes.count <= Self.storeAtOpenLimit else { return nil }

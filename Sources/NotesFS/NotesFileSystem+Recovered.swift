@@ -35,8 +35,7 @@ extension NotesFileSystem {
             }
         }
         guard state.listings[root] != nil else { return }  // built with the entry when needed
-        let tree = folderTree(&state)
-        let show = !tree.recovered.isEmpty || !tree.strandedItems(in: database).isEmpty
+        let show = folderTree(&state).showsRecovered(in: database)
         let shown = state.listings[root]?.nameOf[recovered]
         if show, shown == nil {
             for rename in state.listings[root]?.upsert(recovered, Self.recoveredMember) ?? [] {

@@ -100,11 +100,11 @@ extension NotesFileSystem {
                         parents: [parent, newParent], &state)
                 } else if EntryNames.isNoteFileName(target) == (metadata.recordType == Note.recordType) {
                     var record = changeOnly(metadata, inode: inode, &state)  // partial: a rename reads and writes no text
-                    let key = metadata.recordType == Note.recordType ? "title" : "name"
+                    let key = metadata.recordType == Note.recordType ? FieldName.title : FieldName.name
                     record[key] = .string(
                         metadata.recordType == Note.recordType
                             ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
-                    record.setReference("folder", to: targetFolder)
+                    record.setReference(FieldName.folder, to: targetFolder)
                     let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
                     state.openFiles[inode]?.baseTag = saved.recordChangeTag
@@ -142,8 +142,8 @@ extension NotesFileSystem {
         }
         try refuseMove(of: metadata.recordID, into: folder, &state)
         var record = changeOnly(metadata, inode: inode, &state)
-        record["name"] = .string(EntryNames.name(fromFileName: target))
-        record.setReference("parent", to: folder)
+        record[FieldName.name] = .string(EntryNames.name(fromFileName: target))
+        record.setReference(FieldName.parent, to: folder)
         // The replaced folder must still be empty at commit time (another process may fill it).
         try database.modify(
             saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes,

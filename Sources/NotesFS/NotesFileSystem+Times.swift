@@ -100,7 +100,7 @@ extension NotesFileSystem {
             return UInt32(clamping: 2 + listing.directoryCount)
         }
         guard let metadata else { return 2 }
-        let folders = database.referrers(to: metadata.recordID, key: "parent").count { $0.recordType == Folder.recordType }
+        let folders = database.referrers(to: metadata.recordID, key: FieldName.parent).count { $0.recordType == Folder.recordType }
         return UInt32(clamping: 2 + folders)
     }
 }

@@ -27,7 +27,7 @@ extension NotesFileSystem {
         // A folder saved with the same parent (its times moved, or its name) keeps the tree as it is.
         let moved = change.saved.contains { metadata in
             guard metadata.recordType == Folder.recordType else { return false }
-            let parent = metadata.field("parent")?.referenceValue?.recordID
+            let parent = metadata.field(FieldName.parent)?.referenceValue?.recordID
             switch state.folderTree?.placement(ofFolder: metadata.recordID) {
             case .root?: return parent != nil
             case .folder(let id)?: return parent != id
@@ -182,21 +182,16 @@ extension NotesFileSystem {
         }
     }
 
-    /// `Recovered` as an entry of the root.
+    /// `Recovered` as an entry of the root (``FolderContents/recoveredCandidate``: created last).
     static let recoveredMember = DirectoryListing.Member(
         recordName: FolderTree.recoveredRecordName, recordType: Folder.recordType, title: FolderTree.recoveredName,
         created: .distantFuture)
 
-    /// How a record appears in its directory listing.
+    /// How a record appears in its directory listing: named by the rules of ``FolderContents``.
     func member(for metadata: RecordMetadata) -> DirectoryListing.Member? {
-        let key = metadata.recordType == Note.recordType ? "title" : "name"
-        var title = metadata.field(key)?.stringValue
-        if title == nil, metadata.isLarge(key) {
-            title = (try? database.record(for: metadata.recordID))?[key]?.stringValue
-        }
         var member = DirectoryListing.Member(
-            recordName: metadata.recordID.recordName, recordType: metadata.recordType, title: title ?? "",
-            created: metadata.creationDate ?? .distantPast)
+            recordName: metadata.recordID.recordName, recordType: metadata.recordType,
+            title: FolderContents.storedName(of: metadata, in: database), created: FolderContents.namingDate(of: metadata))
         (member.fileType, member.linkTarget) = nodeType(of: metadata)
         return member
     }
@@ -213,42 +208,23 @@ extension NotesFileSystem {
             entries.append((metadata.identity, member))
             state.parentOf[metadata.identity] = inode
         }
-        if inode == Self.rootInode {
-            // Records with no parent (`key == nil`, answered by the index: a field it leaves out
-            // as large is there, so not nil), found in one scan of the index for all their types.
-            let parentKeys = [(Folder.recordType, "parent")] + FolderTree.itemTypes.map { ($0, "folder") }
-            let atRoot = database.metadata { metadata in
-                guard let key = parentKeys.first(where: { $0.0 == metadata.recordType })?.1 else { return false }
-                return metadata.field(key) == nil && !metadata.isLarge(key)
-            }
-            for metadata in atRoot { add(metadata, &state) }
-        } else if inode == Self.recoveredInode {
-            let tree = folderTree(&state)
-            for metadata in tree.recovered.compactMap({ database.metadata(for: $0) }) + tree.strandedItems(in: database) {
-                add(metadata, &state)
-            }
-        } else {
-            guard let folder = database.metadata(identity: inode) else {
+        let folder: RecordID?
+        switch inode {
+        case Self.rootInode: folder = nil
+        case Self.recoveredInode: folder = FolderContents.recoveredID
+        default:
+            guard let metadata = database.metadata(identity: inode) else {
                 if state.scratch[inode] != nil { throw .notDirectory }
                 throw .noEntry
             }
-            guard folder.recordType == Folder.recordType else { throw .notDirectory }
-            // Folders shown here: a cycle member that names this one as parent is under Recovered.
-            let tree = folderTree(&state)
-            for metadata in database.referrers(to: folder.recordID, key: "parent")
-            where metadata.recordType == Folder.recordType && tree.placement(ofFolder: metadata.recordID) == .folder(folder.recordID) {
-                add(metadata, &state)
-            }
-            for metadata in database.referrers(to: folder.recordID, key: "folder") where FolderTree.itemTypes.contains(metadata.recordType) {
-                add(metadata, &state)
-            }
+            guard metadata.recordType == Folder.recordType else { throw .notDirectory }
+            folder = metadata.recordID
         }
-        if inode == Self.rootInode {
-            let tree = folderTree(&state)
-            if !tree.recovered.isEmpty || !tree.strandedItems(in: database).isEmpty {
-                entries.append((Self.recoveredInode, Self.recoveredMember))
-                state.parentOf[Self.recoveredInode] = Self.rootInode
-            }
+        let tree = folderTree(&state)
+        FolderContents.forEachMember(of: folder, tree: tree, in: database) { add($0, &state) }
+        if inode == Self.rootInode, tree.showsRecovered(in: database) {
+            entries.append((Self.recoveredInode, Self.recoveredMember))
+            state.parentOf[Self.recoveredInode] = Self.rootInode
         }
         for file in state.scratch.values where file.parent == inode && !file.isUnnamed {
             entries.append((file.inode, scratchMember(file)))

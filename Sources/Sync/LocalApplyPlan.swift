@@ -68,7 +68,7 @@ extension SyncEngine {
         for (name, save) in plan.saves {
             var record = save.record
             var moved = false
-            for key in ["folder", "parent"] {
+            for key in [FieldName.folder, FieldName.parent] {
                 guard let target = record[key]?.referenceValue?.recordID else { continue }
                 // A folder, not some other record a hostile row names (a note "inside" a note).
                 let targetType = plan.saves[target.recordName]?.record.recordType ?? database.metadata(for: target)?.recordType
@@ -87,15 +87,15 @@ extension SyncEngine {
         }
         breakCycles(&plan, doomed: doomed)
         let usesRecovered = plan.saves.values.contains { save in
-            ["folder", "parent"].contains { save.record[$0]?.referenceValue?.recordID.recordName == recovered }
+            [FieldName.folder, FieldName.parent].contains { save.record[$0]?.referenceValue?.recordID.recordName == recovered }
         }
         if usesRecovered, plan.saves[recovered] == nil,
             database.metadata(for: RecordID(recordName: recovered)) == nil || doomed.contains(recovered)
         {
             // Made, or kept from a delete (its own or its parent's) that would take the records moved into it.
-            var folder = try localRecord(recovered) ?? Record(recordType: "Folder", recordID: RecordID(recordName: recovered))
-            folder["name"] = folder["name"] ?? .string("Recovered")
-            folder.setReference("parent", to: nil)
+            var folder = try localRecord(recovered) ?? Record(recordType: Folder.recordType, recordID: RecordID(recordName: recovered))
+            folder[FieldName.name] = folder[FieldName.name] ?? .string("Recovered")
+            folder.setReference(FieldName.parent, to: nil)
             plan.save(folder, server: nil, pending: true)
             plan.deletes.remove(recovered)
         }
@@ -135,7 +135,7 @@ extension SyncEngine {
     private func breakCycles(_ plan: inout LocalApplyPlan, doomed: Set<String>) {
         func parent(_ name: String) -> String? {
             let record = plan.saves[name]?.record ?? database.metadata(for: RecordID(recordName: name))?.record
-            return record?["parent"]?.referenceValue?.recordID.recordName
+            return record?[FieldName.parent]?.referenceValue?.recordID.recordName
         }
         func isInsideItself(_ name: String) -> Bool {
             var current = parent(name)
@@ -146,10 +146,10 @@ extension SyncEngine {
             }
             return current == name
         }
-        for name in plan.saves.keys.sorted() where plan.saves[name]?.record.recordType == "Folder" && isInsideItself(name) {
-            let local = database.metadata(for: RecordID(recordName: name))?.record["parent"]?.referenceValue?.recordID
-            plan.saves[name]?.record.setReference("parent", to: local.flatMap { doomed.contains($0.recordName) ? nil : $0 })
-            if isInsideItself(name) { plan.saves[name]?.record.setReference("parent", to: nil) }
+        for name in plan.saves.keys.sorted() where plan.saves[name]?.record.recordType == Folder.recordType && isInsideItself(name) {
+            let local = database.metadata(for: RecordID(recordName: name))?.record[FieldName.parent]?.referenceValue?.recordID
+            plan.saves[name]?.record.setReference(FieldName.parent, to: local.flatMap { doomed.contains($0.recordName) ? nil : $0 })
+            if isInsideItself(name) { plan.saves[name]?.record.setReference(FieldName.parent, to: nil) }
             plan.saves[name]?.pending = true
         }
     }
@@ -164,7 +164,7 @@ extension SyncEngine {
         var queue = Array(names)
         var seen = names
         while let target = queue.popLast() {
-            for key in ["folder", "parent"] {
+            for key in [FieldName.folder, FieldName.parent] {
                 for child in database.referrers(to: RecordID(recordName: target), key: key) {
                     let name = child.recordID.recordName
                     guard plan.saves[name] == nil, seen.insert(name).inserted else { continue }

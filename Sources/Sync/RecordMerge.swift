@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 /// A three-way merge of one record's fields: the local version and the server's against the last
@@ -19,7 +20,9 @@ struct RecordMerge {
     var decidedFields: [String: (kept: FieldValue?, dropped: FieldValue?)] = [:]
 
     /// Keys whose conflicting values go to a conflict copy rather than latest-wins, by record type.
-    static let contentKeys: [String: Set<String>] = ["Note": ["text", "content"], "Attachment": ["content"]]
+    static let contentKeys: [String: Set<String>] = [
+        Note.recordType: [FieldName.text, FieldName.content], Attachment.recordType: [FieldName.content],
+    ]
 
     init(base: RecordPayload?, local: RecordPayload, server: RecordPayload, recordType: String) {
         var fields: [String: FieldValue] = [:]
@@ -34,7 +37,7 @@ struct RecordMerge {
             } else if s == b {
                 value = l
             } else if contentKeys.contains(key) {
-                if recordType == "Note", key == "text", let l = l?.stringValue, let s = s?.stringValue,
+                if recordType == Note.recordType, key == FieldName.text, let l = l?.stringValue, let s = s?.stringValue,
                     let merged = TextMerge.merge(base: b?.stringValue ?? "", local: l, server: s)
                 {
                     value = .string(merged)
@@ -51,7 +54,7 @@ struct RecordMerge {
         // A note's text and content are one thing: when one of them conflicted, the copy gets both.
         if !losing.isEmpty {
             for key in contentKeys where losing[key] == nil { losing[key] = local.fields[key] }
-            losing = losing.filter { key, value in !(key == "content" && value.assetValue == nil) }
+            losing = losing.filter { key, value in !(key == FieldName.content && value.assetValue == nil) }
         }
         let dates = [local.modificationDate, server.modificationDate].compactMap { $0 }
         let created = [local.creationDate, server.creationDate].compactMap { $0 }

@@ -46,9 +46,9 @@ extension ServerValueRules {
     static func versionSizeProblem(_ record: Record) -> String? {
         guard record.recordType == Version.recordType, let size = record["size"]?.int64Value else { return nil }
         let bytes: Int64
-        if let asset = record["content"]?.assetValue {
+        if let asset = record[FieldName.content]?.assetValue {
             bytes = asset.size
-        } else if let text = record["text"]?.stringValue {
+        } else if let text = record[FieldName.text]?.stringValue {
             bytes = Int64(text.utf8.count)
         } else if let prefix = record["deltaPrefix"]?.int64Value, let suffix = record["deltaSuffix"]?.int64Value,
             let middle = record["deltaText"]?.stringValue, (0...Int64(Int32.max)).contains(prefix), (0...Int64(Int32.max)).contains(suffix)
@@ -88,7 +88,7 @@ extension ServerValueRules {
             if name == "modified" { payload.modificationDate = clamp(date) } else { payload.creationDate = clamp(date) }
         }
         for (key, value) in payload.fields.sorted(by: { $0.key < $1.key }) {
-            if key == "mode", let mode = value.int64Value, mode & ~modeMask != 0 {
+            if key == FieldName.mode, let mode = value.int64Value, mode & ~modeMask != 0 {
                 payload.fields[key] = .int64(mode & modeMask)
                 changes.append("mode \(String(mode, radix: 8)) clamped to \(String(mode & modeMask, radix: 8))")
             } else if nanosecondFields.contains(key), let nanoseconds = value.int64Value {

@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 /// The local changes not pushed yet, and the local token to save once they all are.
@@ -48,13 +49,15 @@ extension SyncEngine {
         func depth(_ metadata: RecordMetadata) -> Int {
             var depth = 0
             var current = metadata
-            while depth < 1000, let parent = current.field("parent")?.referenceValue?.recordID, let next = database.metadata(for: parent) {
+            while depth < 1000, let parent = current.field(FieldName.parent)?.referenceValue?.recordID,
+                let next = database.metadata(for: parent)
+            {
                 depth += 1
                 current = next
             }
             return depth
         }
-        let folders = records.filter { $0.recordType == "Folder" }.map { ($0, depth($0)) }.sorted { $0.1 < $1.1 }.map(\.0)
-        return folders + records.filter { $0.recordType != "Folder" }
+        let folders = records.filter { $0.recordType == Folder.recordType }.map { ($0, depth($0)) }.sorted { $0.1 < $1.1 }.map(\.0)
+        return folders + records.filter { $0.recordType != Folder.recordType }
     }
 }

@@ -233,7 +233,7 @@ extension SyncEngine {
         for _ in 0..<Self.folderFetchRounds {
             var wanted = Set<String>()
             for server in newcomers {
-                for key in ["folder", "parent"] {
+                for key in [FieldName.folder, FieldName.parent] {
                     guard let target = server.payload?.fields[key]?.referenceValue?.recordID.recordName,
                         !known.contains(target), database.metadata(for: RecordID(recordName: target)) == nil
                     else { continue }
@@ -267,7 +267,7 @@ extension SyncEngine {
     /// Whether the save of `name` was taken out of `plan` (see ``setAsideMissingReferences(_:)``).
     private func setAsideIfReferencingMissing(_ name: String, _ plan: inout LocalApplyPlan) -> Bool {
         guard let save = plan.saves[name] else { return false }
-        for (key, value) in save.record.fields where key != "folder" && key != "parent" {
+        for (key, value) in save.record.fields where key != FieldName.folder && key != FieldName.parent {
             var missing: String?
             value.forEachReference { reference in
                 let target = reference.recordID
@@ -290,7 +290,7 @@ extension SyncEngine {
     /// aside: the mount could not show them and fsck would report them on every machine.
     private func setAsideLinksNoLinkMayMake(_ plan: inout LocalApplyPlan) {
         for (name, save) in plan.saves where save.record.recordType == Link.recordType {
-            guard let server = save.server, let target = save.record["target"]?.referenceValue?.recordID else { continue }
+            guard let server = save.server, let target = save.record[FieldName.target]?.referenceValue?.recordID else { continue }
             let targetType = plan.saves[target.recordName]?.record.recordType ?? database.metadata(for: target)?.recordType
             let problem: String? =
                 if target.recordName == name {

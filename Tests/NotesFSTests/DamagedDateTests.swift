@@ -11,7 +11,13 @@ import Testing
 /// Rewrites `creationDate` and `modificationDate` of the record named `recordName` to `value` (a
 /// JSON number) in every file of the closed database at `path` (journal, index, record files).
 func handEditDates(_ path: String, recordName: String, to value: String) throws {
-    let pattern = try NSRegularExpression(pattern: #""(creationDate|modificationDate)":[-+0-9.eE]+"#)
+    try handEditRecord(path, recordName: recordName, replacing: #""(creationDate|modificationDate)":[-+0-9.eE]+"#, with: "\"$1\":\(value)")
+}
+
+/// Replaces the matches of the regular expression `pattern` with `template` in the lines that
+/// name the record `recordName`, in every file of the closed database at `path`.
+func handEditRecord(_ path: String, recordName: String, replacing pattern: String, with template: String) throws {
+    let pattern = try NSRegularExpression(pattern: pattern)
     let enumerator = FileManager.default.enumerator(atPath: path)
     while let relative = enumerator?.nextObject() as? String {
         guard relative.hasSuffix(".json") || relative.hasSuffix(".jsonl") else { continue }
@@ -22,7 +28,7 @@ func handEditDates(_ path: String, recordName: String, to value: String) throws 
             let string = String(line)
             guard string.contains(recordName) else { return string }
             return pattern.stringByReplacingMatches(
-                in: string, range: NSRange(string.startIndex..., in: string), withTemplate: "\"$1\":\(value)")
+                in: string, range: NSRange(string.startIndex..., in: string), withTemplate: template)
         }
         try lines.joined(separator: "\n").write(toFile: file, atomically: false, encoding: .utf8)
     }

@@ -28,6 +28,23 @@ func makeManager() throws -> NotesManager {
         #expect(try await notes.fetchFolders(in: nil).map(\.name) == ["Work"])
     }
 
+    /// The manager lists folders and names paths as the mount does (``FolderContents``).
+    @Test func contentsAndPathsAsTheMountShowsThem() async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        let first = try await notes.save(note: Note(title: "a/b", text: "one", folder: work.recordID))
+        let second = try await notes.save(note: Note(title: "a/b", text: "two", folder: work.recordID))
+        #expect(notes.contents(of: nil).map(\.fileName) == ["Work"])
+        #expect(notes.contents(of: work).map(\.recordID) == [second.recordID, first.recordID])  // by file name: "a∕b (…).md" first
+        #expect(notes.path(of: first) == "Work/a∕b.md")
+        let suffix = EntryNames.suffixCharacters(second.recordID.recordName).prefix(6)
+        #expect(notes.path(of: second) == "Work/a∕b (\(suffix)).md")
+        #expect(notes.path(of: work) == "Work")
+        let found = try notes.entry(at: "Work/a∕b")
+        #expect(found?.recordID == first.recordID)
+        #expect(throws: NotesError.notFound("Work/none: no such folder, note or attachment")) { try notes.entry(at: "Work/none") }
+    }
+
     @Test func deletingAFolderCascadesAndUpdatesAreObservable() async throws {
         let notes = try makeManager()
         let received = Mutex<[NoteUpdate]>([])

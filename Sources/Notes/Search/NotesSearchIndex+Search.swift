@@ -44,13 +44,13 @@ extension NotesSearchIndex {
     {
         let temporary = try TextIndex.temporary()
         defer { temporary.close() }
-        var listing = FolderListing(database: database)
+        let contents = FolderContents(database: database)
         let ids = database.metadata { Self.rowTypes.contains($0.recordType) }.map(\.recordID)
         try temporary.update { (w) throws(SQLiteError) in
             for start in stride(from: 0, to: ids.count, by: Self.buildBatch) {
-                try save(Array(ids[start..<min(ids.count, start + Self.buildBatch)]), to: w, listing: &listing)
+                try save(Array(ids[start..<min(ids.count, start + Self.buildBatch)]), to: w, contents: contents)
             }
-            try w.setFolderPaths(listing.folderPaths())
+            try w.setFolderPaths(contents.folderPaths())
         }
         return SearchResults(
             hits: try temporary.search(query, folder: folder, limit: limit, snippets: snippets), scannedBecause: reason)
@@ -60,12 +60,12 @@ extension NotesSearchIndex {
 extension NotesSearchIndex: QueryCandidateSource {
     /// Notes' `text` substrings, from the trigram table (see ``TextIndex/bodyCandidates(_:)``).
     public func candidates(recordType: String, substrings: [(key: String, needle: String)]) -> QueryCandidates? {
-        guard recordType == Note.recordType, substrings.contains(where: { $0.key == "text" }) else { return nil }
-        let needles = substrings.map { $0.key == "text" ? $0.needle : "" }
+        guard recordType == Note.recordType, substrings.contains(where: { $0.key == FieldName.text }) else { return nil }
+        let needles = substrings.map { $0.key == FieldName.text ? $0.needle : "" }
         // A build under way has no token (it is set when the build ends): nil, so the query scans.
         guard let answer = try? withReader({ (index) throws(SQLiteError) in try index.bodyCandidates(needles) }), let token = answer.token
         else { return nil }
-        let names = zip(substrings, answer.names).map { pair in pair.0.key == "text" ? pair.1 : nil }
+        let names = zip(substrings, answer.names).map { pair in pair.0.key == FieldName.text ? pair.1 : nil }
         return QueryCandidates(token: token, names: names, alwaysTested: answer.unreadable)
     }
 }

@@ -111,14 +111,6 @@ public final class NotesSearchIndex: Sendable {
         }
     }
 
-    /// Stores the journal's stamp beside a token the index already holds (nothing when it is there).
-    private func recordJournalStamp(_ stamp: String?, in index: TextIndex, token: ChangeToken) throws(SQLiteError) {
-        guard let stamp, try index.read({ () throws(SQLiteError) in try index.journalStamp() }) != stamp else { return }
-        try index.update { (w) throws(SQLiteError) in
-            if try w.token() == token { try w.setMeta("journal", stamp) }
-        }
-    }
-
     /// Builds the index from every record, in batches by record name; continues a build a killed
     /// process left (its `building` token and `cursor`). Ends with an incremental catch-up from the
     /// build's token (what changed meanwhile).
@@ -130,7 +122,7 @@ public final class NotesSearchIndex: Sendable {
             try w.setMeta("building", started.stringValue)
             try w.setMeta("cursor", "")
         }
-        var listing = FolderListing(database: database)
+        let contents = FolderContents(database: database)
         let all = database.metadata { Self.rowTypes.contains($0.recordType) }.map(\.recordID.recordName).sorted {
             $0.utf8.lexicographicallyPrecedes($1.utf8)
         }
@@ -143,13 +135,13 @@ public final class NotesSearchIndex: Sendable {
                 progress?(start, all.count)
                 guard !batch.isEmpty else {
                     let building = try w.meta("building").flatMap(ChangeToken.init(stringValue:))
-                    try w.setFolderPaths(listing.folderPaths())
+                    try w.setFolderPaths(contents.folderPaths())
                     try w.setToken(building)
                     try w.setMeta("building", nil)
                     try w.setMeta("cursor", nil)
                     return true
                 }
-                try save(batch.map { RecordID(recordName: $0) }, to: w, listing: &listing)
+                try save(batch.map { RecordID(recordName: $0) }, to: w, contents: contents)
                 try w.setMeta("cursor", batch.last ?? "")
                 return false
             }
@@ -180,7 +172,7 @@ public final class NotesSearchIndex: Sendable {
     /// Applies one change set: saved and deleted rows, then the names in every folder they touched
     /// (and every folder's path when a folder changed).
     private func apply(_ changes: ChangeSet, to w: IndexWriter) throws(SQLiteError) {
-        var listing = FolderListing(database: database)
+        let contents = FolderContents(database: database)
         var touched = Set<String?>()
         var foldersChanged = false
         var saved: [RecordID] = []
@@ -189,7 +181,7 @@ public final class NotesSearchIndex: Sendable {
                 foldersChanged = true
             } else if Self.rowTypes.contains(metadata.recordType) {
                 saved.append(metadata.recordID)
-                touched.insert(listing.shownFolder(of: metadata))
+                touched.insert(contents.shownFolder(of: metadata)?.recordName)
                 // The folder it was in: its other entries' names may change.
                 if let old = try w.folder(of: metadata.recordID.recordName) { touched.insert(old) }
             }
@@ -203,38 +195,40 @@ public final class NotesSearchIndex: Sendable {
             }
         }
         for start in stride(from: 0, to: saved.count, by: Self.buildBatch) {
-            try save(Array(saved[start..<min(saved.count, start + Self.buildBatch)]), to: w, listing: &listing)
+            try save(Array(saved[start..<min(saved.count, start + Self.buildBatch)]), to: w, contents: contents)
         }
         if foldersChanged {
-            try w.setFolderPaths(listing.folderPaths())
+            try w.setFolderPaths(contents.folderPaths())
             touched = Set(try w.allFolders())
         }
         for folder in touched {
             let stored = try w.fileNames(inFolder: folder)
-            for item in listing.items(of: folder) where stored[item.recordName].map({ $0 != item.fileName }) ?? false {
-                try w.setFileName(item.recordName, item.fileName)
+            for entry in contents.children(of: folder.map(RecordID.init(recordName:)))
+            where stored[entry.recordID.recordName].map({ $0 != entry.fileName }) ?? false {
+                try w.setFileName(entry.recordID.recordName, entry.fileName)
             }
         }
         try w.setToken(changes.token)
     }
 
     /// Reads records and saves their rows (a record that is gone is deleted from the index).
-    func save(_ ids: [RecordID], to w: IndexWriter, listing: inout FolderListing) throws(SQLiteError) {
+    func save(_ ids: [RecordID], to w: IndexWriter, contents: FolderContents) throws(SQLiteError) {
         let records = database.records(for: ids)
         for id in ids {
             guard let metadata = database.metadata(for: id) else {
                 try w.delete(id.recordName)
                 continue
             }
-            let folder = listing.shownFolder(of: metadata)
-            let fileName = listing.items(of: folder).first { $0.recordName == id.recordName }?.fileName ?? ""
+            let folder = contents.shownFolder(of: metadata)
+            let fileName = contents.children(of: folder).first { $0.recordID == id }?.fileName ?? ""
             switch records[id] {
             case .success(let record):
-                try w.save(Self.document(record, folder: folder, fileName: fileName))
+                try w.save(Self.document(record, folder: folder?.recordName, fileName: fileName))
             case .failure, nil:
                 try w.save(
                     IndexedDocument(
-                        name: id.recordName, recordType: metadata.recordType, folder: folder, fileName: fileName, title: "", body: "",
+                        name: id.recordName, recordType: metadata.recordType, folder: folder?.recordName, fileName: fileName, title: "",
+                        body: "",
                         modificationDate: metadata.record.modificationDate, unreadable: true))
             }
         }
@@ -246,10 +240,10 @@ public final class NotesSearchIndex: Sendable {
         var body = ""
         switch record.recordType {
         case Note.recordType:
-            title = record["title"]?.stringValue ?? ""
-            body = record["text"]?.stringValue ?? ""
+            title = record[FieldName.title]?.stringValue ?? ""
+            body = record[FieldName.text]?.stringValue ?? ""
         case Attachment.recordType:
-            title = record["name"]?.stringValue ?? ""
+            title = record[FieldName.name]?.stringValue ?? ""
         default:
             title = ""
         }

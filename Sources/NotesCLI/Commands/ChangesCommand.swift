@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 /// `notesfs changes [--since TOKEN]`: records changed and deleted, and the token to ask next time.
@@ -25,9 +26,9 @@ enum ChangesCommand {
         let database = try context.openDatabase()
         let changes: ChangeSet
         do { changes = try database.changes(since: token) } catch { throw CLIError.store(error, subject: "changes") }
-        let catalog = Catalog(database: database)
+        let contents = FolderContents(database: database)
         let changed = changes.changed.sorted { ($0.seq, $0.recordID) < ($1.seq, $1.recordID) }
-        let paths = changed.map { catalog.entry(for: $0.recordID)?.displayPath }
+        let paths = changed.map { contents.entry(for: $0.recordID)?.displayPath }
         if context.output.json {
             let records: [JSONValue] = zip(changed, paths).map { metadata, path in
                 var members: [(String, JSONValue)] = [

@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 /// `notesfs export DIR [--from PATH] [--devices]`.
@@ -21,9 +22,9 @@ enum ExportCommand {
     static func run(_ context: CommandContext) throws(CLIError) {
         let target = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        let folder = try catalog.resolveFolder(context.arguments.value("--from") ?? "")
-        let exporter = TreeExport(database: database, catalog: catalog, devices: context.arguments.has("--devices"))
+        let contents = FolderContents(database: database)
+        let folder = try contents.folder(at: context.arguments.value("--from") ?? "")
+        let exporter = TreeExport(database: database, contents: contents, devices: context.arguments.has("--devices"))
         let items = try exporter.plan(folder?.recordID)
         var summary = TreeExport.Summary()
         let progress = ProgressBar(label: "export", total: items.count, enabled: FileSystem.stderrIsTerminal && !context.output.quiet)

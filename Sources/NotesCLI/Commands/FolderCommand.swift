@@ -28,14 +28,14 @@ enum FolderCommand {
     static func new(_ context: CommandContext) throws(CLIError) {
         let name = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase(create: true)
-        let catalog = Catalog(database: database)
+        let contents = FolderContents(database: database)
         let parentPath = context.arguments.value("--parent") ?? ""
-        _ = try catalog.resolveFolder(parentPath)
+        _ = try contents.folder(at: parentPath)
         let full = parentPath.isEmpty ? name : parentPath + "/" + name
-        let (parent, fileName) = try catalog.resolveNew(full)
+        let (parent, fileName) = try contents.newEntry(at: full)
         let folderName = EntryNames.name(fromFileName: fileName)
         let shown = Array(EntryNames.baseName(folderName, kind: .folder).utf8)
-        if let existing = try catalog.children(of: parent?.recordID).first(where: { Array($0.fileName.utf8) == shown }) {
+        if let existing = contents.children(of: parent?.recordID).first(where: { Array($0.fileName.utf8) == shown }) {
             throw CLIError(.conflict, existing.displayPath, "already exists")
         }
         let folder = Folder(name: folderName, parent: parent?.recordID)
@@ -49,20 +49,20 @@ enum FolderCommand {
             throw CLIError.store(error, subject: full)
         }
         try context.finish(database)
-        catalog.invalidate()
-        if context.output.json, let entry = catalog.entry(for: saved.recordID) {
+        contents.invalidate()
+        if context.output.json, let entry = contents.entry(for: saved.recordID) {
             context.output.json(Formatting.json(entry))
         } else {
-            context.output.detail("created folder \(catalog.entry(for: saved.recordID)?.displayPath ?? full)")
+            context.output.detail("created folder \(contents.entry(for: saved.recordID)?.displayPath ?? full)")
         }
     }
 
     static func list(_ context: CommandContext) throws(CLIError) {
         let path = try context.positionals(min: 0, max: 1).first ?? ""
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        let folder = try catalog.resolveFolder(path)
-        let folders = try catalog.children(of: folder?.recordID).filter { $0.kind == .folder }
+        let contents = FolderContents(database: database)
+        let folder = try contents.folder(at: path)
+        let folders = contents.children(of: folder?.recordID).filter { $0.kind == .folder }
         if context.output.json {
             context.output.json(.array(folders.map(Formatting.json)))
         } else {
@@ -72,13 +72,13 @@ enum FolderCommand {
 
     /// The entries under a folder, the folder first, then depth first (an explicit stack: no
     /// recursion, however deep the tree).
-    static func subtree(of folder: Entry, in catalog: Catalog) throws(CLIError) -> [Entry] {
-        var result: [Entry] = []
+    static func subtree(of folder: FolderEntry, in contents: FolderContents) throws(CLIError) -> [FolderEntry] {
+        var result: [FolderEntry] = []
         var pending = [folder]
         while let entry = pending.popLast() {
             result.append(entry)
             guard entry.kind == .folder else { continue }
-            pending += try catalog.children(of: entry.recordID).reversed()
+            pending += contents.children(of: entry.recordID).reversed()
         }
         return result
     }
@@ -87,10 +87,10 @@ enum FolderCommand {
         let path = try context.positionals(min: 1, max: 1)[0]
         let dryRun = context.arguments.has("--dry-run")
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        guard let folder = try catalog.resolveFolder(path) else { throw CLIError(.usage, path, "the root cannot be removed") }
-        try Catalog.refuseVirtual(folder, path)
-        let planned = try subtree(of: folder, in: catalog)
+        let contents = FolderContents(database: database)
+        guard let folder = try contents.folder(at: path) else { throw CLIError(.usage, path, "the root cannot be removed") }
+        try FolderContents.refuseVirtual(folder, path)
+        let planned = try subtree(of: folder, in: contents)
         var removed = planned
         if !dryRun {
             let deleted: [RecordID]

@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 import Sync
 
@@ -25,7 +26,7 @@ enum FsckCommand {
         _ = try context.positionals(min: 0, max: 0)
         let repair = context.arguments.has("--repair")
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
+        let contents = FolderContents(database: database)
         let report: CheckReport
         // A record dropped for local damage is the server's still: fetched again, never deleted there.
         let hold: SyncStateHold?
@@ -33,11 +34,11 @@ enum FsckCommand {
         do { report = try database.check(repair: repair) } catch { throw CLIError.store(error, subject: database.path) }
         do { try hold?.refetch(report.droppedRecords.map(\.recordName)) } catch { throw SyncCommand.cliError(error, context) }
         // Paths of records are computed before a repair changed the index.
-        let lines = report.problems.map { line(for: $0, catalog: catalog) }
+        let lines = report.problems.map { line(for: $0, contents: contents) }
         var remaining = report.problems
         // Not repaired: the mount shows such records as empty files.
         let damagedVersions = VersionRecordCheck.damaged(in: database)
-        let nodeProblems = NodeRecordCheck.problems(in: database, catalog: catalog) + damagedVersions.map(\.problem)
+        let nodeProblems = NodeRecordCheck.problems(in: database, contents: contents) + damagedVersions.map(\.problem)
         var movedVersions: [String] = []  // --repair: damaged versions, copied to lost+found and deleted
         // The derived full-text index: damage is a problem (--repair rebuilds it); being behind is not.
         var indexProblems = SearchIndexCheck.problems(database)
@@ -103,7 +104,7 @@ enum FsckCommand {
     }
 
     /// `<path>: <problem>`; a record's problem also names the note or folder it is.
-    static func line(for problem: CheckProblem, catalog: Catalog) -> String {
+    static func line(for problem: CheckProblem, contents: FolderContents) -> String {
         var record: RecordID?
         switch problem {
         case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _), .assetSizeMismatch(let id, _, _, _, _):
@@ -112,7 +113,7 @@ enum FsckCommand {
         case .referenceCycle(_, let members): record = members.first
         default: break
         }
-        let notePath = record.flatMap { catalog.entry(for: $0)?.displayPath }
+        let notePath = record.flatMap { contents.entry(for: $0)?.displayPath }
         switch (problem.path, notePath) {
         case (let path?, let note?): return "\(path) (\(note)): \(problem.description)"
         case (let path?, nil): return "\(path): \(problem.description)"

@@ -1,6 +1,5 @@
 import Foundation
 import Notes
-import NotesFS
 import RecordStore
 
 /// `notesfs note log|diff|restore|undelete` and `notesfs log`: a note's kept versions
@@ -124,8 +123,8 @@ enum HistoryCommand {
     }
 
     /// The live note or attachment at `path`.
-    private static func noteEntry(_ path: String, catalog: Catalog) throws(CLIError) -> Entry {
-        guard let entry = try catalog.resolve(path) else { throw CLIError(.usage, path, "the root is not a note") }
+    private static func noteEntry(_ path: String, contents: FolderContents) throws(CLIError) -> FolderEntry {
+        guard let entry = try contents.entry(at: path) else { throw CLIError(.usage, path, "the root is not a note") }
         guard entry.kind == .note || entry.kind == .attachment else {
             throw CLIError(.notFound, entry.displayPath, "not a note or an attachment")
         }
@@ -137,7 +136,7 @@ enum HistoryCommand {
     static func log(_ context: CommandContext) throws(CLIError) {
         let path = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
-        let entry = try noteEntry(path, catalog: Catalog(database: database))
+        let entry = try noteEntry(path, contents: FolderContents(database: database))
         let states = VersionSelector.states(of: entry, database: database).reversed()
         if context.output.json {
             context.output.json(
@@ -162,7 +161,7 @@ enum HistoryCommand {
     static func diff(_ context: CommandContext) throws(CLIError) {
         let arguments = try context.positionals(min: 1, max: 3)
         let database = try context.openDatabase()
-        let entry = try noteEntry(arguments[0], catalog: Catalog(database: database))
+        let entry = try noteEntry(arguments[0], contents: FolderContents(database: database))
         let states = VersionSelector.states(of: entry, database: database)
         let old: NoteState
         let new: NoteState
@@ -199,7 +198,7 @@ enum HistoryCommand {
             throw CLIError.usage("missing --at DATE|VERSION", command: context.command)
         }
         let database = try context.openDatabase()
-        let entry = try noteEntry(path, catalog: Catalog(database: database))
+        let entry = try noteEntry(path, contents: FolderContents(database: database))
         let state = try VersionSelector.state(selector, in: VersionSelector.states(of: entry, database: database), path: entry.path)
         guard let version = state.version else {
             context.output.info("\(entry.path): that is the current version; nothing to restore")
@@ -215,11 +214,11 @@ enum HistoryCommand {
     static func undelete(_ context: CommandContext) throws(CLIError) {
         let argument = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
+        let contents = FolderContents(database: database)
         var into: RecordID?? = .none
-        if let folder = context.arguments.value("--into") { into = .some(try catalog.resolveFolder(folder)?.recordID) }
+        if let folder = context.arguments.value("--into") { into = .some(try contents.folder(at: folder)?.recordID) }
         let deleted = VersionHistory.deletedNotes(in: database)
-        var found = DeletedNotePaths(deleted, catalog: catalog).note(at: argument).flatMap { name in
+        var found = DeletedNotePaths(deleted, contents: contents).note(at: argument).flatMap { name in
             deleted.first { $0.noteName == name }
         }
         let prefix = argument.lowercased()
@@ -237,8 +236,8 @@ enum HistoryCommand {
             throw CLIError.notes(error, subject: argument)
         }
         try context.finish(database)
-        catalog.invalidate()
-        context.output.info("restored \(catalog.entry(for: record.recordID)?.path ?? version.title)")
+        contents.invalidate()
+        context.output.info("restored \(contents.entry(for: record.recordID)?.path ?? version.title)")
     }
 
     /// Any version of a deleted note `log` prints (by ID or a prefix of 4 or more): that
@@ -254,7 +253,7 @@ enum HistoryCommand {
         do { record = try VersionHistory.fullVersion(match.recordID, in: database).record } catch {
             throw CLIError.notes(error, subject: argument)
         }
-        let note = record["note"]?.stringValue ?? ""
+        let note = record[FieldName.note]?.stringValue ?? ""
         guard database.metadata(for: RecordID(recordName: note)) == nil else {
             throw CLIError(
                 .conflict, argument, "is a version of a note that is not deleted: use 'notesfs note restore PATH --at \(argument)'")
@@ -278,7 +277,7 @@ enum HistoryCommand {
             since = date
         }
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
+        let contents = FolderContents(database: database)
         var versions: [Version]
         if context.arguments.has("--deleted") {
             versions = VersionHistory.deletedNotes(in: database, since: since)
@@ -288,10 +287,10 @@ enum HistoryCommand {
             versions.sort { ($0.madeAt, $0.recordID.recordName) > ($1.madeAt, $1.recordID.recordName) }
         }
         // The deleted notes' paths, unique, as `note undelete` takes them.
-        let deletedPaths = DeletedNotePaths(VersionHistory.deletedNotes(in: database), catalog: catalog)
+        let deletedPaths = DeletedNotePaths(VersionHistory.deletedNotes(in: database), contents: contents)
         func path(_ version: Version) -> String {
-            if let entry = catalog.entry(for: RecordID(recordName: version.noteName)) { return entry.path }
-            return deletedPaths.path(ofNoteNamed: version.noteName) ?? DeletedNotePaths.basePath(version, catalog: catalog)
+            if let entry = contents.entry(for: RecordID(recordName: version.noteName)) { return entry.path }
+            return deletedPaths.path(ofNoteNamed: version.noteName) ?? DeletedNotePaths.basePath(version, contents: contents)
         }
         if context.output.json {
             context.output.json(

@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 
 /// `notesfs import DIR [--into PATH]`.
@@ -20,8 +21,8 @@ enum ImportCommand {
     static func run(_ context: CommandContext) throws(CLIError) {
         let source = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase(create: true)
-        let catalog = Catalog(database: database)
-        let folder = try catalog.resolveFolder(context.arguments.value("--into") ?? "")
+        let contents = FolderContents(database: database)
+        let folder = try contents.folder(at: context.arguments.value("--into") ?? "")
         let importer = TreeImport(database: database, output: context.output)
         var summary = TreeImport.Summary()
         let items = try importer.scan(source, summary: &summary)

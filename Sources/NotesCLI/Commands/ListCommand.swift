@@ -17,10 +17,10 @@ enum ListCommand {
     static func run(_ context: CommandContext) throws(CLIError) {
         let path = try context.positionals(min: 0, max: 1).first ?? ""
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        let target = try catalog.resolve(path)
-        let entries: [Entry]
-        if let target, target.kind != .folder { entries = [target] } else { entries = try catalog.children(of: target?.recordID) }
+        let contents = FolderContents(database: database)
+        let target = try contents.entry(at: path)
+        let entries: [FolderEntry]
+        if let target, target.kind != .folder { entries = [target] } else { entries = contents.children(of: target?.recordID) }
         if context.output.json {
             context.output.json(.array(entries.map(Formatting.json)))
             return
@@ -48,9 +48,11 @@ enum ListCommand {
     /// The size column of `ls -l`: bytes (`binary` for a note kept as bytes), `fifo`, `socket`,
     /// `char MAJOR, MINOR`, `block MAJOR, MINOR`; a hard link shows its target's; `N links` after
     /// it when a record has several names.
-    static func longSize(_ entry: Entry, _ database: RecordDatabase) -> String {
+    static func longSize(_ entry: FolderEntry, _ database: RecordDatabase) -> String {
         var record = entry.metadata
-        if entry.kind == .link, let target = record?.record["target"]?.referenceValue?.recordID { record = database.metadata(for: target) }
+        if entry.kind == .link, let target = record?.record[FieldName.target]?.referenceValue?.recordID {
+            record = database.metadata(for: target)
+        }
         guard let record else { return "-" }
         var size: String
         if let special = try? SpecialFile(record: record.record) {
@@ -61,18 +63,20 @@ enum ListCommand {
             case .socket: size = "socket"
             }
         } else {
-            let shown = entry.kind == .link ? Catalog.entrySize(record) : entry.size
+            let shown = entry.kind == .link ? FolderEntry.size(of: record) : entry.size
             size = (shown.map(String.init) ?? "-") + (entry.isBinaryNote ? " binary" : "")
         }
-        let links = database.referrers(to: record.recordID, key: "target").filter { $0.recordType == Link.recordType }.count
+        let links = database.referrers(to: record.recordID, key: FieldName.target).filter { $0.recordType == Link.recordType }.count
         if links > 0, entry.kind != .folder { size += " \(links + 1) links" }
         return size
     }
 
     /// ` -> target` for a symlink or a hard link to one (bytes that are not UTF-8 as U+FFFD).
-    static func symlinkSuffix(_ entry: Entry, _ database: RecordDatabase) -> String {
+    static func symlinkSuffix(_ entry: FolderEntry, _ database: RecordDatabase) -> String {
         var record = entry.metadata?.record
-        if entry.kind == .link, let target = record?["target"]?.referenceValue?.recordID { record = database.metadata(for: target)?.record }
+        if entry.kind == .link, let target = record?[FieldName.target]?.referenceValue?.recordID {
+            record = database.metadata(for: target)?.record
+        }
         guard let record, let symlink = try? Symlink(record: record) else { return "" }
         return " -> " + ShellQuoting.shown(String(decoding: symlink.target, as: UTF8.self))
     }

@@ -1,6 +1,5 @@
 import Foundation
 import Notes
-import NotesFS
 import POSIX
 import RecordStore
 
@@ -58,11 +57,11 @@ enum NoteCommand {
         defer { if case .file(let fd) = input { close(fd) } }
         let database = try context.openDatabase(create: true)
         let bytes = try storedBytes(input, path: path, database: database)
-        let catalog = Catalog(database: database)
-        let (folder, fileName) = try catalog.resolveNew(path)
+        let contents = FolderContents(database: database)
+        let (folder, fileName) = try contents.newEntry(at: path)
         let title = EntryNames.title(fromFileName: fileName)
         let shown = Array(EntryNames.baseName(title, kind: .note).utf8)
-        let existing = try catalog.children(of: folder?.recordID).first { Array($0.fileName.utf8) == shown }
+        let existing = contents.children(of: folder?.recordID).first { Array($0.fileName.utf8) == shown }
         var record: Record
         if let existing {
             guard existing.kind == .note, context.arguments.has("--force") else {
@@ -79,11 +78,11 @@ enum NoteCommand {
             throw CLIError.store(error, subject: path)
         }
         try context.finish(database)
-        catalog.invalidate()
-        if context.output.json, let entry = catalog.entry(for: record.recordID) {
+        contents.invalidate()
+        if context.output.json, let entry = contents.entry(for: record.recordID) {
             context.output.json(Formatting.json(entry))
         } else {
-            context.output.detail("saved note \(catalog.entry(for: record.recordID)?.path ?? path) (\(record.recordID.recordName))")
+            context.output.detail("saved note \(contents.entry(for: record.recordID)?.path ?? path) (\(record.recordID.recordName))")
         }
     }
 
@@ -126,7 +125,7 @@ enum NoteCommand {
         }
     }
 
-    private static func fetchNote(_ entry: Entry, database: RecordDatabase) throws(CLIError) -> Note {
+    private static func fetchNote(_ entry: FolderEntry, database: RecordDatabase) throws(CLIError) -> Note {
         do { return try Note(record: database.record(for: entry.recordID)) } catch let error as NotesError {
             throw CLIError.notes(error, subject: entry.path)
         } catch let error as RecordStoreError {
@@ -141,10 +140,10 @@ enum NoteCommand {
     static func cat(_ context: CommandContext) throws(CLIError) {
         let argument = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        var entry: Entry?
-        do { entry = try catalog.resolve(argument) } catch  where error.status == .notFound {
-            entry = catalog.entry(for: RecordID(recordName: argument))
+        let contents = FolderContents(database: database)
+        var entry: FolderEntry?
+        do { entry = try contents.entry(at: argument) } catch  where error.status == .notFound {
+            entry = contents.entry(for: RecordID(recordName: argument))
             if entry == nil { throw error }
         }
         guard let entry, entry.kind != .folder else { throw CLIError(.notFound, argument, "is a folder, not a note") }
@@ -165,8 +164,8 @@ enum NoteCommand {
     static func edit(_ context: CommandContext) throws(CLIError) {
         let path = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        guard let entry = try catalog.resolve(path), entry.kind == .note else { throw CLIError(.notFound, path, "not a note") }
+        let contents = FolderContents(database: database)
+        guard let entry = try contents.entry(at: path), entry.kind == .note else { throw CLIError(.notFound, path, "not a note") }
         var record = try fetchNote(entry, database: database).record
         let original = StoredBytes(of: record)
         // A new file in a new private directory (mkdtemp: 0700), so no one else can put a link there.
@@ -228,8 +227,8 @@ enum NoteCommand {
     static func remove(_ context: CommandContext) throws(CLIError) {
         let path = try context.positionals(min: 1, max: 1)[0]
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        guard let entry = try catalog.resolve(path) else { throw CLIError(.usage, path, "the root is not a note") }
+        let contents = FolderContents(database: database)
+        guard let entry = try contents.entry(at: path) else { throw CLIError(.usage, path, "the root is not a note") }
         guard entry.kind != .folder else { throw CLIError(.usage, entry.displayPath, "is a folder; use 'notesfs folder rm'") }
         do { try database.modify(deleting: [entry.recordID]) } catch { throw CLIError.store(error, subject: entry.path) }
         try context.finish(database)
@@ -242,15 +241,15 @@ enum NoteCommand {
         let arguments = try context.positionals(min: 2, max: 2)
         let (source, destination) = (arguments[0], arguments[1])
         let database = try context.openDatabase()
-        let catalog = Catalog(database: database)
-        guard let entry = try catalog.resolve(source) else { throw CLIError(.usage, source, "the root cannot be moved") }
+        let contents = FolderContents(database: database)
+        guard let entry = try contents.entry(at: source) else { throw CLIError(.usage, source, "the root cannot be moved") }
         guard entry.kind != .folder else { throw CLIError(.usage, entry.displayPath, "is a folder; only notes and attachments move") }
 
         var folder: RecordID?
         var name = entry.name
-        var target: Entry?
-        do { target = try catalog.resolve(destination) } catch  where error.status == .notFound {
-            let (parent, fileName) = try catalog.resolveNew(destination)
+        var target: FolderEntry?
+        do { target = try contents.entry(at: destination) } catch  where error.status == .notFound {
+            let (parent, fileName) = try contents.newEntry(at: destination)
             folder = parent?.recordID
             name = entry.kind == .note ? EntryNames.title(fromFileName: fileName) : EntryNames.name(fromFileName: fileName)
         }
@@ -258,12 +257,11 @@ enum NoteCommand {
             if found.recordID == entry.recordID { return }
             guard found.kind == .folder else { throw CLIError(.conflict, found.path, "already exists") }
             folder = found.recordID
-        } else if Catalog.components(destination).isEmpty {
+        } else if FolderContents.components(destination).isEmpty {
             folder = nil
         }
         let shown = Array(EntryNames.baseName(name, kind: entry.kind).utf8)
-        if let clash = try catalog.children(of: folder).first(where: { Array($0.fileName.utf8) == shown && $0.recordID != entry.recordID })
-        {
+        if let clash = contents.children(of: folder).first(where: { Array($0.fileName.utf8) == shown && $0.recordID != entry.recordID }) {
             throw CLIError(.conflict, clash.displayPath, "already exists")
         }
         var record: Record
@@ -271,13 +269,13 @@ enum NoteCommand {
             record = try database.record(for: entry.recordID)
         } catch { throw CLIError.store(error, subject: entry.path) }
         let preserved = record.modificationDate
-        record[Catalog.nameKey(entry.kind)] = .string(name)
-        record.setReference(Catalog.parentKey(entry.kind), to: folder)
+        record[FolderContents.nameKey(entry.kind)] = .string(name)
+        record.setReference(FolderContents.parentKey(entry.kind), to: folder)
         // A move is not an edit of the content: keep the modification date, as rename(2) keeps mtime.
         record.modificationDate = preserved
         do { try database.modify(saving: [record]) } catch { throw CLIError.store(error, subject: entry.path) }
         try context.finish(database)
-        catalog.invalidate()
-        context.output.detail("moved \(entry.path) to \(catalog.entry(for: entry.recordID)?.path ?? destination)")
+        contents.invalidate()
+        context.output.detail("moved \(entry.path) to \(contents.entry(for: entry.recordID)?.path ?? destination)")
     }
 }

@@ -44,8 +44,8 @@ enum QueryCommand {
             throw CLIError.store(error, subject: "query")
         }
         if let limit, records.count > limit { records.removeLast(records.count - limit) }
-        let catalog = Catalog(database: database)
-        let paths = records.map { catalog.entry(for: $0.recordID)?.displayPath }
+        let contents = FolderContents(database: database)
+        let paths = records.map { contents.entry(for: $0.recordID)?.displayPath }
         if context.output.json {
             context.output.json(.array(zip(records, paths).map { Formatting.json($0.0, path: $0.1) }))
         } else {

@@ -37,39 +37,18 @@ enum SearchCommand {
         let query: SearchQuery
         do { query = try SearchQuery(text) } catch { throw CLIError(.usage, "search", error.description) }
         let limit = try context.arguments.integer("--limit", command: context.command).map { $0 == 0 ? nil : $0 } ?? screenful
-        let folder = context.arguments.value("--folder").map { Catalog.components($0).joined(separator: "/") }
-        var hits = try fastSearch(query, folder: folder, limit: limit, databasePath: context.databasePath)
+        let folder = context.arguments.value("--folder").map { FolderContents.components($0).joined(separator: "/") }
+        var hits = NotesSearchIndex.searchIfCurrent(query, folder: folder, limit: limit, databasePath: context.databasePath)
         if hits == nil { hits = try fullSearch(query, folder: folder, limit: limit, context) }
         let found = hits ?? []
         print(found, context)
         if found.isEmpty { throw CLIError(.notFound, nil, "") }
     }
 
-    /// The index alone, when it holds every commit the journal has (no store opened); nil otherwise.
-    static func fastSearch(_ query: SearchQuery, folder: String?, limit: Int?, databasePath: String) throws(CLIError) -> [SearchHit]? {
-        guard let index = try? TextIndex(databasePath: databasePath, create: false) else { return nil }
-        defer { index.close() }
-        do {
-            return try index.read { () throws(SQLiteError) -> [SearchHit]? in
-                guard try !index.isBuilding(), let token = try index.token() else { return nil }
-                // The journal unchanged since the index caught up (one stat), else its last line's sequence.
-                let stamp = RecordDatabase.journalStamp(path: databasePath)
-                let stored = try index.journalStamp()
-                let unchanged = stamp != nil && stored == stamp
-                guard unchanged || RecordDatabase.peekToken(path: databasePath) == token else { return nil }
-                // A folder the index does not know: the full path says it is missing.
-                if let folder, !folder.isEmpty, try !index.hasFolder(path: folder) { return nil }
-                return try index.search(query, folder: folder, limit: limit)
-            }
-        } catch {
-            return nil  // damaged or busy: the full path repairs or waits
-        }
-    }
-
     /// Opens the store, catches the index up (building it, with progress on a terminal), searches.
     static func fullSearch(_ query: SearchQuery, folder: String?, limit: Int?, _ context: CommandContext) throws(CLIError) -> [SearchHit] {
         let database = try context.openDatabase()
-        if let folder, !folder.isEmpty { _ = try Catalog(database: database).resolveFolder(folder) }
+        if let folder, !folder.isEmpty { _ = try FolderContents(database: database).folder(at: folder) }
         let index = NotesSearchIndex(database: database)
         var bar: ProgressBar?
         let results: SearchResults

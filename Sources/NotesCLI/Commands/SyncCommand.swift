@@ -1,4 +1,5 @@
 import Foundation
+import Notes
 import RecordStore
 import Sync
 
@@ -102,12 +103,12 @@ enum SyncCommand {
     }
 
     /// Where the record `name` shows (its path in the tree), else its record name.
-    static func shownRecord(_ name: String, _ catalog: Catalog) -> String {
-        ShellQuoting.shown(catalog.entry(for: RecordID(recordName: name))?.displayPath ?? name)
+    static func shownRecord(_ name: String, _ contents: FolderContents) -> String {
+        ShellQuoting.shown(contents.entry(for: RecordID(recordName: name))?.displayPath ?? name)
     }
 
     private static func print(_ report: SyncReport, _ database: RecordDatabase, _ context: CommandContext) {
-        let catalog = Catalog(database: database)
+        let contents = FolderContents(database: database)
         for notice in report.notices { context.output.info(notice) }
         context.output.info(
             "synced: \(report.pushed) pushed, \(report.fetched) fetched, \(report.merged) merged, \(report.conflictCopies.count) conflict copies"
@@ -118,7 +119,7 @@ enum SyncCommand {
         }
         for entry in report.decided {
             context.output.info(
-                "both machines changed \(entry.key) of \(shownRecord(entry.recordName, catalog)): kept '\(shown(entry.kept))' (the change that reached the server last), dropped '\(shown(entry.dropped))'"
+                "both machines changed \(entry.key) of \(shownRecord(entry.recordName, contents)): kept '\(shown(entry.kept))' (the change that reached the server last), dropped '\(shown(entry.dropped))'"
             )
         }
         for entry in report.setAside.prefix(SyncReport.setAsideShownLimit) {
@@ -214,9 +215,9 @@ enum SyncCommand {
             }
             if !status.decided.isEmpty {
                 lines.append("changed on two machines, the change that reached the server last kept: \(status.decided.count)")
-                let catalog = Catalog(database: database)
+                let contents = FolderContents(database: database)
                 lines += status.decided.map {
-                    "  \(Formatting.iso($0.date))  \(shown($0.recordType)) \(shownRecord($0.recordName, catalog)) \(shown($0.key)): kept '\(shown($0.kept))', dropped '\(shown($0.dropped))'"
+                    "  \(Formatting.iso($0.date))  \(shown($0.recordType)) \(shownRecord($0.recordName, contents)) \(shown($0.key)): kept '\(shown($0.kept))', dropped '\(shown($0.dropped))'"
                 }
             }
             if !status.clamped.isEmpty {

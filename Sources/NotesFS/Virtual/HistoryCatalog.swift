@@ -34,8 +34,8 @@ struct HistoryCatalog {
         // The notes that have versions: from the index's table of the versions' `note` field
         // (kept by `VersionHistory.install`), else by one pass over the versions.
         let noteNames =
-            database.indexedValues(ofField: "note", ofType: Version.recordType)
-            ?? Array(Set(database.metadata(ofType: Version.recordType).compactMap { $0.field("note")?.stringValue }))
+            database.indexedValues(ofField: FieldName.note, ofType: Version.recordType)
+            ?? Array(Set(database.metadata(ofType: Version.recordType).compactMap { $0.field(FieldName.note)?.stringValue }))
         var liveNames: [String] = []
         var liveRecords: [RecordMetadata] = []
         var deleted: [(noteName: String, version: Version)] = []

@@ -58,7 +58,7 @@ final class NoteHistory: VirtualTree {
         if version.record["size"]?.int64Value != nil { return max(version.size, 0) }
         if let asset = version.content { return asset.size }
         if let text = version.text { return Int64(text.utf8.count) }
-        return Int64(version.record.omittedSizes["text"] ?? 0)
+        return Int64(version.record.omittedSizes[FieldName.text] ?? 0)
     }
 
     /// The version's bytes: its text, or its content asset.

@@ -1,15 +1,15 @@
-import Notes
 import RecordStore
 
 /// fsck's check of the records the mount keeps for symlinks, special files and hard links: fields
 /// of the right type (a `fileType` the mount knows, a `target`), and a `Link` that names a note,
 /// attachment, symlink or special file (not a folder, another link, or nothing: the store reports
 /// a dangling reference too).
-enum NodeRecordCheck {
-    static func problems(in database: RecordDatabase, catalog: Catalog) -> [String] {
+public enum NodeRecordCheck {
+    /// One line for each damaged record, naming its path when a folder shows it.
+    public static func problems(in database: RecordDatabase, contents: FolderContents) -> [String] {
         var problems: [String] = []
         func report(_ metadata: RecordMetadata, _ text: String) {
-            let path = catalog.entry(for: metadata.recordID)?.path
+            let path = contents.entry(for: metadata.recordID)?.path
             problems.append((path.map { "\($0) (record \(metadata.recordID.recordName))" } ?? "record \(metadata.recordID.recordName)") + ": " + text)
         }
         for type in [Symlink.recordType, SpecialFile.recordType, Link.recordType] {
@@ -26,7 +26,7 @@ enum NodeRecordCheck {
                     report(metadata, error.description)
                     continue
                 }
-                guard type == Link.recordType, let target = record["target"]?.referenceValue?.recordID else { continue }
+                guard type == Link.recordType, let target = record[FieldName.target]?.referenceValue?.recordID else { continue }
                 guard let linked = database.metadata(for: target) else {
                     report(metadata, "hard link to record \(target.recordName), which does not exist")
                     continue

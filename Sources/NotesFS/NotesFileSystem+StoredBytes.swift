@@ -3,26 +3,6 @@ import Foundation
 import Notes
 import RecordStore
 
-/// How a file's bytes are kept in its record: a note's valid UTF-8 of at most
-/// `Note.maxInlineTextBytes` as `text` (what queries and search see); anything else (other bytes,
-/// larger notes, every attachment) losslessly as the `content` asset.
-public enum StoredBytes: Sendable, Equatable {
-    case text(String)
-    case asset(Asset)
-
-    /// Puts these bytes into `record` (a `Note` drops the field it does not use).
-    public func apply(to record: inout Record) {
-        switch self {
-        case .text(let text):
-            record["text"] = .string(text)
-            record["content"] = nil
-        case .asset(let asset):
-            record["content"] = .asset(asset)
-            if record.recordType == Note.recordType { record["text"] = nil }
-        }
-    }
-}
-
 extension NotesFileSystem {
     /// The stored form of `buffer`'s bytes for a record of `recordType`: streamed into an asset
     /// (`makeAsset(readingFrom:size:)`) for a spilled buffer, so memory stays bounded. Needs no
@@ -54,17 +34,15 @@ extension NotesFileSystem {
         case .root, .recovered, .folder: throw Errno.isDirectory
         case .symlink, .special, .link: throw Errno.invalidArgument  // the kernel opens these itself
         case .note(let metadata), .attachment(let metadata):
-            var asset = metadata.field("content")?.assetValue
-            var text: String?
-            if asset == nil {
-                let record = try database.record(for: metadata.recordID)
-                asset = record["content"]?.assetValue
-                text = record["text"]?.stringValue
-            }
-            if let asset {
+            let bytes =
+                try metadata.field(FieldName.content)?.assetValue.map(StoredBytes.asset)
+                ?? StoredBytes(of: database.record(for: metadata.recordID))
+            switch bytes {
+            case .asset(let asset):
                 return try ContentBuffer.load(fromFile: database.assetPath(asset), count: asset.size, spillDirectory: directory)
+            case .text(let text):
+                return ContentBuffer(Array(text.utf8), spillDirectory: directory)
             }
-            return ContentBuffer(Array((text ?? "").utf8), spillDirectory: directory)
         }
     }
 }

@@ -1,14 +1,13 @@
 import Foundation
 import Index
-import Notes
 import RecordStore
 
 /// What `fsck` says of the full-text index (`<db>/indexes/text.sqlite`), and its repair.
-enum SearchIndexCheck {
+public enum SearchIndexCheck {
     /// Problems of the index file: not an index, damaged pages or FTS5 structures; a token ahead
     /// of the journal; rows that do not agree with the records (``NotesSearchIndex/audit()``).
     /// None when it is sound, absent or of another format (built or rebuilt on first use).
-    static func problems(_ database: RecordDatabase) -> [String] {
+    public static func problems(_ database: RecordDatabase) -> [String] {
         let path = TextIndex.path(forDatabaseAt: database.path)
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         do throws(SQLiteError) {
@@ -28,7 +27,7 @@ enum SearchIndexCheck {
     }
 
     /// Discards the index and builds it again; the problems left (none when it worked).
-    static func rebuild(_ database: RecordDatabase) -> [String] {
+    public static func rebuild(_ database: RecordDatabase) -> [String] {
         TextIndex.discard(databasePath: database.path)
         do throws(SQLiteError) {
             try NotesSearchIndex(database: database).catchUp()

@@ -114,8 +114,8 @@ public struct FolderTree: Sendable, Equatable {
         return true
     }
 
-    static let parentKey = "parent"
-    static let folderKey = "folder"
+    static let parentKey = FieldName.parent
+    static let folderKey = FieldName.folder
 
     /// Where folder `id` is shown; nil when it is not a folder of this tree.
     public func placement(ofFolder id: RecordID) -> Placement? { placements[id] }
@@ -137,6 +137,11 @@ public struct FolderTree: Sendable, Equatable {
             placement(ofItemIn: metadata.field(Self.folderKey)?.referenceValue?.recordID)
         default: nil
         }
+    }
+
+    /// Whether the root shows the virtual `Recovered` folder: while it holds a folder or an item.
+    public func showsRecovered(in database: RecordDatabase) -> Bool {
+        !recovered.isEmpty || !strandedItems(in: database).isEmpty
     }
 
     /// Notes and attachments whose folder is missing or not a folder (shown under `Recovered`).

@@ -1,0 +1,153 @@
+import Foundation
+import RecordStore
+
+/// What each folder holds and what each entry is named: the one answer the mount, the CLI and
+/// search give.
+///
+/// A folder (a record name; nil: the root; ``recoveredID``: the virtual `Recovered` folder)
+/// shows the folders whose `parent` it is and the items (notes, attachments, symlinks, special
+/// files, hard links) whose `folder` it is, as ``FolderTree`` places them: folders on a parent
+/// cycle or with a dangling parent, and items whose folder is gone, show under `Recovered`, which
+/// the root shows while it holds something. Each entry's file name follows ``EntryNames``.
+///
+/// The rules themselves are static (``forEachMember(of:tree:in:_:)``, ``storedName(of:in:)``,
+/// ``candidate(for:name:)``), so that the mount, which keeps its own listings by inode and
+/// updates them change by change, names with them too. An instance reads metadata only (the
+/// store's in-memory index) and caches each folder's entries and paths: make a new one, or call
+/// ``invalidate()``, after the database changed.
+public final class FolderContents {
+    public let database: RecordDatabase
+    private var cachedTree: FolderTree?
+    private var listings: [RecordID?: [FolderEntry]] = [:]
+    var folderPathCache: [RecordID: String] = [:]
+
+    /// The ID that stands for the virtual `Recovered` folder (no record has it).
+    public static let recoveredID = RecordID(recordName: FolderTree.recoveredRecordName)
+
+    /// The contents of `database`'s folders; `tree`: its folder tree when the caller has it.
+    public init(database: RecordDatabase, tree: FolderTree? = nil) {
+        self.database = database
+        cachedTree = tree
+    }
+
+    /// The folder hierarchy, computed on first use.
+    public var tree: FolderTree {
+        if let cachedTree { return cachedTree }
+        let tree = FolderTree(database: database)
+        cachedTree = tree
+        return tree
+    }
+
+    /// Forgets cached listings, paths and the tree (after this process changed the database).
+    public func invalidate() {
+        listings = [:]
+        folderPathCache = [:]
+        cachedTree = nil
+    }
+
+    // MARK: The rules
+
+    /// The field that holds an entry's stored name: a note's `title`, everything else's `name`.
+    public static func nameKey(_ kind: EntryNames.Kind) -> String { kind == .note ? FieldName.title : FieldName.name }
+
+    /// The field that places an entry: a folder's `parent`, everything else's `folder`.
+    public static func parentKey(_ kind: EntryNames.Kind) -> String { kind == .folder ? FieldName.parent : FieldName.folder }
+
+    /// The field that places a record of `recordType` (nil for a type no folder shows).
+    static func parentKey(ofRecordType recordType: String) -> String? { EntryNames.kind(ofRecordType: recordType).map(parentKey) }
+
+    /// Calls `body` with each record `folder` shows (nil: the root; ``recoveredID``), in no
+    /// particular order, without the virtual `Recovered` entry of the root (see
+    /// ``FolderTree/showsRecovered(in:)``).
+    ///
+    /// The root's records are those with no parent, found in one scan of the index for every
+    /// shown type (a field the index leaves out as large is there, so not missing); a folder's
+    /// through the reference index (no scan).
+    public static func forEachMember(
+        of folder: RecordID?, tree: FolderTree, in database: RecordDatabase, _ body: (RecordMetadata) -> Void
+    ) {
+        if folder == recoveredID {
+            for id in tree.recovered { if let metadata = database.metadata(for: id) { body(metadata) } }
+            for metadata in tree.strandedItems(in: database) { body(metadata) }
+        } else if let folder {
+            // Folders shown here: a cycle member that names this one as parent is under Recovered.
+            for metadata in database.referrers(to: folder, key: FieldName.parent)
+            where metadata.recordType == Folder.recordType && tree.placement(ofFolder: metadata.recordID) == .folder(folder) {
+                body(metadata)
+            }
+            for metadata in database.referrers(to: folder, key: FieldName.folder) where FolderTree.itemTypes.contains(metadata.recordType) {
+                body(metadata)
+            }
+        } else {
+            let atRoot = database.metadata { metadata in
+                guard let key = parentKey(ofRecordType: metadata.recordType) else { return false }
+                return metadata.field(key) == nil && !metadata.isLarge(key)
+            }
+            for metadata in atRoot { body(metadata) }
+        }
+    }
+
+    /// The stored name of a record (a note's `title`, anything else's `name`), read from its file
+    /// when it is too long for the store's memory; "" when it has none or cannot be read (then it
+    /// shows as ``EntryNames/untitled``).
+    public static func storedName(of metadata: RecordMetadata, in database: RecordDatabase) -> String {
+        let key = metadata.recordType == Note.recordType ? FieldName.title : FieldName.name
+        if let name = metadata.field(key)?.stringValue { return name }
+        guard metadata.isLarge(key) else { return "" }
+        return (try? database.record(for: metadata.recordID))?[key]?.stringValue ?? ""
+    }
+
+    /// The date that decides who keeps a contested name (the earliest keeps it): the creation
+    /// date; a record without one (written by hand or by an old client) counts as the earliest.
+    public static func namingDate(of metadata: RecordMetadata) -> Date { metadata.creationDate ?? .distantPast }
+
+    /// What ``EntryNames/assign(_:)`` needs of a record shown with stored name `name`; nil for a
+    /// type no folder shows.
+    public static func candidate(for metadata: RecordMetadata, name: String) -> EntryNames.Candidate? {
+        guard let kind = EntryNames.kind(ofRecordType: metadata.recordType) else { return nil }
+        return EntryNames.Candidate(
+            recordName: metadata.recordID.recordName, kind: kind, name: name, creationDate: namingDate(of: metadata))
+    }
+
+    /// The virtual `Recovered` folder as a candidate for a name at the root: created last, so a
+    /// real folder named `Recovered` keeps its name.
+    public static let recoveredCandidate = EntryNames.Candidate(
+        recordName: FolderTree.recoveredRecordName, kind: .folder, name: FolderTree.recoveredName, creationDate: .distantFuture)
+
+    // MARK: Named entries
+
+    /// The folder an entry is shown in (nil: the root; ``recoveredID``); nil also for records no
+    /// folder shows.
+    public func shownFolder(of metadata: RecordMetadata) -> RecordID? {
+        switch tree.placement(of: metadata) {
+        case .root, nil: nil
+        case .folder(let id): id
+        case .recovered: Self.recoveredID
+        }
+    }
+
+    /// The entries of `folder` (nil: the root; ``recoveredID``), named, sorted by file name
+    /// byte order; empty when `folder` is no folder.
+    public func children(of folder: RecordID?) -> [FolderEntry] {
+        if let cached = listings[folder] { return cached }
+        let tree = tree
+        if let folder, folder != Self.recoveredID, !tree.contains(folder) { return [] }
+        var members: [(EntryNames.Candidate, RecordMetadata?)] = []
+        Self.forEachMember(of: folder, tree: tree, in: database) { metadata in
+            if let candidate = Self.candidate(for: metadata, name: Self.storedName(of: metadata, in: database)) {
+                members.append((candidate, metadata))
+            }
+        }
+        if folder == nil && tree.showsRecovered(in: database) { members.append((Self.recoveredCandidate, nil)) }
+        let fileNames = EntryNames.assign(members.map(\.0))
+        let prefix = folder.flatMap { try? folderPath($0) }
+        var entries = zip(members, fileNames).map { member, fileName in
+            FolderEntry(
+                kind: member.0.kind, metadata: member.1, name: member.0.name, fileName: fileName, parent: folder,
+                path: prefix.map { $0 + "/" + fileName } ?? fileName)
+        }
+        entries.sort { $0.fileName.utf8.lexicographicallyPrecedes($1.fileName.utf8) }
+        listings[folder] = entries
+        return entries
+    }
+}
