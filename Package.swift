@@ -59,13 +59,17 @@ let package = Package(
             name: "recordstore-stress", dependencies: ["RecordStore"], path: "Tests/Support/recordstore-stress"),
         // scripts/bench.sh store: figures for the record store at 100,000 notes.
         .executableTarget(name: "store-bench", dependencies: ["RecordStore", "Notes"], path: "Benchmarks/store-bench"),
+        // What every test target shares: tags and the conditions that skip a test that cannot run,
+        // a seeded generator, `eventually`, the program runner and the `notesfs` binary, a child
+        // mount, a throwaway PostgreSQL server.
+        .target(name: "TestSupport", dependencies: ["FUSE", "RecordStore", "Postgres"], path: "Tests/TestSupport"),
         .testTarget(name: "POSIXTests", dependencies: ["POSIX"]),
-        .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore", "recordstore-stress"]),
-        .testTarget(name: "NotesTests", dependencies: ["Notes", "Index", "RecordStore"]),
-        .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse"]),
-        .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE", "Index"]),
-        .testTarget(name: "NotesCLITests", dependencies: ["NotesCLI", "Notes", "RecordStore"]),
-        .testTarget(name: "SyncTests", dependencies: ["Sync", "Postgres", "Notes", "RecordStore", "notesfs"]),
+        .testTarget(name: "RecordStoreTests", dependencies: ["RecordStore", "recordstore-stress", "TestSupport"]),
+        .testTarget(name: "NotesTests", dependencies: ["Notes", "Index", "RecordStore", "TestSupport"]),
+        .testTarget(name: "FUSETests", dependencies: ["FUSE", "CFuse", "TestSupport"]),
+        .testTarget(name: "NotesFSTests", dependencies: ["NotesFS", "Notes", "FUSE", "Index", "TestSupport"]),
+        .testTarget(name: "NotesCLITests", dependencies: ["NotesCLI", "Notes", "RecordStore", "TestSupport"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "Postgres", "Notes", "RecordStore", "notesfs", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@
 
 import FUSE
 import Testing
+import TestSupport
 
 @Suite struct CommandLineTests {
     @Test func foregroundDebugSingleAndOptions() throws {

@@ -5,6 +5,7 @@ import FUSE
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @Suite struct DirectoryTests {
     @Test func mkdirAndList() throws {

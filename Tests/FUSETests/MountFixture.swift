@@ -1,42 +1,28 @@
-/// Test helpers: a temporary mountpoint per test, skip-or-fail when FUSE is unusable, a watchdog,
+/// Test helpers: a temporary mountpoint per test, a watchdog,
 /// and errno-returning wrappers around system calls.
 
 import FUSE
 import Foundation
 import Glibc
 import Testing
-
-/// True when the environment demands the FUSE tests run (CI with /dev/fuse).
-let fuseRequired = ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1"
-
-/// Creates a fresh directory with `mkdtemp`.
-func makeTemporaryDirectory(_ prefix: String = "fusetest") -> String {
-    var template = Array((NSTemporaryDirectory() + "/\(prefix).XXXXXX").utf8CString)
-    let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    precondition(result != nil, "mkdtemp failed")
-    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
+import TestSupport
 
 /// Mounts `fileSystem` at a new temporary directory and runs `body` with the mount and its path.
-/// Skips (returns, with a note) when FUSE is unusable, unless `NOTESFS_REQUIRE_FUSE=1`. A watchdog
+/// A mount that fails is a recorded issue: a mount test carries `.needsFUSE`, which skips it where
+/// FUSE is unusable. A watchdog
 /// aborts the connection after `timeout` seconds so that a hung handler fails the test.
 func withMount(
     _ fileSystem: MemoryFileSystem = MemoryFileSystem(), options: [String] = [], timeout: Double = 20,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (InProcessMount, String) throws -> Void
 ) throws {
-    let directory = makeTemporaryDirectory()
+    let directory = makeTemporaryDirectory("fusetest")
     defer { rmdir(directory) }
     let mount: InProcessMount
     do {
-        guard InProcessMount.isFUSEDeviceUsable else { throw FUSEUnusable() }
         mount = try InProcessMount(fileSystem: fileSystem, at: directory, options: options)
     } catch {
-        if fuseRequired {
-            Issue.record("FUSE is required (NOTESFS_REQUIRE_FUSE=1) but mounting failed: \(error)", sourceLocation: sourceLocation)
-        } else {
-            print("note: skipping a FUSE mount test (set NOTESFS_REQUIRE_FUSE=1 to fail instead): \(error)")
-        }
+        Issue.record("mounting failed: \(error)", sourceLocation: sourceLocation)
         return
     }
     let watchdog = mount.watchdog(seconds: timeout)
@@ -45,10 +31,6 @@ func withMount(
         do { try mount.unmount() } catch { Issue.record("unmount failed: \(error)", sourceLocation: sourceLocation) }
     }
     try body(mount, mount.mountpoint)
-}
-
-struct FUSEUnusable: Error, CustomStringConvertible {
-    var description: String { "/dev/fuse cannot be opened for reading and writing" }
 }
 
 /// Runs a C call that returns -1 and sets errno on failure; returns 0 on success or the errno.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -34,7 +35,7 @@ import Testing
 
     /// `sh -c SCRIPT`: for redirections, so outputs land in files that `cmp` compares.
     @discardableResult
-    func sh(_ script: String) throws -> RunResult { try run("/bin/sh", ["-c", script]) }
+    func sh(_ script: String) throws -> ProgramResult { try run("/bin/sh", ["-c", script]) }
 
     func cmp(_ a: String, _ b: String) throws -> Bool { try run("/usr/bin/cmp", [a, b]).status == 0 }
 
@@ -77,7 +78,8 @@ import Testing
 
         // The mount shows the same bytes, and a copy made in the mount reads back through the CLI.
         do {
-            guard let mount = try LiveMountTests.Mount(database: db) else { return }
+            let mount = try ChildMount(databasePath: db)
+            defer { mount.close() }
             #expect(try cmp(original, mount.path + "/\(kind).md"))
             #expect(try run("/bin/cp", [original, mount.path + "/copy.md"]).status == 0)
         }
@@ -97,7 +99,7 @@ import Testing
         let db = dir + "/db"
         #expect(try notesfs(["import", source], db: db).status == 0)
         let editor = dir + "/editor.sh"
-        func edit(_ script: String) throws -> RunResult {
+        func edit(_ script: String) throws -> ProgramResult {
             try Data(("#!/bin/sh\n" + script + "\n").utf8).write(to: URL(fileURLWithPath: editor))
             chmod(editor, 0o755)
             return try notesfs(["note", "edit", "Café"], db: db, environment: ["VISUAL": editor])

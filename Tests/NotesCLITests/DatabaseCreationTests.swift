@@ -3,6 +3,7 @@
 
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -15,7 +16,7 @@ import Testing
     }
 
     /// `cd DIRECTORY && notesfs ARGS...` through the shell.
-    private func notesfsIn(_ directory: String, _ arguments: [String]) throws -> RunResult {
+    private func notesfsIn(_ directory: String, _ arguments: [String]) throws -> ProgramResult {
         try run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", directory, notesfsBinary] + arguments)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import RecordStore
 
@@ -12,7 +13,7 @@ import Testing
 /// finishes with a clear message and bounded memory.
 @Suite(.serialized) struct DatabaseFileTests {
     /// Runs `notesfs` under `/usr/bin/time -v`; returns the result and the child's peak RSS in KiB.
-    func measured(_ arguments: [String], db: String) throws -> (RunResult, Int) {
+    func measured(_ arguments: [String], db: String) throws -> (ProgramResult, Int) {
         let result = try run("/usr/bin/time", ["-v", notesfsBinary, "--db", db] + arguments)
         let line = result.stderr.split(separator: "\n").first { $0.contains("Maximum resident set size (kbytes):") }
         let kilobytes = line.flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") } ?? -1

@@ -6,6 +6,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

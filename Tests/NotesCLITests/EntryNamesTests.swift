@@ -1,6 +1,7 @@
 import Foundation
 import Notes
 import Testing
+import TestSupport
 
 @testable import NotesCLI
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct FolderCommandTests {
     @Test func newListAndRemove() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import NotesCLI
 

@@ -2,6 +2,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// `kill -9` of a command in the middle of a save that keeps a version: the version is committed
 /// with the save or not at all, so every save that returned is in the history (or is the note).

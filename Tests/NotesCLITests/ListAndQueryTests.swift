@@ -1,6 +1,7 @@
 import Foundation
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct ListAndQueryTests {
     @Test func listLongAndDuplicates() throws {

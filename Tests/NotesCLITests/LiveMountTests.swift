@@ -1,77 +1,19 @@
 import Foundation
 import RecordStore
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
 
 /// The CLI and a live mount (`notesfs DB MNT -f`, another process) on one database.
-@Suite struct LiveMountTests {
-    /// A child-process mount; nil (and a recorded issue under NOTESFS_REQUIRE_FUSE=1) when FUSE is unusable.
-    final class Mount {
-        let process: Process
-        let path: String
-
-        init?(database: String, options: [String] = []) throws {
-            path = makeTemporaryDirectory("mnt")
-            guard access("/dev/fuse", R_OK | W_OK) == 0 else {
-                if ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1" {
-                    Issue.record("NOTESFS_REQUIRE_FUSE=1 but /dev/fuse is not usable")
-                } else {
-                    print("note: skipping a mount test: /dev/fuse is not usable")
-                }
-                return nil
-            }
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: notesfsBinary)
-            process.arguments = [database, path, "-f"] + options
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                var mine = stat(), parent = stat()
-                if stat(path, &mine) == 0, stat(path + "/..", &parent) == 0, mine.st_dev != parent.st_dev { return }
-                usleep(20_000)
-            }
-            Issue.record("the mount at \(path) did not appear")
-            process.terminate()
-            return nil
-        }
-
-        deinit {
-            let status = run("/bin/fusermount3", ["-u", path])
-            if status != 0 { _ = run("/bin/fusermount3", ["-uz", path]) }
-            process.waitUntilExit()
-            rmdir(path)
-        }
-
-        private func run(_ tool: String, _ args: [String]) -> Int32 {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: tool)
-            p.arguments = args
-            p.standardError = FileHandle.nullDevice
-            guard (try? p.run()) != nil else { return -1 }
-            p.waitUntilExit()
-            return p.terminationStatus
-        }
-    }
-
-    /// Polls `condition` for up to `seconds`.
-    func eventually(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
-
+@Suite(.tags(.mount), .needsFUSE) struct LiveMountTests {
     @Test func aNoteCreatedByTheCLIAppearsInTheMount() throws {
         let db = makeDatabasePath("live")
         #expect(try notesfs(["folder", "new", "Inbox"], db: db).status == 0)
-        guard let mount = try Mount(database: db) else { return }
+        let mount = try ChildMount(databasePath: db)
+        defer { mount.close() }
         let file = mount.path + "/Inbox/From the CLI.md"
         #expect(try notesfs(["note", "new", "Inbox/From the CLI", "--text", "written by the CLI\n"], db: db).status == 0)
         #expect(eventually { (try? String(contentsOfFile: file, encoding: .utf8)) == "written by the CLI\n" })
@@ -88,7 +30,8 @@ import Testing
     @Test func editingInTheMountDuringNoteEditIsAReportedConflict() throws {
         let db = makeDatabasePath("conflict")
         #expect(try notesfs(["note", "new", "Shared", "--text", "v1\n"], db: db).status == 0)
-        guard let mount = try Mount(database: db) else { return }
+        let mount = try ChildMount(databasePath: db)
+        defer { mount.close() }
         let file = mount.path + "/Shared.md"
         #expect(eventually { (try? String(contentsOfFile: file, encoding: .utf8)) == "v1\n" })
         // The "editor" saves a change through the mount while note edit has the note open, then edits.
@@ -111,7 +54,8 @@ import Testing
     @Test func aChangeByTheCLIWhileTheMountHasTheFileDirtyFailsTheMountsClose() throws {
         let db = makeDatabasePath("stale")
         #expect(try notesfs(["note", "new", "Draft", "--text", "v1\n"], db: db).status == 0)
-        guard let mount = try Mount(database: db) else { return }
+        let mount = try ChildMount(databasePath: db)
+        defer { mount.close() }
         let file = mount.path + "/Draft.md"
         #expect(eventually { access(file, F_OK) == 0 })
         let fd = open(file, O_WRONLY | O_APPEND)
@@ -139,10 +83,7 @@ import Testing
     @Test func anFstabStyleMountThroughMountFuse3() throws {
         let db = makeDatabasePath("fstab")
         #expect(try notesfs(["note", "new", "From fstab", "--text", "mounted by mount.fuse3\n"], db: db).status == 0)
-        guard access("/dev/fuse", R_OK | W_OK) == 0, access("/sbin/mount.fuse3", X_OK) == 0 else {
-            if ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1" { Issue.record("FUSE or mount.fuse3 missing") }
-            return
-        }
+        try #require(access("/sbin/mount.fuse3", X_OK) == 0, "mount.fuse3 is missing (package fuse3, scripts/deps.sh)")
         let mountpoint = makeTemporaryDirectory("fstab-mnt")
         let binDirectory = (notesfsBinary as NSString).deletingLastPathComponent
         let path = binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
@@ -172,11 +113,12 @@ import Testing
 
     /// `-o allow_other` lets other users in, and the kernel still enforces the modes
     /// (`default_permissions`): another user reads a 644 note but cannot create in a 755 root.
-    @Test func allowOtherAndPermissionsForAnotherUser() throws {
-        guard getuid() == 0, access("/bin/su", X_OK) == 0 else { return }  // needs root to switch users
+    @Test(.enabled(if: getuid() == 0 && access("/bin/su", X_OK) == 0, "needs root and su to switch users"))
+    func allowOtherAndPermissionsForAnotherUser() throws {
         let db = makeDatabasePath("other")
         #expect(try notesfs(["note", "new", "Shared", "--text", "for everyone\n"], db: db).status == 0)
-        guard let mount = try Mount(database: db, options: ["-o", "allow_other"]) else { return }
+        let mount = try ChildMount(databasePath: db, arguments: ["-o", "allow_other"])
+        defer { mount.close() }
         chmod(mount.path, 0o755)
         let read = try run("/bin/su", ["nobody", "-s", "/bin/sh", "-c", "cat '\(mount.path)/Shared.md'"])
         #expect(read.status == 0, "\(read.stderr)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct NoteCommandTests {
     @Test func newCatRemove() throws {

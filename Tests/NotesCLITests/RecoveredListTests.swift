@@ -5,6 +5,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct RecoveredListTests {
     /// A cycle X ↔ Y (X holds `in-x.md`), and `stranded.md` whose folder (a reference without

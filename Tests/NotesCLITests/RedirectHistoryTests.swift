@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -7,11 +8,12 @@ import Testing
 
 /// Note history through a live mount written by shell redirection: the first real content is
 /// kept, whatever empty states the redirect's opens and closes save on the way.
-@Suite struct RedirectHistoryTests {
+@Suite(.tags(.mount), .needsFUSE) struct RedirectHistoryTests {
     @Test func theFirstContentWrittenByRedirectionIsKept() throws {
         let db = makeDatabasePath("redirect")
         #expect(try notesfs(["folder", "new", "Inbox"], db: db).status == 0)
-        guard let mount = try LiveMountTests.Mount(database: db) else { return }
+        let mount = try ChildMount(databasePath: db)
+        defer { mount.close() }
         let file = mount.path + "/Inbox/I.md"
         let shell = try run("/bin/sh", ["-c", "echo 'important v1' > '\(file)'; echo v2 > '\(file)'"])
         #expect(shell.status == 0, "\(shell.stderr)")

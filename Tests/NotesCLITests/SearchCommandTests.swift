@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct SearchCommandTests {
     /// `notesfs search` through the binary: paths, exit status 1 on no match (as grep), JSON,

@@ -5,6 +5,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct ShellQuotingTests {
     /// Titles with unprintable characters in every position, with quotes, backslashes, `$`,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `notesfs` starts without libpq and libcrypto: the Postgres module loads libpq (`dlopen`) when
 /// a command first talks to a server, the record store libcrypto when it first takes a SHA-256,
@@ -8,7 +9,7 @@ import Testing
 /// files a run loaded and why.
 @Suite struct StartupLibraryTests {
     /// The files the dynamic loader opened for one run (`file=NAME` lines), and the run.
-    func loadedFiles(_ arguments: [String], db: String?) throws -> (files: [String], result: RunResult) {
+    func loadedFiles(_ arguments: [String], db: String?) throws -> (files: [String], result: ProgramResult) {
         let result = try notesfs(arguments, db: db, environment: ["LD_DEBUG": "files"])
         let files = result.stderr.split(separator: "\n").compactMap { line -> String? in
             guard let start = line.range(of: "file=") else { return nil }

@@ -5,12 +5,13 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// `sh -c command` in `directory`, as uid:gid `id` when given; a failure to run shows as status -1.
 private func shell(_ command: String, in directory: String, as id: uid_t? = nil) -> ProgramResult {
     let argv = id.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups", "/bin/sh", "-c", command] }
         ?? ["/bin/sh", "-c", command]
-    return (try? run(argv, in: directory)) ?? ProgramResult(status: -1, output: "", error: "could not run \(command)")
+    return (try? run(argv, in: directory)) ?? ProgramResult(status: -1, stdout: Data(), stderr: "could not run \(command)")
 }
 
 @Suite struct AccessControlListTests {
@@ -22,21 +23,21 @@ private func shell(_ command: String, in directory: String, as id: uid_t? = nil)
                 #expect(shell("cat p.md", in: r, as: 1001).status != 0)
                 let set = shell("setfacl -m u:1001:r p.md", in: r)
                 #expect(set.status == 0, "\(set)")
-                #expect(shell("getfacl -c p.md", in: r).output.contains("user:1001:r--"))
-                #expect(shell("cat p.md", in: r, as: 1001).output == "private\n")
+                #expect(shell("getfacl -c p.md", in: r).out.contains("user:1001:r--"))
+                #expect(shell("cat p.md", in: r, as: 1001).out == "private\n")
                 #expect(shell("cat p.md", in: r, as: 1002).status != 0)
                 #expect(shell("echo no >> p.md", in: r, as: 1001).status != 0, "read only")
                 // chmod moves the mask: the named entry is no longer effective.
                 #expect(shell("chmod 600 p.md", in: r).status == 0)
-                #expect(shell("getfacl -c p.md", in: r).output.contains("mask::---"))
+                #expect(shell("getfacl -c p.md", in: r).out.contains("mask::---"))
                 #expect(shell("cat p.md", in: r, as: 1001).status != 0)
                 #expect(shell("chmod 640 p.md", in: r).status == 0)
-                #expect(shell("cat p.md", in: r, as: 1001).output == "private\n")
+                #expect(shell("cat p.md", in: r, as: 1001).out == "private\n")
                 #expect(shell("setfacl -m u:1002:r x-not-there.md", in: r).status != 0)
             }
             try withNotesMount(databasePath: path, mountOptions: ["allow_other"]) { m in
-                #expect(shell("getfacl -c p.md", in: m.root).output.contains("user:1001:r--"), "kept across a remount")
-                #expect(shell("cat p.md", in: m.root, as: 1001).output == "private\n")
+                #expect(shell("getfacl -c p.md", in: m.root).out.contains("user:1001:r--"), "kept across a remount")
+                #expect(shell("cat p.md", in: m.root, as: 1001).out == "private\n")
             }
         }
     }
@@ -46,17 +47,17 @@ private func shell(_ command: String, in directory: String, as id: uid_t? = nil)
             let r = m.root
             #expect(shell("mkdir shared && setfacl -d -m u:1001:rw shared && setfacl -m u:1001:rwx shared", in: r).status == 0)
             #expect(shell("umask 022 && echo made > shared/new.txt && mkdir shared/sub", in: r).status == 0)
-            let file = shell("getfacl -c shared/new.txt", in: r).output
+            let file = shell("getfacl -c shared/new.txt", in: r).out
             #expect(file.contains("user:1001:rw-"), "\(file)")
             #expect(shell("echo appended >> shared/new.txt", in: r, as: 1001).status == 0)
             #expect(readFile(m.path("shared/new.txt")) == "made\nappended\n")
-            let sub = shell("getfacl -c shared/sub", in: r).output
+            let sub = shell("getfacl -c shared/sub", in: r).out
             #expect(sub.contains("default:user:1001:rw-"), "\(sub)")
             // No default ACL: the umask applies, as the kernel leaves it to the filesystem.
             #expect(shell("umask 077 && touch plain.txt && mkdir plaindir", in: r).status == 0)
             #expect(statOf(m.path("plain.txt")).0.map { $0.st_mode & 0o777 } == 0o600)
             #expect(statOf(m.path("plaindir")).0.map { $0.st_mode & 0o777 } == 0o700)
-            #expect(shell("getfacl -c plain.txt", in: r).output.contains("user:1001") == false)
+            #expect(shell("getfacl -c plain.txt", in: r).out.contains("user:1001") == false)
         }
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import NotesFS
 import Testing
+import TestSupport
 
 private func atime(_ path: String) -> Int {
     var st = stat()
@@ -16,20 +17,20 @@ private func atime(_ path: String) -> Int {
     @Test func relatimeMovesTheAtimeAtTheFirstReadAfterAWriteOnly() throws {
         try withNotesMount { m in
             let file = m.path("file1.md")
-            let run1 = try sh("echo aaa > \(quoted(file))")
+            let run1 = try sh("echo aaa > \(shellQuoted(file))")
             #expect(run1.status == 0)
             let written = atime(file)
             usleep(20_000)
-            let run2 = try sh("cat \(quoted(file))")
-            #expect(run2.output == "aaa\n")
+            let run2 = try sh("cat \(shellQuoted(file))")
+            #expect(run2.out == "aaa\n")
             let first = atime(file)
             #expect(first > written, "the first read after the write moves the atime")
             usleep(20_000)
-            let run3 = try sh("cat \(quoted(file))")
+            let run3 = try sh("cat \(shellQuoted(file))")
             #expect(run3.status == 0)
             #expect(atime(file) == first, "a second read does not (relatime)")
             usleep(20_000)
-            let run4 = try sh("echo bbb >> \(quoted(file)) && cat \(quoted(file))")
+            let run4 = try sh("echo bbb >> \(shellQuoted(file)) && cat \(shellQuoted(file))")
             #expect(run4.status == 0)
             #expect(atime(file) > first, "nor until the next write")
         }
@@ -38,7 +39,7 @@ private func atime(_ path: String) -> Int {
     @Test func anOpenWithoutAReadMovesNothingAsOnExt4() throws {
         try withNotesMount { m in
             let file = m.path("opened.md")
-            let write = try sh("echo aaa > \(quoted(file))")
+            let write = try sh("echo aaa > \(shellQuoted(file))")
             #expect(write.status == 0)
             let written = atime(file)
             usleep(20_000)
@@ -46,12 +47,12 @@ private func atime(_ path: String) -> Int {
             let fd = open(file, O_RDONLY | O_NONBLOCK)
             #expect(fd >= 0)
             close(fd)
-            let lsattr = try sh("lsattr \(quoted(file))")
+            let lsattr = try sh("lsattr \(shellQuoted(file))")
             #expect(lsattr.status == 0)
             #expect(atime(file) == written, "no read yet")
             usleep(20_000)
-            let read = try sh("cat \(quoted(file))")
-            #expect(read.output == "aaa\n")
+            let read = try sh("cat \(shellQuoted(file))")
+            #expect(read.out == "aaa\n")
             #expect(atime(file) > written, "the first read moves it")
         }
     }
@@ -59,11 +60,11 @@ private func atime(_ path: String) -> Int {
     @Test func strictatimeMovesItAtEveryRead() throws {
         try withNotesMount(options: NotesFileSystem.Options(strictAccessTime: true)) { m in
             let file = m.path("s.md")
-            let run5 = try sh("echo aaa > \(quoted(file)) && cat \(quoted(file))")
+            let run5 = try sh("echo aaa > \(shellQuoted(file)) && cat \(shellQuoted(file))")
             #expect(run5.status == 0)
             let first = atime(file)
             usleep(20_000)
-            let run6 = try sh("cat \(quoted(file))")
+            let run6 = try sh("cat \(shellQuoted(file))")
             #expect(run6.status == 0)
             #expect(atime(file) > first)
         }
@@ -72,11 +73,11 @@ private func atime(_ path: String) -> Int {
     @Test func noatimeNeverMovesIt() throws {
         try withNotesMount(options: NotesFileSystem.Options(noAccessTime: true)) { m in
             let file = m.path("n.md")
-            let run7 = try sh("echo aaa > \(quoted(file))")
+            let run7 = try sh("echo aaa > \(shellQuoted(file))")
             #expect(run7.status == 0)
             let written = atime(file)
             usleep(20_000)
-            let run8 = try sh("cat \(quoted(file))")
+            let run8 = try sh("cat \(shellQuoted(file))")
             #expect(run8.status == 0)
             #expect(atime(file) == written)
         }
@@ -88,8 +89,8 @@ private func atime(_ path: String) -> Int {
             #expect(writeFile(m.path("dir1/x.md"), "x") == 0)
             let before = atime(m.path("dir1"))
             usleep(20_000)
-            let run9 = try sh("ls \(quoted(m.path("dir1")))")
-            #expect(run9.output == "x.md\n")
+            let run9 = try sh("ls \(shellQuoted(m.path("dir1")))")
+            #expect(run9.out == "x.md\n")
             #expect((atime(m.path("dir1")) > before) == !nodiratime)
         }
     }

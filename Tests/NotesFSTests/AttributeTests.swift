@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct AttributeTests {
     @Test func statFields() throws {
@@ -194,9 +195,9 @@ import Testing
             let scratch = makeTemporaryDirectory("lstrace")
             defer { try? FileManager.default.removeItem(atPath: scratch) }
             let trace = scratch + "/trace"
-            let listed = try sh("strace -f -o \(quoted(trace)) -e trace=getxattr,lgetxattr,fgetxattr ls -l", in: m.root)
+            let listed = try sh("strace -f -o \(shellQuoted(trace)) -e trace=getxattr,lgetxattr,fgetxattr ls -l", in: m.root)
             #expect(listed.status == 0, "\(listed)")
-            #expect(listed.output.split(separator: "\n").count == 41, "\(listed)")  // "total" and 40 files
+            #expect(listed.out.split(separator: "\n").count == 41, "\(listed)")  // "total" and 40 files
             let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("xattr(") }
             #expect(calls.count > 0, "ls -l made no xattr call: the test would show nothing")
             let labels = calls.filter { $0.contains("security.") }

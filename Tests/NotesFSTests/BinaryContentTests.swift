@@ -8,6 +8,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// Deterministic pseudo-random bytes (xorshift), so a failure is reproducible.
 func pseudoRandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
@@ -49,7 +50,7 @@ private func writeAndFsync(_ path: String, _ bytes: [UInt8]) -> Int32 {
         try withChildMount { child in
             var descriptors: [Int32] = []
             for sample in losslessSamples {
-                let fd = writeAndFsync(child.mountpoint + "/" + sample.name, sample.bytes)
+                let fd = writeAndFsync(child.path + "/" + sample.name, sample.bytes)
                 #expect(fd >= 0, "\(sample.name): errno \(errno)")
                 descriptors.append(fd)
             }
@@ -58,7 +59,7 @@ private func writeAndFsync(_ path: String, _ bytes: [UInt8]) -> Int32 {
             }
             try child.remount(killing: killing) { again in
                 for sample in losslessSamples {
-                    let bytes = readBytes(again.mountpoint + "/" + sample.name)
+                    let bytes = readBytes(again.path + "/" + sample.name)
                     let same = bytes == sample.bytes
                     #expect(same, "\(sample.name): \(bytes?.count ?? -1) bytes read, \(sample.bytes.count) written")
                 }

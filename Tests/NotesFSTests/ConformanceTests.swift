@@ -11,6 +11,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 private let conformanceDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Conformance").path
@@ -54,8 +55,8 @@ private func runSuite(_ command: String, _ root: String, _ options: [String] = [
     @Test func notesfsAgreesWithTmpfsCaseByCase() throws {
         // tmpfs: the reference.
         let reference = try withTmpfs("conformance-tmpfs", options: "size=64m,mode=0755") { tmpfs in try runSuite("run", tmpfs) }
-        try #require(reference.status == 0, "the suite failed on tmpfs: \(reference.error)")
-        let expected = try JSONDecoder().decode(SuiteRun.self, from: Data(reference.output.utf8))
+        try #require(reference.status == 0, "the suite failed on tmpfs: \(reference.stderr)")
+        let expected = try JSONDecoder().decode(SuiteRun.self, from: Data(reference.out.utf8))
         #expect(expected.unexpected.isEmpty, "tmpfs contradicts the suite's EXPECTED table: \(expected.unexpected)")
         #expect(expected.results.count > 150)
 
@@ -67,8 +68,8 @@ private func runSuite(_ command: String, _ root: String, _ options: [String] = [
             var before = ""
             try withNotesMount(databasePath: db, mountOptions: ["allow_other"], timeout: 600) { m in
                 let result = try runSuite("run", m.root)
-                try #require(result.status == 0, "the suite failed on notesfs: \(result.error)")
-                let actual = try JSONDecoder().decode(SuiteRun.self, from: Data(result.output.utf8))
+                try #require(result.status == 0, "the suite failed on notesfs: \(result.stderr)")
+                let actual = try JSONDecoder().decode(SuiteRun.self, from: Data(result.out.utf8))
                 var agreeing = 0
                 for (name, want) in expected.results.sorted(by: { $0.key < $1.key }) {
                     let got = actual.results[name] ?? .null
@@ -82,13 +83,13 @@ private func runSuite(_ command: String, _ root: String, _ options: [String] = [
                 #expect(known.isSubset(of: Set(expected.results.keys)), "unknown cases listed: \(known.subtracting(expected.results.keys))")
                 print("conformance: notesfs agrees with tmpfs on \(agreeing) of \(expected.results.count) cases (\(known.count) known differences)")
                 let dump = try runSuite("dump", m.root, ["--blocks"])
-                try #require(dump.status == 0, "\(dump.error)")
-                before = dump.output
+                try #require(dump.status == 0, "\(dump.stderr)")
+                before = dump.out
             }
             try withNotesMount(databasePath: db, mountOptions: ["allow_other"], timeout: 600) { m in
                 let after = try runSuite("dump", m.root, ["--blocks"])
-                #expect(after.status == 0, "\(after.error)")
-                #expect(after.output == before, "the tree differs after a remount")
+                #expect(after.status == 0, "\(after.stderr)")
+                #expect(after.out == before, "the tree differs after a remount")
             }
         }
     }

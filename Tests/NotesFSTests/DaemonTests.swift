@@ -7,6 +7,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// The text of the note titled `title` in the database at `path` (opened afresh).
 private func storedText(_ path: String, title: String) throws -> String? {
@@ -18,25 +19,25 @@ private func storedText(_ path: String, title: String) throws -> String? {
 @Suite struct DaemonTests {
     @Test func sigtermFlushesAnOpenDirtyFile() throws {
         try withChildMount { child in
-            let fd = open(child.mountpoint + "/dirty.md", O_CREAT | O_WRONLY, 0o644)
+            let fd = open(child.path + "/dirty.md", O_CREAT | O_WRONLY, 0o644)
             #expect(fd >= 0)
             #expect(write(fd, "written, never closed", 21) == 21)
             #expect(kill(child.pid, SIGTERM) == 0)
             let status = child.waitForExit()
-            #expect(status == 0, "notesfs after SIGTERM: \(status.map(String.init) ?? "still running"); stderr: \(child.stderr)")
+            #expect(status == 0, "notesfs after SIGTERM: \(status.map(String.init) ?? "still running"); log: \(child.log)")
             close(fd)
             let stored = try storedText(child.databasePath, title: "dirty")
             #expect(stored == "written, never closed")
-            #expect(!isMounted(child.mountpoint))
+            #expect(!isMounted(child.path))
         }
     }
 
     @Test func sigkillAfterCloseKeepsTheNote() throws {
         try withChildMount { child in
-            #expect(writeFile(child.mountpoint + "/killed.md", "closed before the kill") == 0)
+            #expect(writeFile(child.path + "/killed.md", "closed before the kill") == 0)
             #expect(kill(child.pid, SIGKILL) == 0)
             #expect(child.waitForExit() != nil)
-            detachMount(child.mountpoint)
+            detachMount(child.path)
             let stored = try storedText(child.databasePath, title: "killed")
             #expect(stored == "closed before the kill")
             let database = try openDatabase(child.databasePath)
@@ -47,7 +48,7 @@ private func storedText(_ path: String, title: String) throws -> String? {
 
     @Test func fsyncMakesTheContentVisibleInTheDatabase() throws {
         try withChildMount { child in
-            let fd = open(child.mountpoint + "/synced.md", O_CREAT | O_WRONLY, 0o644)
+            let fd = open(child.path + "/synced.md", O_CREAT | O_WRONLY, 0o644)
             #expect(fd >= 0)
             defer { close(fd) }
             #expect(write(fd, "fsynced bytes", 13) == 13)
@@ -60,11 +61,11 @@ private func storedText(_ path: String, title: String) throws -> String? {
 
     @Test func syncMountSurvivesSigkillAfterClose() throws {
         try withChildMount(arguments: ["-o", "sync"]) { child in
-            #expect(mkdir(child.mountpoint + "/d", 0o755) == 0)
-            #expect(writeFile(child.mountpoint + "/d/s.md", "sync mount") == 0)
+            #expect(mkdir(child.path + "/d", 0o755) == 0)
+            #expect(writeFile(child.path + "/d/s.md", "sync mount") == 0)
             #expect(kill(child.pid, SIGKILL) == 0)
             #expect(child.waitForExit() != nil)
-            detachMount(child.mountpoint)
+            detachMount(child.path)
             let stored = try storedText(child.databasePath, title: "s")
             #expect(stored == "sync mount")
         }
@@ -73,30 +74,30 @@ private func storedText(_ path: String, title: String) throws -> String? {
     @Test func changesFromAnotherProcessShowUp() throws {
         var id: RecordID?
         try withChildMount(seed: { db in id = try saveNote(db, title: "shared", text: "version 1").recordID }) { child in
-            let path = child.mountpoint + "/shared.md"
+            let path = child.path + "/shared.md"
             #expect(readFile(path) == "version 1")
             let other = try openDatabase(child.databasePath)
             defer { try? other.close() }
             var record = try other.record(for: try #require(id))
             record["text"] = .string("version 2")
             try other.modify(saving: [record])
-            #expect(poll(seconds: 2) { readFile(path) == "version 2" }, "stale content: \(readFile(path) ?? "nil")")
+            #expect(eventually(2) { readFile(path) == "version 2" }, "stale content: \(readFile(path) ?? "nil")")
             // And the mount's writes reach the other handle.
             #expect(writeFile(path, "version 3") == 0)
-            #expect(poll(seconds: 2) { (try? other.refresh()) != nil && note(other, titled: "shared")?.text == "version 3" })
+            #expect(eventually(2) { (try? other.refresh()) != nil && note(other, titled: "shared")?.text == "version 3" })
             #expect(recordName(path) == id?.recordName)
         }
     }
 
     @Test func vimOnTheDaemonMount() throws {
         try withChildMount { child in
-            #expect(writeFile(child.mountpoint + "/v.md", "a\n") == 0)
-            let name = try #require(recordName(child.mountpoint + "/v.md"))
+            #expect(writeFile(child.path + "/v.md", "a\n") == 0)
+            let name = try #require(recordName(child.path + "/v.md"))
             let result = try sh(
-                "vim -u DEFAULTS -i NONE -es -c 'normal Gob' -c wq v.md", in: child.mountpoint, environment: ["HOME": "/tmp", "TERM": "dumb"])
+                "vim -u DEFAULTS -i NONE -es -c 'normal Gob' -c wq v.md", in: child.path, environment: ["HOME": "/tmp", "TERM": "dumb"])
             #expect(result.status == 0, "\(result)")
-            #expect(readFile(child.mountpoint + "/v.md") == "a\nb\n")
-            #expect(recordName(child.mountpoint + "/v.md") == name)
+            #expect(readFile(child.path + "/v.md") == "a\nb\n")
+            #expect(recordName(child.path + "/v.md") == name)
             #expect(child.unmount() == 0)
             let database = try openDatabase(child.databasePath)
             defer { try? database.close() }
@@ -107,10 +108,10 @@ private func storedText(_ path: String, title: String) throws -> String? {
 
     @Test func fusermountEndsTheDaemon() throws {
         try withChildMount { child in
-            #expect(writeFile(child.mountpoint + "/f.md", "f") == 0)
+            #expect(writeFile(child.path + "/f.md", "f") == 0)
             let status = child.unmount()
             #expect(status == 0, "notesfs after fusermount3 -u: \(status.map(String.init) ?? "still running")")
-            #expect(!isMounted(child.mountpoint))
+            #expect(!isMounted(child.path))
             let stored = try storedText(child.databasePath, title: "f")
             #expect(stored == "f")
         }
@@ -118,11 +119,11 @@ private func storedText(_ path: String, title: String) throws -> String? {
 
     @Test func umountEndsTheDaemon() throws {
         try withChildMount { child in
-            let result = try run(["/bin/umount", child.mountpoint], timeout: 10)
+            let result = try run(["/bin/umount", child.path], timeout: 10)
             #expect(result.status == 0, "\(result)")
             let status = child.waitForExit()
             #expect(status == 0, "notesfs after umount: \(status.map(String.init) ?? "still running")")
-            #expect(!isMounted(child.mountpoint))
+            #expect(!isMounted(child.path))
         }
     }
 
@@ -130,39 +131,33 @@ private func storedText(_ path: String, title: String) throws -> String? {
         try withChildMount { child in
             try withDatabaseDirectory { other in
                 try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
-                let binary = try #require(notesfsBinary)
-                let result = try run([binary, other, child.mountpoint, "-f"], timeout: 10)
+                let binary = notesfsBinary
+                let result = try run([binary, other, child.path, "-f"], timeout: 10)
                 #expect(result.status != 0, "\(result)")
-                #expect(result.error.contains("notesfs:"), "\(result)")
-                #expect(result.error.contains(child.mountpoint), "\(result)")
+                #expect(result.stderr.contains("notesfs:"), "\(result)")
+                #expect(result.stderr.contains(child.path), "\(result)")
             }
             // The first mount still works.
-            #expect(writeFile(child.mountpoint + "/still.md", "ok") == 0)
-            #expect(readFile(child.mountpoint + "/still.md") == "ok")
+            #expect(writeFile(child.path + "/still.md", "ok") == 0)
+            #expect(readFile(child.path + "/still.md") == "ok")
         }
     }
 
     @Test func missingDatabaseDirectoryIsRefused() throws {
-        guard let binary = notesfsBinary else {
-            if fuseRequired { Issue.record("notesfs binary not found") }
-            return
-        }
+        let binary = notesfsBinary
         let mountpoint = makeTemporaryDirectory("notesfsnodb")
         defer { rmdir(mountpoint) }
         let missing = mountpoint + "-missing-db"
         let result = try run([binary, missing, mountpoint, "-f"], timeout: 10)
         #expect(result.status != 0, "\(result)")
-        #expect(result.error.contains(missing), "\(result)")
+        #expect(result.stderr.contains(missing), "\(result)")
         #expect(!isMounted(mountpoint))
         if isMounted(mountpoint) { detachMount(mountpoint) }
         #expect(!FileManager.default.fileExists(atPath: missing), "the database directory was created")
     }
 
     @Test func daemonisedMountAndUnmount() throws {
-        guard let binary = notesfsBinary, InProcessMount.isFUSEDeviceUsable else {
-            if fuseRequired { Issue.record("notesfs binary or /dev/fuse unusable") }
-            return
-        }
+        let binary = notesfsBinary
         try withDatabaseDirectory { db in
             try RecordDatabase(path: db).close()
             let mountpoint = makeTemporaryDirectory("notesfsdaemon")
@@ -186,7 +181,7 @@ private func storedText(_ path: String, title: String) throws -> String? {
             #expect(readFile(mountpoint + "/bg.md") == "from the background")
             let unmount = try run(["/usr/bin/fusermount3", "-u", mountpoint], timeout: 10)
             #expect(unmount.status == 0, "\(unmount)")
-            if let daemon { #expect(poll(seconds: 10) { !processExists(daemon) }, "the daemon did not exit") }
+            if let daemon { #expect(eventually(10) { !processExists(daemon) }, "the daemon did not exit") }
             #expect(!isMounted(mountpoint))
             let stored = try storedText(db, title: "bg")
             #expect(stored == "from the background")

@@ -7,6 +7,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// Rewrites `creationDate` and `modificationDate` of the record named `recordName` to `value` (a
 /// JSON number) in every file of the closed database at `path` (journal, index, record files).
@@ -64,18 +65,18 @@ func handEditRecord(_ path: String, recordName: String, replacing pattern: Strin
                 #expect(xattr(m.path("past.md"), "user.notesfs.creationDate")?.hasPrefix("0001-01-") == true)  // Foundation: Julian before 1582
                 let ls = try run(["/usr/bin/ls", "-l", "--full-time", m.root])
                 #expect(ls.status == 0, "\(ls)")
-                #expect(ls.output.contains("future.md") && ls.output.contains("past.md"))
+                #expect(ls.out.contains("future.md") && ls.out.contains("past.md"))
                 #expect(readFile(m.path("future.md")) == "f")
                 // The mount still answers, and touch repairs the date.
                 #expect(try run(["/usr/bin/touch", "-d", "2020-01-02T03:04:05Z", m.path("future.md")]).status == 0)
                 #expect(statOf(m.path("future.md")).0?.st_mtim.tv_sec == 1_577_934_245)
             }
-            guard let binary = notesfsBinary else { return }
+            let binary = notesfsBinary
             let long = try run([binary, "--db", path, "ls", "-l"])
             #expect(long.status == 0, "\(long)")
-            let lines = long.output.split(separator: "\n")
-            #expect(lines.count == 3, "\(long.output)")
-            #expect(lines.contains { $0.hasSuffix("past.md") && $0.contains("0001-01-01 00:00:00") }, "\(long.output)")
+            let lines = long.out.split(separator: "\n")
+            #expect(lines.count == 3, "\(long.out)")
+            #expect(lines.contains { $0.hasSuffix("past.md") && $0.contains("0001-01-01 00:00:00") }, "\(long.out)")
             let json = try run([binary, "--db", path, "ls", "--json"])
             #expect(json.status == 0, "\(json)")
         }

@@ -5,6 +5,7 @@ import FUSE
 import Foundation
 import Notes
 import Testing
+import TestSupport
 
 @testable import NotesFS
 

@@ -5,6 +5,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct DirectoryTests {
     @Test func mkdirCreatesAFolderRecord() throws {

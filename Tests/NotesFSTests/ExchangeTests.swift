@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 private let exchangeFlag: UInt32 = 2  // RENAME_EXCHANGE (not visible through Glibc)
 private let whiteoutFlag: UInt32 = 4  // RENAME_WHITEOUT

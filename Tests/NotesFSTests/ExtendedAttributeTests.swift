@@ -8,6 +8,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// The value of `name` on `path` as bytes; nil (errno set) on error.
 private func xattrBytes(_ path: String, _ name: String) -> [UInt8]? {
@@ -91,21 +92,21 @@ private func xattrNames(_ path: String) -> Set<String> {
     @Test func cpAndRsyncCarryThemInAndOut() throws {
         let outside = makeTemporaryDirectory("xattrsrc")
         defer { try? FileManager.default.removeItem(atPath: outside) }
-        #expect(try sh("printf hello > \(quoted(outside))/a.md && setfattr -n user.color -v blue \(quoted(outside))/a.md").status == 0)
-        #expect(try sh("printf bin > \(quoted(outside))/p.bin && setfattr -n user.origin -v 0x00ff10 \(quoted(outside))/p.bin").status == 0)
+        #expect(try sh("printf hello > \(shellQuoted(outside))/a.md && setfattr -n user.color -v blue \(shellQuoted(outside))/a.md").status == 0)
+        #expect(try sh("printf bin > \(shellQuoted(outside))/p.bin && setfattr -n user.origin -v 0x00ff10 \(shellQuoted(outside))/p.bin").status == 0)
         try withNotesMount { m in
-            #expect(try sh("cp -a \(quoted(outside))/a.md \(quoted(m.root))/cp.md").status == 0)
+            #expect(try sh("cp -a \(shellQuoted(outside))/a.md \(shellQuoted(m.root))/cp.md").status == 0)
             #expect(xattrBytes(m.path("cp.md"), "user.color") == Array("blue".utf8))
             #expect(readFile(m.path("cp.md")) == "hello")
-            let rsync = try sh("rsync -aX \(quoted(outside))/ \(quoted(m.path("synced")))/")
-            #expect(rsync.status == 0, "\(rsync.error)")
+            let rsync = try sh("rsync -aX \(shellQuoted(outside))/ \(shellQuoted(m.path("synced")))/")
+            #expect(rsync.status == 0, "\(rsync.stderr)")
             #expect(xattrBytes(m.path("synced/a.md"), "user.color") == Array("blue".utf8))
             #expect(xattrBytes(m.path("synced/p.bin"), "user.origin") == [0x00, 0xFF, 0x10])
             let back = outside + "/back"
-            #expect(try sh("cp -a \(quoted(m.path("synced"))) \(quoted(back))").status == 0)
+            #expect(try sh("cp -a \(shellQuoted(m.path("synced"))) \(shellQuoted(back))").status == 0)
             #expect(xattrBytes(back + "/p.bin", "user.origin") == [0x00, 0xFF, 0x10])
             // sed -i's temp file carries none: as on any filesystem, the name then shows the new file's.
-            #expect(try sh("sed -i s/hello/bye/ \(quoted(m.path("cp.md")))").status == 0)
+            #expect(try sh("sed -i s/hello/bye/ \(shellQuoted(m.path("cp.md")))").status == 0)
             #expect(readFile(m.path("cp.md")) == "bye")
         }
     }
@@ -151,7 +152,7 @@ private func xattrNames(_ path: String) -> Set<String> {
         try withNotesMount(mountOptions: ["allow_other"]) { m in
             #expect(writeFile(m.path("mine.md"), "x", mode: 0o644) == 0)
             #expect(setBytes(m.path("mine.md"), "trusted.secret", [1]) == 0)
-            let path = quoted(m.path("mine.md"))
+            let path = shellQuoted(m.path("mine.md"))
             func asOther(_ command: String) throws -> ProgramResult {
                 try run(["/usr/bin/setpriv", "--reuid=1001", "--regid=1001", "--clear-groups", "/bin/sh", "-c", command])
             }
@@ -160,7 +161,7 @@ private func xattrNames(_ path: String) -> Set<String> {
             let setTrusted = try asOther("setfattr -n trusted.y -v 1 \(path)")
             let readOwn = try asOther("getfattr -n user.notesfs.recordName \(path)")
             #expect(setUser.status != 0, "no write permission")
-            #expect(dump.status == 0 && !dump.output.contains("trusted."), "\(dump)")
+            #expect(dump.status == 0 && !dump.out.contains("trusted."), "\(dump)")
             #expect(setTrusted.status != 0)
             #expect(readOwn.status == 0, "readable by all who may read")
             #expect(xattrBytes(m.path("mine.md"), "user.x") == nil)

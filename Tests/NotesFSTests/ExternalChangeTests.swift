@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct ExternalChangeTests {
     @Test func cascadeDeleteOfAFolderDisappearsFromTheMount() throws {
@@ -27,14 +28,14 @@ import Testing
             defer { try? other.close() }
             let result = try other.modify(deleting: [try #require(top)])
             #expect(result.deletedRecordIDs.count == 4)
-            let gone = poll(seconds: 5) {
+            let gone = eventually(5) {
                 statOf(m.path("Doomed")).1 == ENOENT && readFile(m.path("Doomed/Inner/n.md")) == nil
                     && listing(m.root) == ["keep.md"]
             }
             #expect(gone, "the deleted folder still shows after 2 s")
             #expect(statOf(m.path("Doomed")).1 == ENOENT)
             #expect(statOf(m.path("Doomed/Inner/n.md")).1 == ENOENT)
-            #expect(try sh("cat \(quoted(m.path("Doomed/Inner/n.md")))").status != 0)
+            #expect(try sh("cat \(shellQuoted(m.path("Doomed/Inner/n.md")))").status != 0)
             #expect(listing(m.root) == ["keep.md"])
             #expect(readFile(m.path("keep.md")) == "stays")
             #expect(fileRecordCount(m.database) == 1)
@@ -45,13 +46,13 @@ import Testing
         var id: RecordID?
         try withNotesMount(seed: { db in id = try saveNote(db, title: "same", text: "aaaa version 1").recordID }) { m in
             #expect(readFile(m.path("same.md")) == "aaaa version 1")
-            #expect(try sh("cat \(quoted(m.path("same.md")))").output == "aaaa version 1")
+            #expect(try sh("cat \(shellQuoted(m.path("same.md")))").out == "aaaa version 1")
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }
             var record = try other.record(for: try #require(id))
             record["text"] = .string("bbbb version 2")
             try other.modify(saving: [record])
-            let seen = poll(seconds: 5) { (try? sh("cat \(quoted(m.path("same.md")))").output) == "bbbb version 2" }
+            let seen = eventually(5) { (try? sh("cat \(shellQuoted(m.path("same.md")))").out) == "bbbb version 2" }
             #expect(seen, "cat still shows the old bytes after 2 s")
             #expect(readFile(m.path("same.md")) == "bbbb version 2")
         }
@@ -67,7 +68,7 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["title"] = .string("after")
             try other.modify(saving: [record, Note(title: "added", text: "new").record])
-            let seen = poll(seconds: 5) {
+            let seen = eventually(5) {
                 listing(m.root) == ["added.md", "after.md"] && statOf(m.path("before.md")).1 == ENOENT
             }
             #expect(seen, "listing after 2 s: \(listing(m.root) ?? [])")
@@ -88,7 +89,7 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["text"] = .string("theirs")
             try other.modify(saving: [record])
-            #expect(poll(seconds: 5) { note(m.database, recordName: id!.recordName)?.text == "theirs" })
+            #expect(eventually(5) { note(m.database, recordName: id!.recordName)?.text == "theirs" })
             let closed = close(fd) == 0 ? 0 : errno
             // DESIGN §4: the save is refused with ESTALE at close; the other change stays.
             #expect(closed == ESTALE)
@@ -96,7 +97,7 @@ import Testing
             // The refused bytes are kept as a conflict copy beside it, and the file shows the other
             // change and takes writes again.
             let copy = "c (conflict \(ConflictName.day(Date())) \(ConflictName.hostName())).md"
-            #expect(poll(seconds: 5) { listing(m.root) == [copy, "c.md"] }, "\(listing(m.root) ?? [])")
+            #expect(eventually(5) { listing(m.root) == [copy, "c.md"] }, "\(listing(m.root) ?? [])")
             #expect(readFile(m.path(copy)) == "mine")
             #expect(readFile(m.path("c.md")) == "theirs")
             #expect(statOf(m.path("c.md")).0?.st_size == 6)

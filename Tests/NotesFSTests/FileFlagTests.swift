@@ -4,10 +4,11 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// `sh -c command` in `directory`; a failure to run it shows as status -1.
 private func shell(_ command: String, in directory: String) -> ProgramResult {
-    (try? sh(command, in: directory)) ?? ProgramResult(status: -1, output: "", error: "could not run \(command)")
+    (try? sh(command, in: directory)) ?? ProgramResult(status: -1, stdout: Data(), stderr: "could not run \(command)")
 }
 
 @Suite struct FileFlagTests {
@@ -15,7 +16,7 @@ private func shell(_ command: String, in directory: String) -> ProgramResult {
         try withNotesMount { m in
             let r = m.root
             #expect(shell("echo one > log.txt && chattr +a log.txt", in: r).status == 0)
-            #expect(shell("lsattr log.txt", in: r).output.hasPrefix("-----a"))
+            #expect(shell("lsattr log.txt", in: r).out.hasPrefix("-----a"))
             #expect(shell("echo two >> log.txt", in: r).status == 0)
             #expect(shell("echo over > log.txt", in: r).status != 0, "a write without O_APPEND")
             #expect(shell("truncate -s 0 log.txt", in: r).status != 0)
@@ -43,7 +44,7 @@ private func shell(_ command: String, in directory: String) -> ProgramResult {
             #expect(fd >= 0)
             defer { close(fd) }
             #expect(shell("chattr +i n.md", in: r).status == 0)
-            #expect(shell("lsattr n.md", in: r).output.hasPrefix("----i"))
+            #expect(shell("lsattr n.md", in: r).out.hasPrefix("----i"))
             #expect(write(fd, "x", 1) == -1 && errno == EPERM)
             #expect(shell("echo more >> n.md", in: r).status != 0)
             #expect(shell("touch -d 2001-01-01 n.md", in: r).status != 0)
@@ -60,7 +61,7 @@ private func shell(_ command: String, in directory: String) -> ProgramResult {
             let r = m.root
             #expect(shell("mkdir fixed logs && touch fixed/old.txt logs/old.txt", in: r).status == 0)
             #expect(shell("chattr +i fixed && chattr +a logs", in: r).status == 0)
-            #expect(shell("lsattr -d fixed logs", in: r).output.split(separator: "\n").map { String($0.prefix(6)) } == ["----i-", "-----a"])
+            #expect(shell("lsattr -d fixed logs", in: r).out.split(separator: "\n").map { String($0.prefix(6)) } == ["----i-", "-----a"])
             #expect(shell("touch fixed/new.txt", in: r).status != 0)
             #expect(shell("rm fixed/old.txt", in: r).status != 0)
             #expect(shell("mkdir fixed/sub", in: r).status != 0)
@@ -78,7 +79,7 @@ private func shell(_ command: String, in directory: String) -> ProgramResult {
             #expect(shell("echo a > quiet.md && chattr +A quiet.md", in: m.root).status == 0)
             let before = statOf(m.path("quiet.md")).0.map { nanoseconds($0.st_atim) }
             usleep(20_000)
-            #expect(shell("cat quiet.md", in: m.root).output == "a\n")
+            #expect(shell("cat quiet.md", in: m.root).out == "a\n")
             #expect(statOf(m.path("quiet.md")).0.map { nanoseconds($0.st_atim) } == before)
         }
     }
@@ -98,7 +99,7 @@ private func shell(_ command: String, in directory: String) -> ProgramResult {
                 #expect(shell("chattr +c mine.txt", in: m.root).status != 0, "compression is not supported")
             }
             try withNotesMount(databasePath: path) { m in
-                #expect(shell("lsattr mine.txt", in: m.root).output.hasPrefix("----i-d"))
+                #expect(shell("lsattr mine.txt", in: m.root).out.hasPrefix("----i-d"))
                 #expect(shell("rm -f mine.txt", in: m.root).status != 0)
             }
         }

@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct FileTests {
     @Test func createWriteReadSavesOneNote() throws {
@@ -73,7 +74,7 @@ import Testing
             #expect(readBytes(path) == Array("ab".utf8) + [0, 0, 0, 0])
             #expect(statOf(path).0?.st_size == 6)
             // Saved at once, or at the release of readFile's handle if the kernel sends that late.
-            #expect(poll(seconds: 10) { note(m.database, titled: "t")?.text == "ab\0\0\0\0" })
+            #expect(eventually(10) { note(m.database, titled: "t")?.text == "ab\0\0\0\0" })
             // O_TRUNC empties it.
             let truncating = open(path, O_WRONLY | O_TRUNC)
             #expect(truncating >= 0)

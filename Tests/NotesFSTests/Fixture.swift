@@ -1,6 +1,6 @@
-/// Test helpers for the notes mount: a database directory and a mountpoint per test, the in-process
-/// mount (skip-or-fail when FUSE is unusable, watchdog), errno-returning system call wrappers,
-/// running real programs, and looking records up in the store.
+/// Test helpers for the notes mount: a tmpfs for the conformance runs, the in-process mount over a
+/// database of its own (watchdog), errno-returning system call wrappers, and looking records up in
+/// the store. (Shared helpers, such as the program runner and the child mount, are in TestSupport.)
 
 import CFuse
 import FUSE
@@ -10,9 +10,7 @@ import Notes
 import NotesFS
 import RecordStore
 import Testing
-
-/// True when the environment demands the FUSE tests run (CI with /dev/fuse).
-let fuseRequired = ProcessInfo.processInfo.environment["NOTESFS_REQUIRE_FUSE"] == "1"
+import TestSupport
 
 /// Runs `body` with a tmpfs mounted (`mount -o OPTIONS`) on a fresh directory named after
 /// `prefix`; unmounts it and removes the directory after.
@@ -57,23 +55,6 @@ func unmountTmpfs(_ point: String) {
     _ = try? run(["/bin/umount", "-l", point])
 }
 
-/// Creates a fresh directory with `mkdtemp`.
-func makeTemporaryDirectory(_ prefix: String = "notesfstest") -> String {
-    let base = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
-    var template = Array((base + "\(prefix).XXXXXX").utf8CString)
-    let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    precondition(result != nil, "mkdtemp failed")
-    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// Runs `body` with a new, empty database directory path (the database is created on first open),
-/// removed afterwards.
-func withDatabaseDirectory<T>(_ body: (String) throws -> T) rethrows -> T {
-    let directory = makeTemporaryDirectory("notesfsdb")
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    return try body(directory + "/db")
-}
-
 /// What a test body gets: the mountpoint and the database the mount serves.
 struct NotesMount {
     let mount: InProcessMount
@@ -88,13 +69,10 @@ struct NotesMount {
     func path(_ relative: String) -> String { root + "/" + relative }
 }
 
-struct FUSEUnusable: Error, CustomStringConvertible {
-    var description: String { "/dev/fuse cannot be opened for reading and writing" }
-}
-
 /// Mounts a `NotesFileSystem` over the database at `databasePath` (created if missing; a fresh one
 /// when nil) at a new temporary mountpoint and runs `body`. `seed` runs on the database before the
-/// mount. Skips (returns false, with a note) when FUSE is unusable, unless `NOTESFS_REQUIRE_FUSE=1`.
+/// mount. A mount that fails is a recorded issue (and false): a test that cannot mount carries
+/// `.needsFUSE`, which skips it where FUSE is unusable.
 /// A watchdog aborts the connection after `timeout` seconds so that a hung handler fails the test.
 /// The filesystem closes the database at unmount: open a new `RecordDatabase` to look afterwards.
 /// `storeWatcher` false: the mounted database has no background thread, so the mount hears of
@@ -136,15 +114,10 @@ private func mountAndRun(
     let mount: InProcessMount
     let fileSystem = NotesFileSystem(database: database, options: options)
     do {
-        guard InProcessMount.isFUSEDeviceUsable else { throw FUSEUnusable() }
         mount = try InProcessMount(fileSystem: fileSystem, at: directory, options: mountOptions, singleThread: singleThread)
     } catch {
         try? database.close()
-        if fuseRequired {
-            Issue.record("FUSE is required (NOTESFS_REQUIRE_FUSE=1) but mounting failed: \(error)", sourceLocation: sourceLocation)
-        } else {
-            print("note: skipping a FUSE mount test (set NOTESFS_REQUIRE_FUSE=1 to fail instead): \(error)")
-        }
+        Issue.record("mounting failed: \(error)", sourceLocation: sourceLocation)
         return false
     }
     let watchdog = mount.watchdog(seconds: timeout)
@@ -254,124 +227,21 @@ func renameErrno(_ from: String, _ to: String, flags: UInt32 = 0) -> Int32 {
     errnoOf { notesfs_renameat2(AT_FDCWD, from, AT_FDCWD, to, flags) }
 }
 
-/// Polls `condition` every 20 ms for up to `seconds`; true as soon as it holds.
-func poll(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while true {
-        if condition() { return true }
-        if Date() > deadline { return false }
-        usleep(20_000)
+/// Up to `count` bytes of the file at `path` from `offset` (pread); nil on error.
+func readRange(_ path: String, offset: Int64, count: Int) -> [UInt8]? {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0xAA, count: count)
+    var done = 0
+    while done < count {
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+        if n < 0 { return nil }
+        if n == 0 { break }
+        done += n
     }
+    return Array(bytes[..<done])
 }
-
-// MARK: - Programs
-
-/// The result of running a program.
-struct ProgramResult: CustomStringConvertible {
-    var status: Int32
-    var output: String
-    var error: String
-    var description: String { "exit \(status), stdout: \(output.debugDescription), stderr: \(error.debugDescription)" }
-}
-
-/// Runs `command` with `/bin/sh -c` (in `directory` if given) and waits, killing it after `timeout`
-/// seconds. Output goes through temporary files (no pipe to fill).
-@discardableResult
-func sh(_ command: String, in directory: String? = nil, environment: [String: String] = [:], timeout: Double = 60) throws -> ProgramResult {
-    try run(["/bin/sh", "-c", command], in: directory, environment: environment, timeout: timeout)
-}
-
-func run(_ arguments: [String], in directory: String? = nil, environment: [String: String] = [:], timeout: Double = 60) throws
-    -> ProgramResult
-{
-    let scratch = makeTemporaryDirectory("notesfsrun")
-    defer { try? FileManager.default.removeItem(atPath: scratch) }
-    let command = directory.map { ["/bin/sh", "-c", "cd \(quoted($0)) && exec \"$@\"", "sh"] + arguments } ?? arguments
-    let child = try SpawnedProcess(command, environment: environment, stdout: scratch + "/out", stderr: scratch + "/err")
-    let pid = child.pid
-    let watchdog = Watchdog(seconds: timeout) { kill(pid, SIGKILL) }
-    let status = child.wait()
-    let timedOut = !watchdog.cancel()
-    var result = ProgramResult(
-        status: status,
-        output: (try? String(contentsOfFile: scratch + "/out", encoding: .utf8)) ?? "",
-        error: (try? String(contentsOfFile: scratch + "/err", encoding: .utf8)) ?? "")
-    if timedOut { result.error += "\n[killed after \(timeout) s]" }
-    return result
-}
-
-struct SpawnError: Error, CustomStringConvertible {
-    var command: [String]
-    var code: Int32
-    var description: String { "posix_spawn \(command): \(String(cString: strerror(code)))" }
-}
-
-/// A child started with `posix_spawn` and reaped with `waitpid` on its own pid. (Foundation's
-/// `Process` waits until every descendant closed an inherited descriptor, so a daemon that forks
-/// away, as `notesfs` without `-f` does, would keep `waitUntilExit` from returning.)
-final class SpawnedProcess {
-    let pid: pid_t
-    private var status: Int32?
-
-    /// Starts `arguments[0]` (a path) with stdin from /dev/null and stdout/stderr to the given files.
-    init(_ arguments: [String], environment: [String: String] = [:], stdout: String, stderr: String) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        // Nothing else of the test process: a long-lived child (a notesfs daemon) that inherited a
-        // descriptor another test holds on a mounted file would keep that mount busy (EBUSY at
-        // unmount) for the child's whole life.
-        // (glibc ignores a close action on a descriptor closed meanwhile: only out-of-range ones fail.)
-        let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
-        for fd in inherited where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let code = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-        guard code == 0 else { throw SpawnError(command: arguments, code: code) }
-        self.pid = pid
-    }
-
-    /// The exit status (128 + signal when killed), reaping the child; nil while it runs.
-    func exitStatus() -> Int32? {
-        if let status { return status }
-        var raw: Int32 = 0
-        let result = waitpid(pid, &raw, WNOHANG)
-        guard result == pid else { return result < 0 ? -1 : nil }
-        let signal = raw & 0x7F
-        status = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
-        return status
-    }
-
-    var isRunning: Bool { exitStatus() == nil }
-
-    /// Waits for the exit (polling every 5 ms).
-    func wait() -> Int32 {
-        while true {
-            if let status = exitStatus() { return status }
-            usleep(5_000)
-        }
-    }
-
-    /// Waits up to `seconds`; the exit status, or nil if still running.
-    func wait(seconds: Double) -> Int32? {
-        var result: Int32?
-        _ = poll(seconds: seconds) {
-            result = exitStatus()
-            return result != nil
-        }
-        return result
-    }
-}
-
-/// Quotes a path for `sh -c`.
-func quoted(_ path: String) -> String { "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
 // MARK: - Records
 

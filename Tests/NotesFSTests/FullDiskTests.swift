@@ -4,6 +4,7 @@ import Index
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// The database's disk fills up while mounted: a save that cannot be written fails at `close`
 /// with `ENOSPC`, the bytes stay readable through the mount, and once there is room again they
@@ -20,7 +21,7 @@ import Testing
         try withNotesMount(databasePath: db) { m in
             #expect(writeFile(m.path("kept.md"), "before the disk filled\n") == 0)
             let fill = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill", "bs=64k"])
-            #expect(fill.status != 0 && fill.error.contains("No space left"), "\(fill)")
+            #expect(fill.status != 0 && fill.stderr.contains("No space left"), "\(fill)")
             // The last pages too (tmpfs allocates whole pages).
             let last = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill-pages", "bs=4k"])
             #expect(last.status != 0, "\(last)")
@@ -37,7 +38,7 @@ import Testing
             // Room again: both are saved within a few seconds, with no further close.
             try FileManager.default.removeItem(atPath: point + "/fill")
             try FileManager.default.removeItem(atPath: point + "/fill-pages")
-            let saved = poll(seconds: 10) {
+            let saved = eventually(10) {
                 let texts = Dictionary(notes(m.database).map { ($0.title, $0.text) }, uniquingKeysWith: { a, _ in a })
                 return texts == ["kept": "before the disk filled\n" + appended, "new": newText]
             }
@@ -62,7 +63,7 @@ import Testing
     /// Fills the filesystem at `point` to its last page.
     private func fill(_ point: String) throws {
         let fill = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill", "bs=64k"])
-        #expect(fill.status != 0 && fill.error.contains("No space left"), "\(fill)")
+        #expect(fill.status != 0 && fill.stderr.contains("No space left"), "\(fill)")
         let last = try run(["/bin/dd", "if=/dev/zero", "of=\(point)/fill-pages", "bs=4k"])
         #expect(last.status != 0, "\(last)")
     }
@@ -174,22 +175,22 @@ import Testing
     /// A full disk through the CLI: every read command works (opening writes nothing it needs), a
     /// `note new` that exits 0 survives, and `note rm` frees space.
     @Test func readsWorkAndDeletesFreeSpaceOnAFullDisk() throws {
-        guard let binary = notesfsBinary else { return }
+        let binary = notesfsBinary
         try withTmpfs("notesfs-full-cli", options: "size=8m") { point in
             let db = point + "/db"
-            func notesfs(_ arguments: String) throws -> ProgramResult { try sh("\(quoted(binary)) --db \(quoted(db)) \(arguments)") }
+            func notesfs(_ arguments: String) throws -> ProgramResult { try sh("\(shellQuoted(binary)) --db \(shellQuoted(db)) \(arguments)") }
             #expect(try notesfs("note new kept --text hello").status == 0)
             let big = String(repeating: "a line of a big note\n", count: 100_000)  // 2.1 MB
             try Data(big.utf8).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())"))
             defer { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())") }
-            #expect(try notesfs("note new big < \(quoted(NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())"))").status == 0)
+            #expect(try notesfs("note new big < \(shellQuoted(NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())"))").status == 0)
             try fill(point)
             // New notes until even the journal is full: each one that exits 0 must survive.
             var saved: [String] = []
             for i in 0..<40 {
                 let result = try notesfs("note new n\(i) --text 'written on a full disk \(i)'")
                 guard result.status == 0 else {
-                    #expect(result.error.contains("No space left"), "\(result)")
+                    #expect(result.stderr.contains("No space left"), "\(result)")
                     break
                 }
                 saved.append("n\(i)")
@@ -197,17 +198,17 @@ import Testing
             #expect(saved.count < 40, "the journal never filled up")
             let ls = try notesfs("ls")
             #expect(ls.status == 0, "\(ls)")
-            #expect(Set(ls.output.split(separator: "\n").map(String.init)) == Set((["kept", "big"] + saved).map { $0 + ".md" }))
+            #expect(Set(ls.out.split(separator: "\n").map(String.init)) == Set((["kept", "big"] + saved).map { $0 + ".md" }))
             for name in saved {
-                #expect(try notesfs("note cat \(name)").output == "written on a full disk \(name.dropFirst())")
+                #expect(try notesfs("note cat \(name)").out == "written on a full disk \(name.dropFirst())")
             }
             let cat = try notesfs("note cat kept")
-            #expect(cat.status == 0 && cat.output == "hello", "\(cat)")
+            #expect(cat.status == 0 && cat.out == "hello", "\(cat)")
             let fsck = try notesfs("fsck")
             #expect(fsck.status == 0, "\(fsck)")
             let exported = makeTemporaryDirectory("notesfs-full-export")
             defer { try? FileManager.default.removeItem(atPath: exported) }
-            let export = try notesfs("export \(quoted(exported + "/out"))")
+            let export = try notesfs("export \(shellQuoted(exported + "/out"))")
             #expect(export.status == 0, "\(export)")
             #expect(try String(contentsOfFile: exported + "/out/kept.md", encoding: .utf8) == "hello")
             // Deleting frees space, full disk or not.
@@ -215,7 +216,7 @@ import Testing
             let rm = try notesfs("note rm big")
             #expect(rm.status == 0, "\(rm)")
             #expect(freeBytes(point) > before + 1_000_000)
-            #expect(try notesfs("ls").output.split(separator: "\n").count == saved.count + 1)
+            #expect(try notesfs("ls").out.split(separator: "\n").count == saved.count + 1)
             // Room again: every note is still there, and the database checks clean.
             try FileManager.default.removeItem(atPath: point + "/fill")
             #expect(try notesfs("fsck").status == 0)

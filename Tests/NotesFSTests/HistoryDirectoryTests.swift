@@ -8,6 +8,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import NotesFS
 
@@ -60,10 +61,10 @@ private func everySave(_ database: RecordDatabase) {
             // diff against the note itself, and cp out (with the date).
             let diff = try sh("diff .history/Work/Plan.md/\(names[0]) Work/Plan.md", in: m.root)
             #expect(diff.status == 1, "\(diff)")
-            #expect(diff.output == "1c1\n< v1\n---\n> v3 now\n")
+            #expect(diff.out == "1c1\n< v1\n---\n> v3 now\n")
             let out = makeTemporaryDirectory("notesfshistory")
             defer { try? FileManager.default.removeItem(atPath: out) }
-            let copy = try sh("cp -p .history/Work/Plan.md/\(names[1]) \(quoted(out))/old.md", in: m.root)
+            let copy = try sh("cp -p .history/Work/Plan.md/\(names[1]) \(shellQuoted(out))/old.md", in: m.root)
             #expect(copy.status == 0, "\(copy)")
             #expect(readFile(out + "/old.md") == "v2 longer\n")
             #expect(statOf(out + "/old.md").0?.st_mtim.tv_sec == Int(dates[1].timeIntervalSince1970))
@@ -86,7 +87,7 @@ private func everySave(_ database: RecordDatabase) {
             let names = ["2026-12-03T08-00-00-1.md", "2026-12-03T08-00-00-2.md", "2026-12-03T08-00-00-3.md"]
             #expect(listing(m.path(".history/Plan.md")) == names)
             let sorted = try sh("LC_ALL=C ls .history/Plan.md", in: m.root)
-            #expect(sorted.output == names.joined(separator: "\n") + "\n")
+            #expect(sorted.out == names.joined(separator: "\n") + "\n")
             #expect(names.map { readFile(m.path(".history/Plan.md/" + $0)) } == ["a", "b", "c"])
         }
     }
@@ -157,7 +158,7 @@ private func everySave(_ database: RecordDatabase) {
             damaged["deltaText"] = .string("x")
             try m.database.modify(saving: [damaged])
             let path = m.path(".history/Plan.md/2026-12-03T09-00-00.md")
-            #expect(poll(seconds: 5) { statOf(path).0 != nil })
+            #expect(eventually(5) { statOf(path).0 != nil })
             let failure = errnoOf {
                 let fd = open(path, O_RDONLY | O_CLOEXEC)
                 guard fd >= 0 else { return -1 }
@@ -173,7 +174,7 @@ private func everySave(_ database: RecordDatabase) {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
             let all = try sh("ls -a", in: m.root)
-            #expect(all.output.split(separator: "\n").map(String.init) == [".", "..", "Plan.md"])
+            #expect(all.out.split(separator: "\n").map(String.init) == [".", "..", "Plan.md"])
             let dir = m.path(".history/Plan.md")
             let file = dir + "/2026-12-03T08-00-00.md"
             #expect(errnoOf { open(file, O_WRONLY | O_CLOEXEC) } == EROFS)
@@ -213,7 +214,7 @@ private func everySave(_ database: RecordDatabase) {
             try other.close()
             // As for .recent and .search: opendir catches up first, but a commit the store's
             // watcher is delivering meanwhile shows within its second.
-            #expect(poll(seconds: 5) { listing(m.path(".history/Plan.md"))?.count == 2 }, "\(listing(m.path(".history/Plan.md")) ?? [])")
+            #expect(eventually(5) { listing(m.path(".history/Plan.md"))?.count == 2 }, "\(listing(m.path(".history/Plan.md")) ?? [])")
             #expect(readFile(m.path(".history/Plan.md/2026-12-03T08-00-00.md")) == "v1\n")
         }
     }

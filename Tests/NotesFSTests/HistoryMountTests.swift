@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct HistoryMountTests {
     /// A note removed in the mount and undeleted comes back with its mode, owner, group and
@@ -21,7 +22,7 @@ import Testing
             #expect(unlink(path) == 0)
             try VersionHistory.restore(try #require(VersionHistory.deletedNotes(in: m.database).first), in: m.database)
             var info = stat()
-            #expect(poll(seconds: 5) { stat(path, &info) == 0 })
+            #expect(eventually(5) { stat(path, &info) == 0 })
             #expect(info.st_mode & 0o7777 == 0o600)
             #expect(info.st_uid == 1000 && info.st_gid == 1001)
             #expect(info.st_mtim.tv_sec == 1_580_000_000)

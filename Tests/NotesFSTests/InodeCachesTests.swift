@@ -4,6 +4,7 @@
 import FUSE
 import Foundation
 import Testing
+import TestSupport
 
 @testable import NotesFS
 

@@ -7,6 +7,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// The bound on the daemon's peak RSS documented in the README's mount section and beside
 /// `ContentBuffer`: it does not depend on file sizes.
@@ -23,15 +24,15 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
 @Suite(.serialized) struct LargeFileTests {
     @Test func truncateToAPetabyteAndWritingPastATerabyteFailWithEFBIG() throws {
         try withChildMount { child in
-            let note = child.mountpoint + "/x.md"
-            #expect(writeFile(child.mountpoint + "/other.md", "still here\n") == 0)
+            let note = child.path + "/x.md"
+            #expect(writeFile(child.path + "/other.md", "still here\n") == 0)
             #expect(try run(["/usr/bin/touch", note]).status == 0)
             let truncate = try run(["/usr/bin/truncate", "-s", "1P", note])
             #expect(truncate.status != 0)
-            #expect(truncate.error.contains("File too large"), "\(truncate)")
-            let dd = try sh("dd if=/dev/zero of=\(quoted(note)) bs=1 seek=1000000000000 count=1 conv=notrunc")
+            #expect(truncate.stderr.contains("File too large"), "\(truncate)")
+            let dd = try sh("dd if=/dev/zero of=\(shellQuoted(note)) bs=1 seek=1000000000000 count=1 conv=notrunc")
             #expect(dd.status != 0)
-            #expect(dd.error.contains("File too large"), "\(dd)")
+            #expect(dd.stderr.contains("File too large"), "\(dd)")
             // The same through the system calls, past the 64 GiB maximum.
             #expect(errnoOf { Glibc.truncate(note, off_t(1) << 50) } == EFBIG)
             let fd = open(note, O_WRONLY)
@@ -50,7 +51,7 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
             #expect(close(writer) == 0)
             // The daemon answers afterwards.
             #expect(processExists(child.pid))
-            #expect(readFile(child.mountpoint + "/other.md") == "still here\n")
+            #expect(readFile(child.path + "/other.md") == "still here\n")
             #expect(statOf(note).0?.st_size == 0)
             #expect(writeFile(note, "fine\n") == 0)
             #expect(readFile(note) == "fine\n")
@@ -60,14 +61,14 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
     @Test func aByteWrittenAtFourGiBIsSavedWithItsHoleAcrossARemount() throws {
         let fourGiB: Int64 = 4 << 30
         try withChildMount(timeout: 600) { child in
-            let path = child.mountpoint + "/sparse.bin"
+            let path = child.path + "/sparse.bin"
             let fd = open(path, O_CREAT | O_WRONLY, 0o644)
             #expect(fd >= 0)
             var byte: UInt8 = 0x5A
             #expect(pwrite(fd, &byte, 1, off_t(fourGiB)) == 1)
             #expect(close(fd) == 0)
             try child.remount(timeout: 600) { again in
-                let path = again.mountpoint + "/sparse.bin"
+                let path = again.path + "/sparse.bin"
                 #expect(statOf(path).0?.st_size == off_t(fourGiB + 1))
                 #expect(readRange(path, offset: fourGiB - 4, count: 8) == [0, 0, 0, 0, 0x5A])
                 for offset: Int64 in [0, 1 << 20, (2 << 30) - 1000, 3 << 30] {
@@ -81,7 +82,7 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
     @Test func truncateToTenGiBKeepsTheDaemonsMemoryBounded() throws {
         let tenGiB: Int64 = 10 << 30
         try withChildMount(timeout: 900) { child in
-            let path = child.mountpoint + "/x.bin"
+            let path = child.path + "/x.bin"
             let result = try run(["/usr/bin/truncate", "-s", "10G", path], timeout: 900)
             #expect(result.status == 0, "\(result)")
             #expect(statOf(path).0?.st_size == off_t(tenGiB))
@@ -100,16 +101,16 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
             let scratch = makeTemporaryDirectory("notesfsbig")
             defer { try? FileManager.default.removeItem(atPath: scratch) }
             let source = scratch + "/big.bin"
-            #expect(try sh("head -c 1000000000 /dev/urandom > \(quoted(source))", timeout: 300).status == 0)
-            let target = child.mountpoint + "/big.bin"
+            #expect(try sh("head -c 1000000000 /dev/urandom > \(shellQuoted(source))", timeout: 300).status == 0)
+            let target = child.path + "/big.bin"
             let copy = try run(["/bin/cp", source, target], timeout: 900)
             #expect(copy.status == 0, "\(copy)")
             let afterSave = child.peakResidentBytes
             // Read back through the mount (from the saved asset) and compared byte for byte.
             let compare = try run(["/usr/bin/cmp", source, target], timeout: 900)
             #expect(compare.status == 0, "\(compare)")
-            let sums = try sh("sha256sum < \(quoted(source)); sha256sum < \(quoted(target))", timeout: 900)
-            let lines = sums.output.split(separator: "\n")
+            let sums = try sh("sha256sum < \(shellQuoted(source)); sha256sum < \(shellQuoted(target))", timeout: 900)
+            let lines = sums.out.split(separator: "\n")
             #expect(lines.count == 2 && lines[0] == lines[1], "\(sums)")
             let peak = child.peakResidentBytes
             print("1 GB file: daemon peak RSS \(afterSave >> 20) MiB after write + save, \(peak >> 20) MiB after reading it back")

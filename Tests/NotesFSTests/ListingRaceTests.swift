@@ -5,6 +5,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// The race script: `MODE` is `mv` (create f-k, rename it over g-k) or `rm` (then remove g-k).
 /// Prints one `RESULT` line with the counts of each kind of lie, and a line per failure.
@@ -57,8 +58,8 @@ private let raceScript = #"""
                 ["/bin/bash", "-c", raceScript],
                 environment: ["MNT": m.root, "SCRATCH": scratch, "ROUNDS": "300", "MODE": mode], timeout: 220)
             #expect(result.status == 0, "\(result)")
-            let summary = result.output.split(separator: "\n").last { $0.hasPrefix("RESULT ") }.map(String.init)
-            #expect(summary == "RESULT fails=0 leftover=0 wrong=0 aliased=0 lingering=0", "\(result.output.suffix(3000))")
+            let summary = result.out.split(separator: "\n").last { $0.hasPrefix("RESULT ") }.map(String.init)
+            #expect(summary == "RESULT fails=0 leftover=0 wrong=0 aliased=0 lingering=0", "\(result.out.suffix(3000))")
         }
     }
 

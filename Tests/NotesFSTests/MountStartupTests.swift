@@ -7,6 +7,7 @@ import Foundation
 import Glibc
 import RecordStore
 import Testing
+import TestSupport
 
 /// One daemonised start: the exit status of `notesfs DB MNT` (the parent, which exits once the
 /// daemon reports), its stderr, and whether a mount is left at MNT (`mountpoint -q`).
@@ -18,10 +19,7 @@ private struct Start {
 
 /// `whileMounted` runs with the mountpoint when the start left a mount, before it is detached.
 private func start(database: String, extra: [String] = [], whileMounted: (String) throws -> Void = { _ in }) throws -> Start? {
-    guard let binary = notesfsBinary, InProcessMount.isFUSEDeviceUsable else {
-        if fuseRequired { Issue.record("FUSE or the notesfs binary is unusable (NOTESFS_REQUIRE_FUSE=1)") }
-        return nil
-    }
+    let binary = notesfsBinary
     let mountpoint = makeTemporaryDirectory("notesfsstart")
     defer { rmdir(mountpoint) }
     let errPath = mountpoint + ".stderr"
@@ -80,13 +78,13 @@ private func start(database: String, extra: [String] = [], whileMounted: (String
             try database.close()
             let readOnly = makeTemporaryDirectory("notesfsro")
             defer { rmdir(readOnly) }
-            let bind = try sh("mount --bind \(quoted(path)) \(quoted(readOnly)) && mount -o remount,bind,ro \(quoted(readOnly))")
+            let bind = try sh("mount --bind \(shellQuoted(path)) \(shellQuoted(readOnly)) && mount -o remount,bind,ro \(shellQuoted(readOnly))")
             guard bind.status == 0 else {
-                _ = try sh("umount \(quoted(readOnly))")
+                _ = try sh("umount \(shellQuoted(readOnly))")
                 print("note: skipping the read-only database test (no bind mounts here): \(bind)")
                 return
             }
-            defer { _ = try? sh("umount \(quoted(readOnly))") }
+            defer { _ = try? sh("umount \(shellQuoted(readOnly))") }
             var served = false
             guard
                 let result = try start(
@@ -114,7 +112,7 @@ private func start(database: String, extra: [String] = [], whileMounted: (String
             let database = try RecordDatabase(path: path, create: true)
             try saveNote(database, title: "hello", text: "world")
             try database.close()
-            guard let binary = notesfsBinary, InProcessMount.isFUSEDeviceUsable else { return }
+            let binary = notesfsBinary
             let mountpoint = makeTemporaryDirectory("notesfsstart")
             defer { rmdir(mountpoint) }
             let process = try SpawnedProcess([binary, path, mountpoint], stdout: "/dev/null", stderr: "/dev/null")

@@ -5,6 +5,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct NameTests {
     @Test func slashInATitleShowsAsDivisionSlash() throws {

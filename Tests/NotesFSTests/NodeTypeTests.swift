@@ -7,6 +7,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 private let posixScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Conformance/posix.py").path
@@ -15,7 +16,7 @@ private let posixScript = URL(fileURLWithPath: #filePath).deletingLastPathCompon
 private func dump(_ root: String) throws -> String {
     let result = try run(["/usr/bin/python3", posixScript, "dump", root])
     #expect(result.status == 0, "\(result)")
-    return result.output
+    return result.out
 }
 
 /// A tree with a note, an executable attachment, a folder, relative, absolute, dangling and
@@ -63,21 +64,21 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
             #expect(rsync.status == 0, "\(rsync)")
             #expect(try dump(m.path("rsync")) == expected, "rsync -aH")
             let again = try run(["/usr/bin/rsync", "-aHi", source + "/", m.path("rsync")])
-            #expect(again.status == 0 && again.output.isEmpty, "a second rsync transfers nothing: \(again)")
+            #expect(again.status == 0 && again.out.isEmpty, "a second rsync transfers nothing: \(again)")
             // tar skips sockets: the reference is the same round trip on the kernel's filesystem.
             let reference = makeTemporaryDirectory("nodetree-tar")
             defer { try? FileManager.default.removeItem(atPath: reference) }
-            let plain = try sh("tar -C \(quoted(source)) -cf - . | tar -C \(quoted(reference)) -xpf -")
+            let plain = try sh("tar -C \(shellQuoted(source)) -cf - . | tar -C \(shellQuoted(reference)) -xpf -")
             #expect(plain.status == 0, "\(plain)")
             let tarred = try dump(reference)
             #expect(!tarred.contains("\"sock\"") && tarred.contains("\"fifo\""))
-            let tar = try sh("tar -C \(quoted(source)) -cf - . | tar -C \(quoted(m.path("tar"))) -xpf -")
+            let tar = try sh("tar -C \(shellQuoted(source)) -cf - . | tar -C \(shellQuoted(m.path("tar"))) -xpf -")
             #expect(tar.status == 0, "\(tar)")
             #expect(try dump(m.path("tar")) == tarred, "tar x into the mount")
             // And back out of the mount.
             let back = makeTemporaryDirectory("nodetree-back")
             defer { try? FileManager.default.removeItem(atPath: back) }
-            let out = try sh("tar -C \(quoted(m.path("tar"))) -cf - . | tar -C \(quoted(back)) -xpf -")
+            let out = try sh("tar -C \(shellQuoted(m.path("tar"))) -cf - . | tar -C \(shellQuoted(back)) -xpf -")
             #expect(out.status == 0, "\(out)")
             #expect(try dump(back) == tarred, "tar c out of the mount")
             // 5 symlinks, 3 hard links and 4 special files in the tree; tar's copy has no socket.
@@ -121,7 +122,7 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
             let clone = try run(["/usr/bin/git", "clone", "-q", origin + "/repo", m.path("clone")], environment: environment)
             #expect(clone.status == 0, "\(clone)")
             let status = try sh("git status --porcelain && git fsck --strict", in: m.path("clone"), environment: environment)
-            #expect(status.status == 0 && status.output.isEmpty, "\(status)")
+            #expect(status.status == 0 && status.out.isEmpty, "\(status)")
             var st = stat()
             #expect(lstat(m.path("clone/link"), &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
             #expect(stat(m.path("clone/tool.sh"), &st) == 0 && st.st_mode & 0o111 != 0)
@@ -167,7 +168,7 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
                 try m.fileSystem.rename(context, parent: 1, name: "s.md", newParent: 1, newName: FileName(gone), flags: [])
             }
             var after = stat()
-            #expect(poll(seconds: 20) { stat(m.path(left), &after) == 0 && after.st_nlink == 1 }, "nlink \(after.st_nlink)")
+            #expect(eventually(20) { stat(m.path(left), &after) == 0 && after.st_nlink == 1 }, "nlink \(after.st_nlink)")
             #expect(after.st_ino == before.st_ino)
             #expect((after.st_ctim.tv_sec, after.st_ctim.tv_nsec) > (before.st_ctim.tv_sec, before.st_ctim.tv_nsec), "ctime moved")
             #expect((after.st_mtim.tv_sec, after.st_mtim.tv_nsec) == (before.st_mtim.tv_sec, before.st_mtim.tv_nsec), "mtime kept")

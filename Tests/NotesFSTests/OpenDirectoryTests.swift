@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @Suite struct OpenDirectoryTests {
     @Test(arguments: ["rename over", "rmdir"]) func aReplacedDirectoryHeldOpenCanStillBeStatted(how: String) throws {

@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct OpenFileTests {
     @Test func unlinkedFileStaysReadableThroughAnOpenDescriptor() throws {
@@ -88,7 +89,7 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["text"] = .string("version 2")
             try other.modify(saving: [record])
-            let seen = poll(seconds: 5) { (try? sh("cat \(quoted(m.path("held.md")))").output) == "version 2" }
+            let seen = eventually(5) { (try? sh("cat \(shellQuoted(m.path("held.md")))").out) == "version 2" }
             #expect(seen, "cat shows \(readFile(m.path("held.md")) ?? "nil") 5 s after the change elsewhere")
         }
     }
@@ -104,7 +105,7 @@ import Testing
             var record = try other.record(for: try #require(id))
             record["text"] = .string("changed elsewhere")
             try other.modify(saving: [record])
-            let seen = poll(seconds: 5) { (try? sh("cat \(quoted(m.path("cut.md")))").output) == "changed elsewhere" }
+            let seen = eventually(5) { (try? sh("cat \(shellQuoted(m.path("cut.md")))").out) == "changed elsewhere" }
             #expect(seen, "cat shows \(readFile(m.path("cut.md")).debugDescription) 5 s after the change elsewhere")
             // And a later write through the mount saves (no stale buffer, no ESTALE).
             #expect(writeFile(m.path("cut.md"), "written here") == 0)
@@ -149,7 +150,7 @@ import Testing
             #expect(statvfs(m.root, &stats) == 0)
             #expect(stats.f_namemax == 255)
             #expect(stats.f_bsize > 0)
-            let df = try sh("df -P \(quoted(m.root))")
+            let df = try sh("df -P \(shellQuoted(m.root))")
             #expect(df.status == 0, "\(df)")
         }
     }

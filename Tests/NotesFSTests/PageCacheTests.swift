@@ -11,6 +11,7 @@ import NotesFS
 import RecordStore
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct PageCacheTests {
     /// Bytes of `count` that differ from version to version but keep their size.
@@ -118,9 +119,9 @@ import Testing
                 var record = try other.record(for: id)
                 record["text"] = .string("bbbb version \(number)")
                 try other.modify(saving: [record])
-                let seen = poll(seconds: 5) { readFile(path) == "bbbb version \(number)" }
+                let seen = eventually(5) { readFile(path) == "bbbb version \(number)" }
                 #expect(seen, "still \(readFile(path) ?? "nil") after the other handle saved version \(number)")
-                #expect(try sh("cat \(quoted(path))").output == "bbbb version \(number)")
+                #expect(try sh("cat \(shellQuoted(path))").out == "bbbb version \(number)")
                 // And through the mount again, same size: the new bytes, not a stored older version.
                 #expect(writeFile(path, "cccc version \(number)") == 0)
                 #expect(readFile(path) == "cccc version \(number)")
@@ -131,7 +132,7 @@ import Testing
     }
 
     @Test func sameSizeChangeByTheCLIAfterAWriteIsSeen() throws {
-        let binary = try #require(notesfsBinary)
+        let binary = notesfsBinary
         try withNotesMount { m in
             let path = m.path("cli.md")
             #expect(writeFile(path, "mount wrote this") == 0)
@@ -139,9 +140,9 @@ import Testing
             #expect(readFile(path) == "mount wrote this")
             let result = try run([binary, "note", "new", "cli", "--text", "CLI wrote this!!", "--force", "--db", m.databasePath])
             #expect(result.status == 0, "\(result)")
-            let seen = poll(seconds: 5) { readFile(path) == "CLI wrote this!!" }
+            let seen = eventually(5) { readFile(path) == "CLI wrote this!!" }
             #expect(seen, "still \(readFile(path) ?? "nil") after the CLI saved")
-            #expect(try sh("cat \(quoted(path))").output == "CLI wrote this!!")
+            #expect(try sh("cat \(shellQuoted(path))").out == "CLI wrote this!!")
         }
     }
 
@@ -187,7 +188,7 @@ import Testing
                 var record = try other.record(for: id)
                 record["text"] = .string(String(decoding: Self.version(3, count: 3000), as: UTF8.self))
                 try other.modify(saving: [record])
-                let seen = poll(seconds: 5) { readBytes(m.path("small.md")) == Self.version(3, count: 3000) }
+                let seen = eventually(5) { readBytes(m.path("small.md")) == Self.version(3, count: 3000) }
                 #expect(seen, "the stored bytes outlived a change by another handle")
             }
             // Without noatime the first read reaches the daemon (it moves the atime): nothing is stored at open.

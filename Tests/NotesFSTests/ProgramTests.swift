@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// Checks that `path` still is record `name` with `text`, and that the database holds `count` file records.
 private func expectNote(
@@ -45,7 +46,7 @@ private func expectNote(
                 """
             let result = try run(["/usr/bin/emacs", "-Q", "--batch", "--eval", lisp], in: m.root, environment: ["HOME": m.root])
             #expect(result.status == 0, "\(result)")
-            let output = result.output + result.error
+            let output = result.out + result.stderr
             #expect(output.contains("lock=") && !output.contains("lock=nil"), "emacs took no lock link: \(output)")
             #expect(output.contains("after=nil"), "the lock link outlived the save: \(output)")
             expectNote(m, "e.md", recordName: name, text: "first line\nadded by emacs\n", fileRecords: 1)
@@ -111,7 +112,7 @@ private func expectNote(
             #expect(writeFile(outside + "/src.md", "copied text\n") == 0)
             #expect(writeFile(m.path("c.md"), "to be overwritten, longer than the source") == 0)
             let name = try #require(recordName(m.path("c.md")))
-            let result = try sh("cp \(quoted(outside))/src.md c.md && cp \(quoted(outside))/src.md new.md", in: m.root)
+            let result = try sh("cp \(shellQuoted(outside))/src.md c.md && cp \(shellQuoted(outside))/src.md new.md", in: m.root)
             #expect(result.status == 0, "\(result)")
             expectNote(m, "c.md", recordName: name, text: "copied text\n", fileRecords: 2)
             #expect(readFile(m.path("new.md")) == "copied text\n")
@@ -131,10 +132,10 @@ private func expectNote(
                 && touch -d '2001-02-03 04:05:06' tree/a/b/deep.md tree/a/b
                 """, in: outside)
             #expect(make.status == 0, "\(make)")
-            let copy = try sh("cp -a \(quoted(tree)) \(quoted(m.root))/")
+            let copy = try sh("cp -a \(shellQuoted(tree)) \(shellQuoted(m.root))/")
             #expect(copy.status == 0, "\(copy)")
-            #expect(copy.error.isEmpty, "\(copy)")
-            let diff = try sh("diff -r \(quoted(tree)) \(quoted(m.root))/tree")
+            #expect(copy.stderr.isEmpty, "\(copy)")
+            let diff = try sh("diff -r \(shellQuoted(tree)) \(shellQuoted(m.root))/tree")
             #expect(diff.status == 0, "\(diff)")
             let compare = "find . -printf '%P %y %m %U %G %s %T@\\n' | sort"
             let original = try sh(compare, in: tree)
@@ -147,7 +148,7 @@ private func expectNote(
                     return fields.joined(separator: " ")
                 }
             }
-            #expect(strip(mounted.output) == strip(original.output))
+            #expect(strip(mounted.out) == strip(original.out))
             #expect(fileRecordCount(m.database) == 4)
             #expect(m.database.queryMetadata(Query(recordType: Folder.recordType)).count == 4)
         }
@@ -164,7 +165,7 @@ private func expectNote(
             let outside = makeTemporaryDirectory("notesfsmv")
             defer { try? FileManager.default.removeItem(atPath: outside) }
             #expect(writeFile(outside + "/in.md", "from outside") == 0)
-            let into = try sh("mv \(quoted(outside))/in.md \(quoted(m.root))/dest/")
+            let into = try sh("mv \(shellQuoted(outside))/in.md \(shellQuoted(m.root))/dest/")
             #expect(into.status == 0, "\(into)")
             #expect(readFile(m.path("dest/in.md")) == "from outside")
             #expect(fileRecordCount(m.database) == 2)
@@ -202,14 +203,14 @@ private func expectNote(
                 in: m.root)
             #expect(make.status == 0, "\(make)")
             let find = try sh("find . -type f | wc -l", in: m.root)
-            #expect(find.output.trimmingCharacters(in: .whitespacesAndNewlines) == "11")
+            #expect(find.out.trimmingCharacters(in: .whitespacesAndNewlines) == "11")
             let dirs = try sh("find . -mindepth 1 -type d | wc -l", in: m.root)
-            #expect(dirs.output.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+            #expect(dirs.out.trimmingCharacters(in: .whitespacesAndNewlines) == "3")
             let grep = try sh("grep -rl needle .", in: m.root)
             #expect(grep.status == 0, "\(grep)")
-            #expect(grep.output == "./z/hay.md\n")
+            #expect(grep.out == "./z/hay.md\n")
             let count = try sh("grep -rc note . | grep -c ':1$'", in: m.root)
-            #expect(count.output.trimmingCharacters(in: .whitespacesAndNewlines) == "5")
+            #expect(count.out.trimmingCharacters(in: .whitespacesAndNewlines) == "5")
         }
     }
 
@@ -221,20 +222,20 @@ private func expectNote(
                 "mkdir -p src/a/b && echo top > src/top.md && echo deep > src/a/b/deep.md && head -c 2000 /dev/urandom > src/a/data.bin && chmod 640 src/top.md",
                 in: outside)
             #expect(make.status == 0, "\(make)")
-            let first = try sh("rsync -a \(quoted(outside))/src/ \(quoted(m.root))/dst/")
+            let first = try sh("rsync -a \(shellQuoted(outside))/src/ \(shellQuoted(m.root))/dst/")
             #expect(first.status == 0, "\(first)")
             #expect(readFile(m.path("dst/a/b/deep.md")) == "deep\n")
             let name = try #require(recordName(m.path("dst/top.md")))
             #expect(fileRecordCount(m.database) == 3)
-            let second = try sh("rsync -a --itemize-changes \(quoted(outside))/src/ \(quoted(m.root))/dst/")
+            let second = try sh("rsync -a --itemize-changes \(shellQuoted(outside))/src/ \(shellQuoted(m.root))/dst/")
             #expect(second.status == 0, "\(second)")
-            #expect(second.output == "", "the second rsync found differences")
+            #expect(second.out == "", "the second rsync found differences")
             #expect(recordName(m.path("dst/top.md")) == name)
-            let diff = try sh("diff -r \(quoted(outside))/src \(quoted(m.root))/dst")
+            let diff = try sh("diff -r \(shellQuoted(outside))/src \(shellQuoted(m.root))/dst")
             #expect(diff.status == 0, "\(diff)")
             // A changed source file is updated in place of the same record.
             #expect(writeFile(outside + "/src/top.md", "top, changed\n", mode: 0o640) == 0)
-            let third = try sh("rsync -a \(quoted(outside))/src/ \(quoted(m.root))/dst/")
+            let third = try sh("rsync -a \(shellQuoted(outside))/src/ \(shellQuoted(m.root))/dst/")
             #expect(third.status == 0, "\(third)")
             expectNote(m, "dst/top.md", recordName: name, text: "top, changed\n", fileRecords: 3)
         }

@@ -10,18 +10,7 @@ import FUSE
 import Foundation
 import Glibc
 import Testing
-
-/// A small deterministic generator (SplitMix64).
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 private let operationCount = ProcessInfo.processInfo.environment["NOTESFS_FSX_OPS"].flatMap(Int.init) ?? 1500
 /// Added to each case's seed (`NOTESFS_FSX_SEED`), to run other sequences.

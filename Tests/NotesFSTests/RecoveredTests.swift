@@ -7,6 +7,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// What the damaged database holds.
 struct DamagedTree {
@@ -67,7 +68,7 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
             // find walks everything once and ends.
             let find = try run(["/usr/bin/find", m.root, "-name", "*.md"], timeout: 20)
             #expect(find.status == 0, "\(find)")
-            #expect(find.output.split(separator: "\n").count == 5, "\(find.output)")
+            #expect(find.out.split(separator: "\n").count == 5, "\(find.out)")
         }
     }
 
@@ -100,12 +101,12 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
             var record = try other.record(for: x)
             record["parent"] = .reference(Reference(recordID: y, action: .deleteSelf))
             try other.modify(saving: [record])
-            #expect(poll(seconds: 10) { listing(m.root) == ["Recovered"] }, "\(listing(m.root) ?? [])")
+            #expect(eventually(10) { listing(m.root) == ["Recovered"] }, "\(listing(m.root) ?? [])")
             #expect(listing(m.path("Recovered")) == ["X", "Y"])
             #expect(readFile(m.path("Recovered/Y/in-y.md")) == "inside y")
             // The kernel forgets the old name when the mount's notification thread has told it,
             // which may come just after the listing changed.
-            #expect(poll(seconds: 10) { statOf(m.path("X")).1 == ENOENT })
+            #expect(eventually(10) { statOf(m.path("X")).1 == ENOENT })
         }
     }
 
@@ -129,24 +130,24 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }
             try other.modify(deleting: [gone])
-            #expect(poll(seconds: 10) { listing(m.root) == ["Plain", "Recovered"] }, "\(listing(m.root) ?? [])")
+            #expect(eventually(10) { listing(m.root) == ["Plain", "Recovered"] }, "\(listing(m.root) ?? [])")
             #expect(listing(m.path("Recovered")) == ["s.md"])
             #expect(readFile(m.path("Recovered/s.md")) == "stranded text")
             // The folder's record comes back under its old name: the note is in it again.
             try other.modify(saving: [Folder(name: "Back", recordID: gone).record])
-            #expect(poll(seconds: 10) { listing(m.root) == ["Back", "Plain"] }, "\(listing(m.root) ?? [])")
+            #expect(eventually(10) { listing(m.root) == ["Back", "Plain"] }, "\(listing(m.root) ?? [])")
             #expect(listing(m.path("Back")) == ["s.md"])
-            #expect(poll(seconds: 10) { statOf(m.path("Recovered")).1 == ENOENT })
+            #expect(eventually(10) { statOf(m.path("Recovered")).1 == ENOENT })
             // Stranded again, then moved into another folder.
             try other.modify(deleting: [gone])
-            #expect(poll(seconds: 10) { listing(m.root) == ["Plain", "Recovered"] }, "\(listing(m.root) ?? [])")
+            #expect(eventually(10) { listing(m.root) == ["Plain", "Recovered"] }, "\(listing(m.root) ?? [])")
             var record = try other.record(for: noteID)
             record["folder"] = .reference(Reference(recordID: plain, action: .deleteSelf))
             try other.modify(saving: [record])
-            #expect(poll(seconds: 10) { listing(m.root) == ["Plain"] }, "\(listing(m.root) ?? [])")
+            #expect(eventually(10) { listing(m.root) == ["Plain"] }, "\(listing(m.root) ?? [])")
             #expect(listing(m.path("Plain")) == ["s.md"])
             #expect(readFile(m.path("Plain/s.md")) == "stranded text")
-            #expect(poll(seconds: 10) { statOf(m.path("Recovered")).1 == ENOENT })
+            #expect(eventually(10) { statOf(m.path("Recovered")).1 == ENOENT })
         }
     }
 
@@ -178,7 +179,7 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
             var x = try Folder(record: other.record(for: tree.x))
             x.name = "X2"
             try other.modify(saving: [x.record])
-            #expect(poll(seconds: 10) { listing(m.path("Recovered")) == ["Orphan", "X2", "Y", "stranded.md"] }, "\(listing(m.path("Recovered")) ?? [])")
+            #expect(eventually(10) { listing(m.path("Recovered")) == ["Orphan", "X2", "Y", "stranded.md"] }, "\(listing(m.path("Recovered")) ?? [])")
             #expect(listing(m.path("Recovered/X2")) == ["Z", "in-x.md"])
             #expect(readFile(m.path("Recovered/X2/in-x.md")) == "inside x")
             // A note written here touches its folder's times: a save of the folder in place.

@@ -7,6 +7,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct RenameOverTests {
     /// `mv secret.md public.md`, secret.md root's 0600 and public.md nobody's 0644.
@@ -99,7 +100,7 @@ import Testing
             record["text"] = .string("new")
             record.takeIdentity(try #require(source.identity))
             _ = try other.modify(saving: [record], deleting: [source.record.recordID])
-            let seen = poll(seconds: 5) {
+            let seen = eventually(5) {
                 statOf(m.path("kept.md")).0?.st_ino == sourceInode && statOf(m.path("moved.md")).1 == ENOENT
             }
             #expect(seen)

@@ -4,6 +4,7 @@ import Index
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import NotesFS
 
@@ -15,7 +16,7 @@ import Testing
         try withNotesMount(seed: { db in
             _ = try db.modify(saving: [Note(title: "One", text: "first").record])
         }) { m in
-            let notesfs = try #require(notesfsBinary)
+            let notesfs = notesfsBinary
             #expect(try entries(m.path(".search/first")).get() == ["One.md"])
             let reindexed = try run([notesfs, "--db", m.databasePath, "reindex"])
             #expect(reindexed.status == 0, "\(reindexed)")

@@ -8,6 +8,7 @@ import Index
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import NotesFS
 
@@ -27,7 +28,7 @@ import Testing
             #expect(built)
             // Ranked: the title match first; prefix and phrase queries; accents folded.
             #expect(listing(m.path(".search/brea*")).map(Set.init) == ["Bread.md", "Groceries.md"])
-            #expect(try sh("ls -f \(quoted(m.path(".search/bread"))) | grep -v '^[.]'").output.split(separator: "\n").first == "Bread.md")
+            #expect(try sh("ls -f \(shellQuoted(m.path(".search/bread"))) | grep -v '^[.]'").out.split(separator: "\n").first == "Bread.md")
             #expect(listing(m.path(".search/\"milk, bread\"")) == ["Groceries.md"])
             #expect(listing(m.path(".search/creme")) == ["Groceries.md"])
             #expect(listing(m.path(".search/bread NOT milk")) == ["Bread.md"])
@@ -47,7 +48,7 @@ import Testing
     /// while notes are written: neither corrupts it, and the last answers are exact.
     @Test func aMountAndTheCommandLineShareTheIndex() throws {
         try withNotesMount { m in
-            let notesfs = try #require(notesfsBinary)
+            let notesfs = notesfsBinary
             var searches = 0
             for i in 0..<60 {
                 try Data("shared word \(i)\n".utf8).write(to: URL(fileURLWithPath: m.path("n\(i).md")))
@@ -59,10 +60,10 @@ import Testing
             }
             #expect(searches == 10)
             let last = try run([notesfs, "--db", m.databasePath, "search", "shared", "--limit", "0", "--json"])
-            #expect(last.output.components(separatedBy: "\"path\"").count - 1 == 60)
+            #expect(last.out.components(separatedBy: "\"path\"").count - 1 == 60)
             #expect(listing(m.path(".search/shared"))?.count == 60)
             let check = try run([notesfs, "--db", m.databasePath, "fsck"])
-            #expect(check.status == 0, "\(check.output)")
+            #expect(check.status == 0, "\(check.out)")
         }
     }
 
@@ -70,7 +71,7 @@ import Testing
     /// notes into a temporary index elsewhere) and says why; room again, the index is built.
     @Test func aFullDiskStillAnswers() throws {
         try withTmpfs("notesfs-search-full", options: "size=4m") { point in
-            let notesfs = try #require(notesfsBinary)
+            let notesfs = notesfsBinary
             let db = point + "/db"
             for i in 0..<20 {
                 let made = try run([notesfs, "--db", db, "note", "new", "n\(i)", "--text", "word\(i) " + (i % 2 == 0 ? "even" : "odd")])
@@ -80,12 +81,12 @@ import Testing
             #expect(fill.status != 0)
             let found = try run([notesfs, "--db", db, "search", "even", "--limit", "0"])
             #expect(found.status == 0, "\(found)")
-            #expect(found.output.split(separator: "\n").filter { $0.hasSuffix(".md") || $0.contains(".md ") }.count == 10)
-            #expect(found.error.contains("search index not usable"))
+            #expect(found.out.split(separator: "\n").filter { $0.hasSuffix(".md") || $0.contains(".md ") }.count == 10)
+            #expect(found.stderr.contains("search index not usable"))
             try FileManager.default.removeItem(atPath: point + "/fill")
             let again = try run([notesfs, "--db", db, "search", "odd", "--limit", "0"])
             #expect(again.status == 0)
-            #expect(!again.error.contains("not usable"), "\(again)")
+            #expect(!again.stderr.contains("not usable"), "\(again)")
             #expect(FileManager.default.fileExists(atPath: db + "/indexes/text.sqlite"))
         }
     }
@@ -114,7 +115,7 @@ import Testing
             records.append(Note(title: "Notebook", text: "paper").record)
             _ = try db.modify(saving: records)
         }) { m in
-            let notesfs = try #require(notesfsBinary)
+            let notesfs = notesfsBinary
             // Right after mounting (the index is being built in the background), then once built.
             for round in 0..<2 {
                 let all = try entries(m.path(".search/alphabet")).get()
@@ -127,7 +128,7 @@ import Testing
                 #expect(entries(m.path(".search/& 🎉")) == .failure(.invalidArgument))
                 // The order is the command's: best first.
                 let cli = try run([notesfs, "--db", m.databasePath, "search", "soup 7", "--limit", "0", "--json"])
-                let hits = try #require(try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [[String: Any]])
+                let hits = try #require(try JSONSerialization.jsonObject(with: Data(cli.out.utf8)) as? [[String: Any]])
                 #expect(try entries(m.path(".search/soup 7")).get() == hits.compactMap { $0["path"] as? String })
                 var built = false
                 for _ in 0..<400 where !built {

@@ -8,6 +8,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct StaleNameDeleteTests {
     /// `rm -r RA` after another process moved `RA/In/N` out: rm's own calls (its readdir of `In`

@@ -6,11 +6,12 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite struct StallTests {
     @Test func listingAndReadingCompleteWhileAOneGigabyteSaveRuns() throws {
         try withChildMount(timeout: 900) { child in
-            let folder = child.mountpoint + "/work"
+            let folder = child.path + "/work"
             #expect(mkdir(folder, 0o755) == 0)
             #expect(writeFile(folder + "/small.md", "small note\n") == 0)
             // Written through the mount with pwrite, 1 MiB at a time.
@@ -40,10 +41,10 @@ import Testing
             let listing = try run(["/bin/ls", "-l", folder], timeout: 600)
             let cat = try run(["/bin/cat", folder + "/small.md"], timeout: 600)
             let savedBeforeAnswers = saved.load(ordering: .sequentiallyConsistent)
-            #expect(listing.status == 0 && listing.output.contains("small.md") && listing.output.contains("big.bin"), "\(listing)")
-            #expect(cat.status == 0 && cat.output == "small note\n", "\(cat)")
+            #expect(listing.status == 0 && listing.out.contains("small.md") && listing.out.contains("big.bin"), "\(listing)")
+            #expect(cat.status == 0 && cat.out == "small note\n", "\(cat)")
             #expect(!savedBeforeAnswers, "the save finished before ls and cat answered: the test proved nothing")
-            #expect(poll(seconds: 600) { saved.load(ordering: .sequentiallyConsistent) })
+            #expect(eventually(600) { saved.load(ordering: .sequentiallyConsistent) })
             #expect(closeResult.load(ordering: .sequentiallyConsistent) == 0)
             #expect(statOf(path).0?.st_size == 1000 << 20)
             var expected = chunk
@@ -79,7 +80,7 @@ import Testing
                     if close(fd) != 0 { failures.add(1, ordering: .relaxed) }
                 }.start()
             }
-            #expect(poll(seconds: 120) { done.load(ordering: .sequentiallyConsistent) == blocks })
+            #expect(eventually(120) { done.load(ordering: .sequentiallyConsistent) == blocks })
             #expect(failures.load(ordering: .relaxed) == 0)
             var expected: [UInt8] = []
             for index in 0..<blocks { expected += [UInt8](repeating: UInt8(index + 1), count: blockSize) }

@@ -5,6 +5,7 @@ import FUSE
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 @testable import NotesFS
 

@@ -7,6 +7,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 private let old = 946_684_800  // 2000-01-01
 

@@ -6,6 +6,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 private let tmpfileFlag: Int32 = 0o20_000_000 | O_DIRECTORY  // O_TMPFILE (__O_TMPFILE | O_DIRECTORY)
 private let emptyPath: Int32 = 0x1000  // AT_EMPTY_PATH
@@ -50,7 +51,7 @@ private let emptyPath: Int32 = 0x1000  // AT_EMPTY_PATH
     @Test func refusedWhereNoFileMayBeMade() throws {
         try withNotesMount { m in
             #expect(mkdir(m.path("fixed"), 0o755) == 0)
-            let chattr = try sh("chattr +i \(quoted(m.path("fixed")))")
+            let chattr = try sh("chattr +i \(shellQuoted(m.path("fixed")))")
             #expect(chattr.status == 0)
             #expect(errnoOf { open(m.path("fixed"), tmpfileFlag | O_WRONLY, 0o600) } == EPERM)
             #expect(errnoOf { open(m.path(".recent"), tmpfileFlag | O_WRONLY, 0o600) } == EROFS)

@@ -8,6 +8,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// Runs `command` with `sh -c` as uid:gid `id` with no supplementary groups.
 private func shAs(_ id: uid_t, _ command: String, groups: [gid_t] = []) throws -> ProgramResult {
@@ -15,7 +16,7 @@ private func shAs(_ id: uid_t, _ command: String, groups: [gid_t] = []) throws -
     return try run(["/usr/bin/setpriv", "--reuid=\(id)", "--regid=\(id)", groupOption, "/bin/sh", "-c", command])
 }
 
-private func lines(_ result: ProgramResult) -> [String] { result.output.split(separator: "\n").map(String.init).sorted() }
+private func lines(_ result: ProgramResult) -> [String] { result.out.split(separator: "\n").map(String.init).sorted() }
 
 /// A note `title` with `text`, owned by `uid`:`uid` with `mode`, in `folder`, and one older version of it.
 private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: String, folder: RecordID?, uid: UInt32, mode: UInt32)
@@ -47,11 +48,11 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             open.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
             try db.modify(saving: [open.record])
         }) { m in
-            let root = quoted(m.root)
+            let root = shellQuoted(m.root)
             // The owner finds all three.
             #expect(try lines(shAs(Self.owner, "ls \(root)/.search/zymurgy")) == ["B.md", "Hidden.md", "Open.md"])
             #expect(try lines(shAs(Self.owner, "ls \(root)/.recent")) == ["B.md", "Hidden.md", "Open.md"])
-            #expect(try shAs(Self.owner, "cat \(root)/.history/P/B.md/*").output == "an older text about zymurgy")
+            #expect(try shAs(Self.owner, "cat \(root)/.history/P/B.md/*").out == "an older text about zymurgy")
             // Another user: only the open note, and no version of a private one.
             #expect(try lines(shAs(Self.stranger, "ls \(root)/.search/zymurgy")) == ["Open.md"])
             #expect(try lines(shAs(Self.stranger, "ls \(root)/.search/secret")) == [])
@@ -61,7 +62,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             #expect(try shAs(Self.stranger, "ls \(root)/.history/P").status != 0, "P is 0700")
             let cat = try shAs(Self.stranger, "cat \(root)/.history/P/B.md/* \(root)/.history/Hidden.md/*")
             #expect(cat.status != 0)
-            #expect(!cat.output.contains("zymurgy"))
+            #expect(!cat.out.contains("zymurgy"))
             #expect(try !lines(shAs(Self.stranger, "ls \(root)/.history")).contains("Hidden.md"))
             #expect(try lines(shAs(Self.stranger, "ls \(root)/.history")) == ["P"], "P shows by walking the root; its contents do not")
             // What the version files show: the note's owner and its read bits.
@@ -83,14 +84,14 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             let record = try db.record(for: gone.record.recordID)
             try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [record.recordID])
         }) { m in
-            let root = quoted(m.root)
+            let root = shellQuoted(m.root)
             let ownerSees = try shAs(Self.owner, "ls \(root)/.history")
             let strangerSees = try shAs(Self.stranger, "ls \(root)/.history")
             let strangerReads = try shAs(Self.stranger, "cat \(root)/.history/Gone.md/*")
             #expect(lines(ownerSees) == ["Gone.md"])
             #expect(lines(strangerSees) == [])
-            #expect(strangerReads.status != 0 && !strangerReads.output.contains("zymurgy"))
-            #expect(try shAs(Self.owner, "cat \(root)/.history/Gone.md/*").output.contains("zymurgy"))
+            #expect(strangerReads.status != 0 && !strangerReads.out.contains("zymurgy"))
+            #expect(try shAs(Self.owner, "cat \(root)/.history/Gone.md/*").out.contains("zymurgy"))
         }
     }
 
@@ -107,7 +108,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             let m = try db.modify(saving: [mine.record]).savedRecords[0]
             _ = try savePrivateNote(db, "Plan", "quokka mine", folder: m.recordID, uid: Self.stranger, mode: 0o644)
         }) { m in
-            let root = quoted(m.root)
+            let root = shellQuoted(m.root)
             let owner = try shAs(Self.owner, "ls \(root)/.search/quokka")
             let stranger = try shAs(Self.stranger, "ls \(root)/.search/quokka")
             #expect(lines(owner) == ["Plan (P).md", "Plan (mine).md"])
@@ -126,13 +127,13 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             let record = try db.record(for: note.record.recordID)
             try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [folder.recordID])
         }) { m in
-            let root = quoted(m.root)
+            let root = shellQuoted(m.root)
             let ownerSees = try shAs(Self.owner, "ls \(root)/.history/Recovered")
             let strangerSees = try shAs(Self.stranger, "ls \(root)/.history/Recovered")
             let strangerReads = try shAs(Self.stranger, "cat \(root)/.history/Recovered/Plan.md/*")
             #expect(lines(ownerSees) == ["Plan.md"])
             #expect(lines(strangerSees) == [])
-            #expect(!strangerReads.output.contains("wombat"))
+            #expect(!strangerReads.out.contains("wombat"))
         }
     }
 
@@ -141,7 +142,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         try withNotesMount(mountOptions: ["allow_other"], seed: { db in
             _ = try savePrivateNote(db, "Diary", "numbat days", folder: nil, uid: Self.owner, mode: 0o644)
         }) { m in
-            let root = quoted(m.root)
+            let root = shellQuoted(m.root)
             let before = try shAs(Self.stranger, "ls \(root)/.search/numbat")
             #expect(lines(before) == ["Diary.md"], "0644: readable by all")
             let denied = try run(["/usr/bin/setfacl", "-m", "u:\(Self.stranger):---", m.path("Diary.md")])
@@ -151,7 +152,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             let history = try shAs(Self.stranger, "cat \(root)/.history/Diary.md/*")
             #expect(direct.status != 0, "the kernel enforces the ACL on the note")
             #expect(lines(search) == [])
-            #expect(!history.output.contains("numbat"))
+            #expect(!history.out.contains("numbat"))
             #expect(lines(try shAs(Self.owner, "ls \(root)/.search/numbat")) == ["Diary.md"])
         }
     }
@@ -165,7 +166,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             note.ownership = Ownership(mode: 0o640, uid: Self.owner, gid: 2000)
             try db.modify(saving: [note.record])
         }) { m in
-            let query = "ls \(quoted(m.root))/.search/quorum"
+            let query = "ls \(shellQuoted(m.root))/.search/quorum"
             let member = try shAs(Self.stranger, query, groups: [2000])
             let outsider = try shAs(Self.stranger, query)
             #expect(lines(member) == ["Shared.md"])

@@ -9,6 +9,7 @@ import Glibc
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import NotesFS
 
@@ -49,8 +50,8 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             let newest = (10..<60).reversed().map { "n\($0).md" }
             #expect(listing(m.path(".recent")) == newest.sorted())
             #expect(rawListing(m.path(".recent")) == newest, "readdir lists them newest first")
-            let byTime = try sh("ls -t \(quoted(m.path(".recent")))")
-            #expect(byTime.output.split(separator: "\n").map(String.init) == newest)
+            let byTime = try sh("ls -t \(shellQuoted(m.path(".recent")))")
+            #expect(byTime.out.split(separator: "\n").map(String.init) == newest)
             // A link: lrwxrwxrwx, its size the target's length, its mtime the note's modificationDate.
             let st = try #require(lstatOf(m.path(".recent/n59.md")))
             #expect(st.st_mode & S_IFMT == S_IFLNK)
@@ -67,23 +68,23 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
     @Test func theRootNeverListsThemButLookupFindsThem() throws {
         try withNotesMount(seed: { db in try saveNote(db, "plain", "milk") }) { m in
             #expect(listing(m.root) == ["plain.md"])
-            let all = try sh("ls -a \(quoted(m.root))")
-            #expect(all.output.split(separator: "\n").map(String.init) == [".", "..", "plain.md"])
+            let all = try sh("ls -a \(shellQuoted(m.root))")
+            #expect(all.out.split(separator: "\n").map(String.init) == [".", "..", "plain.md"])
             for name in [".recent", ".search"] {
                 let st = try #require(lstatOf(m.path(name)))
                 #expect(st.st_mode & S_IFMT == S_IFDIR)
                 #expect(st.st_mode & 0o7777 == 0o555)
                 #expect(st.st_uid == getuid())
             }
-            #expect(try sh("cd \(quoted(m.path(".search"))) && pwd").output == m.path(".search") + "\n")
-            #expect(try sh("cd \(quoted(m.path(".search/milk"))) && ls").output == "plain.md\n")
+            #expect(try sh("cd \(shellQuoted(m.path(".search"))) && pwd").out == m.path(".search") + "\n")
+            #expect(try sh("cd \(shellQuoted(m.path(".search/milk"))) && ls").out == "plain.md\n")
             // `.search` itself lists nothing; every name below it is a query directory.
             #expect(listing(m.path(".search")) == [])
             #expect(listing(m.path(".search/nothing matches this")) == [])
             #expect(statOf(m.path(".recent/absent.md")).1 == ENOENT)
             #expect(statOf(m.path(".search/milk/absent.md")).1 == ENOENT)
             #expect(statOf(m.path(".search/milk/plain.md/below")).1 == ENOTDIR)
-            #expect(try sh("find \(quoted(m.root))").output.contains(".search") == false)
+            #expect(try sh("find \(shellQuoted(m.root))").out.contains(".search") == false)
         }
     }
 
@@ -99,9 +100,9 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             #expect(listing(query) == ["Groceries.md"])
             #expect(linkTarget(query + "/Groceries.md") == "../../Home/Groceries.md")
             #expect(readFile(query + "/Groceries.md") == "Milk and bread\n")
-            let link = quoted(query + "/Groceries.md")
+            let link = shellQuoted(query + "/Groceries.md")
             let cat = try sh("cat \(link)")
-            #expect(cat.output == "Milk and bread\n")
+            #expect(cat.out == "Milk and bread\n")
             // An attachment is found by its name.
             #expect(listing(m.path(".search/RECIPE")) == ["bread recipe.pdf"])
             #expect(linkTarget(m.path(".search/RECIPE/bread recipe.pdf")) == "../../Home/bread recipe.pdf")
@@ -128,7 +129,7 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             defer { try? FileManager.default.removeItem(atPath: home) }
             for (link, line) in [(".search/plan/Plan.md", "from search"), (".recent/Plan.md", "from recent")] {
                 let result = try sh(
-                    "vim -u DEFAULTS -i NONE -es -c 'normal Go\(line)' -c wq \(quoted(link))", in: m.root,
+                    "vim -u DEFAULTS -i NONE -es -c 'normal Go\(line)' -c wq \(shellQuoted(link))", in: m.root,
                     environment: ["HOME": home, "TERM": "dumb"])
                 #expect(result.status == 0, "\(result)")
                 #expect(lstatOf(m.path(link)).map { $0.st_mode & S_IFMT } == S_IFLNK, "the link is still a link")
@@ -262,8 +263,8 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             #expect(listing(query) == ["third.md"])
             #expect(rawListing(m.path(".recent")) == ["third.md", "second.md"])
             // From inside the directory (its inode kept as the cwd) too.
-            let inside = try sh("cd \(quoted(query)) && ls && echo ' needle' >> ../../second.md && ls")
-            #expect(inside.output == "third.md\nsecond.md\nthird.md\n")
+            let inside = try sh("cd \(shellQuoted(query)) && ls && echo ' needle' >> ../../second.md && ls")
+            #expect(inside.out == "third.md\nsecond.md\nthird.md\n")
         }
     }
 
@@ -282,12 +283,12 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }
             try other.modify(deleting: [try #require(doomed)])
-            #expect(poll(seconds: 5) { listing(query) == ["kept.md"] }, "still listed: \(listing(query) ?? [])")
+            #expect(eventually(5) { listing(query) == ["kept.md"] }, "still listed: \(listing(query) ?? [])")
             #expect(lstatOf(query + "/doomed.md") == nil)
             #expect(lstatOf(m.path(".recent/doomed.md")) == nil)
             #expect(listing(m.path(".recent")) == ["kept.md"])
             try saveNote(other, "fresh", "a shared word from elsewhere")
-            #expect(poll(seconds: 5) { listing(query) == ["fresh.md", "kept.md"] }, "listed: \(listing(query) ?? [])")
+            #expect(eventually(5) { listing(query) == ["fresh.md", "kept.md"] }, "listed: \(listing(query) ?? [])")
             #expect(readFile(query + "/fresh.md") == "a shared word from elsewhere")
             #expect(rawListing(m.path(".recent"))?.first == "fresh.md")
         }
@@ -295,11 +296,11 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
 
     @Test func theCommandLineChangesWhatTheyList() throws {
         try withNotesMount(seed: { db in try saveNote(db, "cli", "via the command line") }) { m in
-            let notesfs = try #require(notesfsBinary)
+            let notesfs = notesfsBinary
             #expect(listing(m.path(".search/command")) == ["cli.md"])
             let removed = try run([notesfs, "--db", m.databasePath, "note", "rm", "cli"])
             #expect(removed.status == 0, "\(removed)")
-            #expect(poll(seconds: 5) { listing(m.path(".search/command")) == [] })
+            #expect(eventually(5) { listing(m.path(".search/command")) == [] })
             #expect(listing(m.path(".recent")) == [])
         }
     }
@@ -310,7 +311,7 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             real = try saveFolder(db, name: ".recent").recordID
             try saveNote(db, "inside", "word", in: real)
         }) { m in
-            #expect(try sh("ls -a \(quoted(m.root))").output == ".\n..\n.recent\n")
+            #expect(try sh("ls -a \(shellQuoted(m.root))").out == ".\n..\n.recent\n")
             #expect(listing(m.path(".recent")) == ["inside.md"])
             #expect(lstatOf(m.path(".recent/inside.md")).map { $0.st_mode & S_IFMT } == S_IFREG)
             #expect(writeFile(m.path(".recent/new.md"), "made in the real folder") == 0)
@@ -322,9 +323,9 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }
             try other.modify(deleting: [try #require(real)])
-            #expect(poll(seconds: 5) { lstatOf(m.path(".recent")).map { $0.st_mode & 0o777 } == 0o555 })
+            #expect(eventually(5) { lstatOf(m.path(".recent")).map { $0.st_mode & 0o777 } == 0o555 })
             #expect(listing(m.path(".recent")) == [])
-            #expect(try sh("ls -a \(quoted(m.root))").output == ".\n..\n")
+            #expect(try sh("ls -a \(shellQuoted(m.root))").out == ".\n..\n")
         }
     }
 
@@ -333,13 +334,13 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
             for i in 0..<20 { try saveNote(db, "n\(i)", "word \(i)") }
         }) { m in
             for i in 0..<20 { #expect(listing(m.path(".search/\(i)"))?.isEmpty == false) }
-            #expect(try sh("ls -lR \(quoted(m.path(".recent"))) \(quoted(m.path(".search/word")))").status == 0)
+            #expect(try sh("ls -lR \(shellQuoted(m.path(".recent"))) \(shellQuoted(m.path(".search/word")))").status == 0)
             let held = m.fileSystem.state.withLock { $0.virtualNodes.nodes.count }
             #expect(held > 20)
             // Make the kernel drop its unused dentries and inodes: it forgets them here.
             let dropped = try sh("echo 2 > /proc/sys/vm/drop_caches")
             guard dropped.status == 0 else { return }  // not allowed here: nothing to check
-            let released = poll(seconds: 5) { m.fileSystem.state.withLock { $0.virtualNodes.nodes.count } <= 2 }
+            let released = eventually(5) { m.fileSystem.state.withLock { $0.virtualNodes.nodes.count } <= 2 }
             #expect(released, "still held: \(m.fileSystem.state.withLock { $0.virtualNodes.nodes.count })")
             // And lookups after that are counted again from nothing.
             #expect(listing(m.path(".search/word")).map(\.count) == 20)

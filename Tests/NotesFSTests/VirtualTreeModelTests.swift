@@ -6,6 +6,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import NotesFS
 

@@ -2,6 +2,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 /// FolderTree's placements: reachable folders under their parents, cycle members and folders with
 /// a dangling parent under Recovered, the rest under their (now shown) parents; always a forest.
@@ -63,7 +64,7 @@ import Testing
         var template = Array("/tmp/notesfs-tree-XXXXXX".utf8CString)
         let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         let database = try RecordDatabase(path: path, backgroundThread: false)
-        var rng = SplitMix(state: seed)
+        var rng = SeededGenerator(state: seed)
         var tree = FolderTree(database: database)
         var updated = 0
         for step in 0..<300 {
@@ -101,14 +102,3 @@ import Testing
     }
 }
 
-/// A small seeded generator (SplitMix64), so a failing run can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

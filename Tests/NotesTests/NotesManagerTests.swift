@@ -3,6 +3,7 @@ import Notes
 import RecordStore
 import Synchronization
 import Testing
+import TestSupport
 
 func makeManager() throws -> NotesManager {
     var template = Array("/tmp/notesfs-notes-XXXXXX".utf8CString)

@@ -3,6 +3,7 @@ import Index
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @Suite struct SearchIndexTests {
     /// A random corpus with accents, other scripts, punctuation and case; every `CONTAINS` and
@@ -10,7 +11,7 @@ import Testing
     /// returns (the same database without the candidate source).
     @Test(arguments: [1, 2, 3]) func narrowedQueriesEqualAScan(seed: UInt64) async throws {
         let notes = try makeManager()
-        var random = SplitMix(state: seed)
+        var random = SeededGenerator(state: seed)
         let pieces = [
             "milk", "Bread", "crème", "CRÈME", "creme", "e\u{301}te\u{301}", "été", "straße", "STRASSE", "İstanbul", "ﬁle", "file",
             "naïve", "日本語", "テキスト", "😀", "c++", "don't", "a.b", "password", "sword", "word", "ΣΊΣΥΦΟΣ", "σίσυφος", "Kelvin \u{212A}",

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -30,6 +31,6 @@ import Testing
         let marker = try b.database.record(for: RecordID(recordName: AppliedPageMarker.recordName))
         #expect((marker["bases"]?.stringValue?.utf8.count ?? .max) < 2 * ServerContainer.pageBytes + ServerContainer.payloadLimit)
         let fsck = try notesfs(b.path, ["fsck"])
-        #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)")
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
     }
 }

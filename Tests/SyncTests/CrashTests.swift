@@ -3,6 +3,7 @@ import Notes
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// The state file is saved only after the server transaction it records has committed: a crash
 /// between the two (emulated by putting back the state files as they were before the sync) makes the

@@ -2,6 +2,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -23,12 +24,12 @@ import Testing
         later.title = "Later rename"
         try b.save([later.record])
         let run = try notesfs(b.path, ["sync"])
-        #expect(run.status == 0, "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr)")
         try a.sync()
         try b.database.refresh()
         #expect(try a.note("plan").title == "Later rename")
         #expect(try b.note("plan").title == "Later rename")
-        let told = run.out + run.err
+        let told = run.out + run.stderr
         #expect(told.contains("Later rename.md"), "\(told)")
         #expect(!told.contains("of plan:"), "\(told)")
     }

@@ -3,6 +3,7 @@ import Notes
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// Two machines move two folders into each other between syncs: each move alone is fine, together
 /// they would make a cycle that no path from the root reaches (the notes inside would vanish from
@@ -29,7 +30,7 @@ import Testing
         #expect(try a.contents() == b.contents())
         let exports = try exportTrees(machines)
         #expect(try differences(between: exports).isEmpty)
-        let exported = try runProgram("/usr/bin/find", [exports[0], "-name", "In F.md"]).out
+        let exported = try run("/usr/bin/find", [exports[0], "-name", "In F.md"], mergingErrors: true).out
         #expect(!exported.isEmpty, "the note inside the folders is not in the export")
         for directory in exports { try? FileManager.default.removeItem(atPath: directory) }
     }

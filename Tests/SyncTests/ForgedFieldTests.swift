@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -37,7 +38,7 @@ import Testing
         let attachment = try Attachment(record: b.database.record(for: RecordID(recordName: "att")))
         #expect(attachment.content?.size == 5)
         let fsck = try notesfs(b.path, ["fsck"])
-        #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)")
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
     }
 
     /// What a forged size did before it was set aside (or any other way a record's asset size
@@ -48,8 +49,8 @@ import Testing
         let real = try b.database.makeAsset(Data("hello".utf8))
         try b.save([Attachment(name: "five.bin", content: Asset(sha256: real.sha256, size: 100_000), recordID: RecordID(recordName: "att")).record])
         let fsck = try notesfs(b.path, ["fsck"])
-        #expect(fsck.status == 4, "\(fsck.out)\(fsck.err)")
-        #expect((fsck.out + fsck.err).contains("100000 bytes, its file 5"), "\(fsck.out)\(fsck.err)")
+        #expect(fsck.status == 4, "\(fsck.out)\(fsck.stderr)")
+        #expect((fsck.out + fsck.stderr).contains("100000 bytes, its file 5"), "\(fsck.out)\(fsck.stderr)")
     }
 
     @Test func aVersionWhoseSizeIsNotItsBytesIsSetAside() throws {
@@ -117,6 +118,6 @@ import Testing
         #expect(Set(report.setAside.map(\.recordName)) == ["self-link", "folder-link", "link-link"], "\(report.setAside)")
         #expect(b.has("good-link"))
         let fsck = try notesfs(b.path, ["fsck"])
-        #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)")
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
     }
 }

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -19,11 +20,11 @@ import Testing
     }
 
     /// A sync of `machine` by the built binary: it must end (not die of a signal) with status 0.
-    static func expectSyncSurvives(_ machine: Machine, sourceLocation: SourceLocation = #_sourceLocation) throws -> NotesfsRun {
+    static func expectSyncSurvives(_ machine: Machine, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProgramResult {
         let run = try notesfs(machine.path, ["sync"])
-        #expect(run.status == 0, "sync ended with \(run.status): \(run.err)", sourceLocation: sourceLocation)
+        #expect(run.status == 0, "sync ended with \(run.status): \(run.stderr)", sourceLocation: sourceLocation)
         let fsck = try notesfs(machine.path, ["fsck"])
-        #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)", sourceLocation: sourceLocation)
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)", sourceLocation: sourceLocation)
         return run
     }
 
@@ -39,7 +40,7 @@ import Testing
         )
         try Self.forge(connection, name: "fine", type: "Note", payload: #"{"fields":{"title":{"type":"string","value":"Fine"},"text":{"type":"string","value":"ok"}}}"#)
         let run = try Self.expectSyncSurvives(b)
-        #expect(run.err.contains("server record set aside: huge"), "\(run.err)")
+        #expect(run.stderr.contains("server record set aside: huge"), "\(run.stderr)")
         try b.database.refresh()
         #expect(!b.has("huge"))
         #expect(try b.note("fine").text == "ok")
@@ -93,7 +94,7 @@ import Testing
         _ = try Self.expectSyncSurvives(b)
         // What was applied reads back through an export (every size, mode and date).
         let export = try notesfs(b.path, ["export", b.path + "-export"])
-        #expect(export.status == 0, "\(export.err)")
+        #expect(export.status == 0, "\(export.stderr)")
         try b.database.refresh()
         for metadata in b.database.metadata(ofType: Attachment.recordType) {
             let record = try b.database.record(for: metadata.recordID)

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -50,7 +51,7 @@ import Testing
         let titles = try reopened.metadata(ofType: Note.recordType).map { try Note(record: reopened.record(for: $0.recordID)).title }
         #expect(Set(titles) == notes, sourceLocation: sourceLocation)
         let fsck = try notesfs(machine.path, ["fsck"])
-        #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)", sourceLocation: sourceLocation)
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)", sourceLocation: sourceLocation)
         #expect(!FileManager.default.fileExists(atPath: machine.path + "/lost+found"), sourceLocation: sourceLocation)
     }
 
@@ -69,8 +70,8 @@ import Testing
         try forge(server, name: "after", type: "Note", payload: notePayload(title: "After", text: "two"))
 
         let run = try notesfs(b.path, ["sync"])
-        #expect(run.status == 0, "\(run.err)")
-        #expect(run.err.contains("server record set aside: evil: field content: asset hash is not 64 lower-case hex digits"), "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("server record set aside: evil: field content: asset hash is not 64 lower-case hex digits"), "\(run.stderr)")
         try b.database.refresh()
         #expect(!b.has("evil"))
         #expect(try b.note("after").text == "two")
@@ -85,7 +86,7 @@ import Testing
         // The asset collector and an export find nothing of it either.
         _ = try b.database.collectOrphanedAssets(olderThan: 0)
         let export = try notesfs(b.path, ["export", b.path + "-export"])
-        #expect(export.status == 0, "\(export.err)")
+        #expect(export.status == 0, "\(export.stderr)")
         expectUntouched(bystander)
         try expectSound(b, notes: ["Before", "After", "Local"])
     }
@@ -129,7 +130,7 @@ import Testing
         try forge(server, name: "good", type: "Note", payload: notePayload(title: "Good", text: "fine"))
         try b.save([note("Mine", id: "mine", text: "from b\n")])
         let run = try notesfs(b.path, ["sync"])
-        #expect(run.status == 0, "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr)")
         try b.database.refresh()
         #expect(try b.note("good").text == "fine")
         #expect(!b.has("new-type") && !b.has("int-title") && !b.has("deep"))
@@ -217,7 +218,7 @@ import Testing
         let guest = try b.database.record(for: RecordID(recordName: "guest"))
         #expect(guest["folder"]?.referenceValue?.recordID.recordName == SyncEngine.recoveredFolderName)
         let tree = try notesfs(b.path, ["export", b.path + "-tree"])
-        #expect(tree.status == 0, "\(tree.err)")
+        #expect(tree.status == 0, "\(tree.stderr)")
         #expect(FileManager.default.fileExists(atPath: b.path + "-tree/Recovered/Guest.md"))
         #expect(FileManager.default.fileExists(atPath: b.path + "-tree/X") || FileManager.default.fileExists(atPath: b.path + "-tree/Y"))
     }

@@ -4,6 +4,7 @@ import Postgres
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// Note history across machines: versions are records and sync like any other.
 @Suite struct HistorySyncTests {

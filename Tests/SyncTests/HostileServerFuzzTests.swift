@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -81,8 +82,8 @@ import Testing
         try Data("not yours\n".utf8).write(to: URL(fileURLWithPath: bystander))
         let bystanderBefore = try FileManager.default.attributesOfItem(atPath: bystander)[.modificationDate] as? Date
 
-        guard let mount = try SyncedMount(database: a.path) else { return }
-        defer { mount.unmount() }
+        let mount = try syncedMount(a.path)
+        defer { mount.close() }
         let connection = try Connection(server)
         var random = SeededGenerator(state: seed)
         let rounds = 300
@@ -107,7 +108,7 @@ import Testing
         #expect(
             eventually(60) { ((try? SyncState.load(databasePath: a.path, includingRecords: false))?.serverSeq ?? 0) >= last },
             "the mount's sync did not get through the rows: \(mount.log)")
-        #expect(mount.process.isRunning && mount.isMounted, "\(mount.log)")
+        #expect(mount.process.isRunning && isMounted(mount.path), "\(mount.log)")
         // The local notes, through the mount and in the store.
         // (A server note may take a local note's name, "the earliest created keeps it", so by record name.)
         var seen = Set<String>()
@@ -121,14 +122,14 @@ import Testing
         let after = try a.contents()
         for (name, contents) in before { #expect(after[name] == contents, "\(name)") }
         let fsck = try notesfs(a.path, ["fsck"])
-        #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)")
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
         #expect(try String(contentsOfFile: bystander, encoding: .utf8) == "not yours\n")
         #expect(try FileManager.default.attributesOfItem(atPath: bystander)[.modificationDate] as? Date == bystanderBefore)
         #expect(FileManager.default.fileExists(atPath: "/etc/passwd"))
         let status = try notesfs(a.path, ["sync", "status"])
         #expect(status.out.contains("server records set aside: "), "\(status.out)")
         // Every file the database holds is inside it.
-        let listing = try runProgram("/usr/bin/find", [a.path, "-type", "l"])
+        let listing = try run("/usr/bin/find", [a.path, "-type", "l"], mergingErrors: true)
         #expect(listing.out.isEmpty, "symbolic links in the database: \(listing.out)")
     }
 }

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -13,7 +14,7 @@ import Testing
     /// again on `path` (the copy, or the original put back).
     func copy(_ from: String, to path: String) throws {
         try? FileManager.default.removeItem(atPath: path)
-        let run = try runProgram("/bin/cp", ["-a", from, path])
+        let run = try run("/bin/cp", ["-a", from, path], mergingErrors: true)
         #expect(run.status == 0, "\(run.out)")
     }
 
@@ -84,13 +85,13 @@ import Testing
         try admin.execute("DROP DATABASE \(name) WITH (FORCE)")
         try admin.execute("CREATE DATABASE \(name)")
         let initialize = try notesfs(a.path, ["sync", "init", server])
-        #expect(initialize.status == 0, "\(initialize.err)")
+        #expect(initialize.status == 0, "\(initialize.stderr)")
         let pending = try notesfs(a.path, ["sync", "status"])
         let run = try notesfs(a.path, ["sync"])
-        #expect(run.status == 0, "\(run.err) \(pending.out)")
-        #expect(run.err.contains("the server is not the one this database last synced with"), "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr) \(pending.out)")
+        #expect(run.stderr.contains("the server is not the one this database last synced with"), "\(run.stderr)")
         let rowsAfterReset = try serverRows(server)
-        #expect(Set(rowsAfterReset.keys) == ["work", "plan", "bnote"], "\(rowsAfterReset) \(run.err)")
+        #expect(Set(rowsAfterReset.keys) == ["work", "plan", "bnote"], "\(rowsAfterReset) \(run.stderr)")
         try b.database.refresh()
         #expect(try b.sync().notices == [SyncEngine.newServerNotice])
         // A note made after the reset reaches the other machine (its seq is small again).
@@ -124,7 +125,7 @@ import Testing
         try a.save([note("Plan", id: "plan", text: "one\n")])
         try a.sync()
         let same = try notesfs(a.path, ["sync", "set-url", server + " application_name=renamed"])
-        #expect(same.status == 0, "\(same.err)")
+        #expect(same.status == 0, "\(same.stderr)")
         let saved = try #require(try SyncState.load(databasePath: a.path))
         #expect(saved.server.contains("application_name=renamed") && !saved.server.contains(TestCluster.password), "\(saved.server)")
         #expect(saved.isServer(server + " application_name=renamed"))
@@ -133,10 +134,10 @@ import Testing
         #expect(try notesfs(a.path + "-other", ["sync", "init", other]).status == 0)  // gives it a schema and an epoch
         let refused = try notesfs(a.path, ["sync", "set-url", other])
         #expect(refused.status != 0)
-        #expect(refused.err.contains("is another server than the one this database syncs with"), "\(refused.err)")
-        #expect(!refused.err.contains(TestCluster.password))
+        #expect(refused.stderr.contains("is another server than the one this database syncs with"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains(TestCluster.password))
         let moved = try notesfs(a.path, ["sync", "set-url", other, "--other-server"])
-        #expect(moved.status == 0, "\(moved.err)")
+        #expect(moved.status == 0, "\(moved.stderr)")
         try a.database.refresh()
         #expect(try a.sync().notices == [SyncEngine.newServerNotice])
         #expect(Set(try serverRows(other).keys) == ["plan"])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `import` commits in batches bounded by bytes, so that a tree of large notes imports whatever
 /// their sum (one commit's journal line holds at most 128 MiB).
@@ -15,10 +16,10 @@ import Testing
         for n in 0..<count { try Data((text + "\(n)\n").utf8).write(to: URL(fileURLWithPath: tree + "/note \(n).md")) }
         let db = root + "/db"
         let run = try notesfs(db, ["import", tree])
-        #expect(run.status == 0, "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr)")
         let list = try notesfs(db, ["ls"])
-        #expect(list.out.split(separator: "\n").filter { $0.contains("note ") }.count == count, "\(list.out.prefix(500))\(list.err)")
+        #expect(list.out.split(separator: "\n").filter { $0.contains("note ") }.count == count, "\(list.out.prefix(500))\(list.stderr)")
         let fsck = try notesfs(db, ["fsck"])
-        #expect(fsck.status == 0, "\(fsck.out)\(fsck.err)")
+        #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)")
     }
 }

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -29,13 +30,13 @@ import Testing
                 '{"fields":{"title":{"type":"string","value":"Good"},"text":{"type":"string","value":"g"}}}'::jsonb, 'forger/1')
             """)
         let clock = ContinuousClock()
-        var run = NotesfsRun(status: 0, out: "", err: "")
+        var run = ProgramResult(status: 0, stdout: Data(), stderr: "")
         let first = try clock.measure { run = try notesfs(b.path, ["sync"]) }
         let second = try clock.measure { _ = try notesfs(b.path, ["sync"]) }
         let third = try clock.measure { _ = try notesfs(b.path, ["sync"]) }
         print("flood of \(Self.junkRows) rows: first sync \(first), later syncs \(second), \(third)")
-        #expect(run.status == 0, "\(run.err)")
-        #expect(run.err.split(separator: "\n").count < 100, "sync printed \(run.err.split(separator: "\n").count) lines")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count < 100, "sync printed \(run.stderr.split(separator: "\n").count) lines")
         try b.database.refresh()
         #expect(try b.note("good").text == "g")
         let stateSize = try FileManager.default.attributesOfItem(atPath: SyncState.path(forDatabase: b.path))[.size] as? Int ?? 0

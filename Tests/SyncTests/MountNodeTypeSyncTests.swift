@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -14,7 +15,7 @@ import Testing
     /// user, relative, absolute, dangling and non-UTF-8 symlinks, hard links (to a note, an
     /// attachment and a symlink, one across folders), a FIFO, a socket and two devices; then every
     /// entry's mtime set to one time with nanoseconds.
-    static func makeTree(in mount: SyncedMount) throws {
+    static func makeTree(in mount: ChildMount) throws {
         let script = """
             import os, socket, stat
             os.mkdir('Nodes'); os.chdir('Nodes')
@@ -34,12 +35,12 @@ import Testing
                 for p in dirs + files:
                     os.utime(os.path.join(d, p), ns=(1_000_000_000_123_456_789, 1_000_000_000_987_654_321), follow_symlinks=False)
             """
-        let result = try runProgram("/usr/bin/python3", ["-c", "import os; os.chdir(\(pythonQuoted(mount.path)))\n" + script])
+        let result = try run("/usr/bin/python3", ["-c", "import os; os.chdir(\(pythonQuoted(mount.path)))\n" + script], mergingErrors: true)
         try #require(result.status == 0, "\(result.out)")
     }
 
     /// `stat -c FORMAT` of every entry under `directory` of `mount`, sorted by path.
-    static func stats(_ mount: SyncedMount, _ format: String, under directory: String = "Nodes") -> String? {
+    static func stats(_ mount: ChildMount, _ format: String, under directory: String = "Nodes") -> String? {
         let result = try? mount.shell("find \(shellQuoted(directory)) -print0 | sort -z | xargs -0 stat -c \(shellQuoted(format))")
         return result?.status == 0 ? result?.out : nil
     }
@@ -50,7 +51,7 @@ import Testing
 
     /// The groups of names that are one file (the same inode) in `mount`, inode numbers left out
     /// (each machine numbers its own).
-    static func hardLinkGroups(_ mount: SyncedMount) -> Set<[String]> {
+    static func hardLinkGroups(_ mount: ChildMount) -> Set<[String]> {
         guard let lines = stats(mount, "%i %n")?.split(separator: "\n") else { return [] }
         var groups: [Substring: [String]] = [:]
         for line in lines {
@@ -62,7 +63,7 @@ import Testing
 
     /// `getfattr -h -n KEY --only-values` of every regular file and directory under `Nodes`
     /// (the kernel allows `user.` attributes on no other type), one line each.
-    static func xattrs(_ mount: SyncedMount, _ key: String) -> String? {
+    static func xattrs(_ mount: ChildMount, _ key: String) -> String? {
         let result = try? mount.shell(
             "find Nodes \\( -type f -o -type d \\) -print0 | sort -z | "
                 + "xargs -0 -I{} sh -c 'printf \"%s=\" \"$1\"; getfattr -h -n \(key) --only-values \"$1\"; echo' sh {}")
@@ -92,7 +93,7 @@ import Testing
             // Bytes, through the names and through the links.
             for mount in others {
                 for file in ["Note.md", "Latin1.md", "run.sh", "sub/inner.txt", "Same note.md", "sub/run-link", "rel", "sub/up"] {
-                    let cmp = try runProgram("/usr/bin/cmp", [a.path + "/Nodes/" + file, mount.path + "/Nodes/" + file])
+                    let cmp = try run("/usr/bin/cmp", [a.path + "/Nodes/" + file, mount.path + "/Nodes/" + file], mergingErrors: true)
                     #expect(cmp.status == 0, "\(file) in \(mount.path): \(cmp.out)")
                 }
                 #expect(mount.bytes("Nodes/Latin1.md") == Data("caf".utf8) + Data([0xE9]) + Data(" is not UTF-8\n".utf8))
@@ -201,7 +202,7 @@ import Testing
             try a.run("mkdir Pictures && cp \(shellQuoted(scratch))/photo.jpg Pictures/")
             expectEverywhere(mounts, "the attachment copied into A", within: 30) { $0.bytes("Pictures/photo.jpg") == original }
             for mount in [b, c] {
-                let cmp = try runProgram("/usr/bin/cmp", [scratch + "/photo.jpg", mount.path + "/Pictures/photo.jpg"])
+                let cmp = try run("/usr/bin/cmp", [scratch + "/photo.jpg", mount.path + "/Pictures/photo.jpg"], mergingErrors: true)
                 #expect(cmp.status == 0, "cmp: \(cmp.out)")
             }
             try b.run("dd if=\(shellQuoted(scratch))/patch of=Pictures/photo.jpg bs=100000 seek=15 conv=notrunc status=none")

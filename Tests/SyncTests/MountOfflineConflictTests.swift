@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -17,7 +18,7 @@ import Testing
     static func text(_ lines: [String]) -> String { lines.map { $0 + "\n" }.joined() }
 
     /// Every `.md` file's lines under `mount`'s root, by path.
-    static func noteLines(_ mount: SyncedMount) -> [String: [String]] {
+    static func noteLines(_ mount: ChildMount) -> [String: [String]] {
         var files: [String: [String]] = [:]
         let enumerator = FileManager.default.enumerator(atPath: mount.path)
         while let path = enumerator?.nextObject() as? String {
@@ -152,7 +153,7 @@ import Testing
             try fromB.write(to: URL(fileURLWithPath: b.path + "/Files/data.bin"))
             try server.start()
             /// The contents of every file in `Files`.
-            func versions(_ mount: SyncedMount) -> [Data] {
+            func versions(_ mount: ChildMount) -> [Data] {
                 ((try? FileManager.default.contentsOfDirectory(atPath: mount.path + "/Files")) ?? []).sorted().compactMap {
                     mount.bytes("Files/" + $0)
                 }

@@ -1,6 +1,7 @@
 import Foundation
 import Notes
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -18,8 +19,8 @@ import Testing
     @Test func aFileOpenForWritingIsPushedOnlyOnceClosedOrFsynced() throws {
         let (_, machines) = try makeMachines(2)
         let b = machines[1]
-        guard let a = try SyncedMount(database: machines[0].path) else { return }
-        defer { a.unmount() }
+        let a = try syncedMount(machines[0].path)
+        defer { a.close() }
         try a.write("Merge.md", "line one\nline two\n")
         #expect(eventually { (try? text(on: b, title: "Merge")) == "line one\nline two\n" }, "\(a.log)")
 
@@ -60,8 +61,8 @@ import Testing
     @Test func theCLIDoesNotPushAFileTheMountHoldsOpenForWriting() throws {
         let (_, machines) = try makeMachines(2)
         let b = machines[1]
-        guard let a = try SyncedMount(database: machines[0].path) else { return }
-        defer { a.unmount() }
+        let a = try syncedMount(machines[0].path)
+        defer { a.close() }
         try a.write("Merge.md", "line one\nline two\n")
         #expect(eventually { (try? MountOpenWriterTests().text(on: b, title: "Merge")) == "line one\nline two\n" }, "\(a.log)")
         let fd = open(a.path + "/Merge.md", O_WRONLY)
@@ -77,7 +78,7 @@ import Testing
         // The mount's sync, woken by the save, has published the writer it holds back.
         #expect(eventually { FileManager.default.fileExists(atPath: machines[0].path + "/sync/writers") }, "\(a.log)")
         let run = try notesfs(machines[0].path, ["sync"])
-        #expect(run.status == 0, "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr)")
         #expect(try MountOpenWriterTests().text(on: b, title: "Merge") == "line one\nline two\n")
     }
 }

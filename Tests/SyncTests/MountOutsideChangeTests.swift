@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What another process commits shows in a mount, also when the mount's own next save fails
 /// because of it: a rename of a note the other process had just edited fails its change-tag check
@@ -8,8 +9,8 @@ import Testing
 @Suite struct MountOutsideChangeTests {
     @Test func aNoteAnotherProcessAddedStaysVisibleWhenARenameRacesItsEdit() throws {
         let (_, machines) = try makeMachines(1)
-        guard let mount = try SyncedMount(database: machines[0].path, options: ["-o", "nosync"]) else { return }
-        defer { mount.unmount() }
+        let mount = try syncedMount(machines[0].path, options: ["-o", "nosync"])
+        defer { mount.close() }
         let db = machines[0].path
         try mount.run("mkdir Inbox && echo first > 'Inbox/First 0.md'")
         let editor = NSTemporaryDirectory() + "notesfs-append-" + UUID().uuidString
@@ -19,10 +20,10 @@ import Testing
         for round in 1...8 {
             // The CLI (another process) adds a note and edits First; at once the mount renames First.
             let added = try notesfs(db, ["note", "new", "Inbox/Added \(round)", "--text", "added \(round)\n"])
-            #expect(added.status == 0, "\(added.err)")
-            let edit = try runProgram(
+            #expect(added.status == 0, "\(added.stderr)")
+            let edit = try run(
                 "/usr/bin/env",
-                ["EDITOR=" + editor, "VISUAL=" + editor, notesfsBinary, "--db", db, "-q", "note", "edit", "Inbox/First \(round - 1)"])
+                ["EDITOR=" + editor, "VISUAL=" + editor, notesfsBinary, "--db", db, "-q", "note", "edit", "Inbox/First \(round - 1)"], mergingErrors: true)
             #expect(edit.status == 0, "\(edit.out)")
             try mount.run("mv 'Inbox/First \(round - 1).md' 'Inbox/First \(round).md'")
         }

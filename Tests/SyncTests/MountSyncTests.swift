@@ -1,15 +1,16 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Two live mounts on two databases of one server: the mounts sync in the background, so what is
 /// done in one shows in the other without any `notesfs sync`.
 @Suite struct MountSyncTests {
     @Test func changesInOneMountShowInTheOther() throws {
         let (_, machines) = try makeMachines(2)
-        guard let a = try SyncedMount(database: machines[0].path) else { return }
-        defer { a.unmount() }
-        guard let b = try SyncedMount(database: machines[1].path) else { return }
-        defer { b.unmount() }
+        let a = try syncedMount(machines[0].path)
+        defer { a.close() }
+        let b = try syncedMount(machines[1].path)
+        defer { b.close() }
         #expect(a.log.contains("background sync started"))
 
         try a.write("Plan.md", "first line\n")
@@ -36,12 +37,12 @@ import Testing
     @Test func nosyncMountsWithoutSyncing() throws {
         let (_, machines) = try makeMachines(1)
         // `-o nosync` is the mount's own option: libfuse never sees it (it would refuse it).
-        guard let mount = try SyncedMount(database: machines[0].path, options: ["-o", "nosync"]) else { return }
-        defer { mount.unmount() }
+        let mount = try syncedMount(machines[0].path, options: ["-o", "nosync"])
+        defer { mount.close() }
         try mount.write("Local.md", "kept here\n")
         #expect(!mount.log.contains("background sync started"))
         #expect(try notesfs(machines[0].path, ["sync", "status"]).out.contains("pending changes: 1"))
-        #expect(try notesfs(machines[0].path, ["sync"]).err.contains("synced: 1 pushed"))
+        #expect(try notesfs(machines[0].path, ["sync"]).stderr.contains("synced: 1 pushed"))
     }
 
     @Test func aMountWhoseServerIsDownServesAndSaysWhy() throws {
@@ -53,8 +54,8 @@ import Testing
         let pointedAway = state.replacingOccurrences(of: #"host=[^ "]+"#, with: "host=\(missing)", options: .regularExpression)
         #expect(pointedAway != state)
         try pointedAway.write(toFile: stateFile, atomically: true, encoding: .utf8)
-        guard let mount = try SyncedMount(database: db) else { return }
-        defer { mount.unmount() }
+        let mount = try syncedMount(db)
+        defer { mount.close() }
         try mount.write("Offline.md", "written with the server down\n")
         #expect(mount.read("Offline.md") == "written with the server down\n")
         #expect(eventually { mount.log.contains("sync: server: ") && mount.log.contains(missing) }, "log: \(mount.log)")

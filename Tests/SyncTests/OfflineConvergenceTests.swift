@@ -3,6 +3,7 @@ import Notes
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// The server goes down, two machines edit offline (the same notes and different ones), the server
 /// comes back: both converge to the same tree and nothing either wrote is lost.
@@ -69,7 +70,7 @@ import Testing
         // A sync with the server down fails clearly, says so in `sync status`, and keeps every change pending.
         let failed = try notesfs(a.path, ["sync"])
         #expect(failed.status != 0)
-        #expect(failed.err.contains("server: "))
+        #expect(failed.stderr.contains("server: "))
         let status = try notesfs(a.path, ["sync", "status"])
         #expect(status.out.contains("last error: server: "))
         #expect(status.out.contains("Is the server running"))
@@ -84,10 +85,10 @@ import Testing
         let exports = try [a, b].map { machine in
             let directory = machine.path + "-export"
             let run = try notesfs(machine.path, ["export", directory])
-            #expect(run.status == 0, "export: \(run.err)")
+            #expect(run.status == 0, "export: \(run.stderr)")
             return directory
         }
-        let diff = try runProgram("/usr/bin/diff", ["-r", exports[0], exports[1]])
+        let diff = try run("/usr/bin/diff", ["-r", exports[0], exports[1]], mergingErrors: true)
         #expect(diff.status == 0, "the two machines' trees differ:\n\(diff.out)")
 
         let files = try exportedLines(exports[0])

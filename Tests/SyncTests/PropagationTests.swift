@@ -4,6 +4,7 @@ import Postgres
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// Changes made on one machine show on the others after each has synced.
 @Suite struct PropagationTests {

@@ -3,6 +3,7 @@ import Notes
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// Seeded random operations on three machines (create, edit, rename and move notes, move, delete
 /// and create folders), with random syncs and server outages between them, then syncs

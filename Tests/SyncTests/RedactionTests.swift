@@ -2,6 +2,7 @@ import Foundation
 import Postgres
 import Sync
 import Testing
+import TestSupport
 
 /// No form of a server string libpq accepts has its password printed: `sync init`, `sync status`
 /// and the "already syncs with another server" error go through ``ConnectionString/redacted(_:)``.
@@ -37,10 +38,10 @@ import Testing
         let status = try notesfs(db, ["sync", "status"])
         let other = try notesfs(db, ["sync", "init", server + " application_name=x"])
         #expect(other.status != 0)
-        for text in [initialize.out, initialize.err, status.out, status.err, other.out, other.err] {
+        for text in [initialize.out, initialize.stderr, status.out, status.stderr, other.out, other.stderr] {
             #expect(!text.contains(TestCluster.password), "\(text)")
         }
-        #expect(other.err.contains("already syncs with another server ("), "\(other.err)")
+        #expect(other.stderr.contains("already syncs with another server ("), "\(other.stderr)")
     }
 }
 
@@ -55,8 +56,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let run = try notesfs(db, ["sync", "init", server])
         #expect(run.status != 0)
-        #expect(!run.err.isEmpty)
-        #expect(!run.out.contains("S3cretPW") && !run.err.contains("S3cretPW"), "\(run.err)")
+        #expect(!run.stderr.isEmpty)
+        #expect(!run.out.contains("S3cretPW") && !run.stderr.contains("S3cretPW"), "\(run.stderr)")
     }
 
     @Test func thePasswordIsKeptOutOfStateJson() throws {
@@ -71,7 +72,7 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: secret)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let sync = try notesfs(db, ["sync"])
-        #expect(sync.status == 0, "\(sync.err)")
+        #expect(sync.status == 0, "\(sync.stderr)")
         // The same server again is the same server.
         #expect(try notesfs(db, ["sync", "init", server]).status == 0)
     }

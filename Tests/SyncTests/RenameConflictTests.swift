@@ -2,6 +2,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 

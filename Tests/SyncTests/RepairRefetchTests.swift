@@ -2,6 +2,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -19,13 +20,13 @@ import Testing
         // Damage the big note's record file on a (its index entry leaves the text out, so the
         // repair cannot write it again from the index: it drops the record).
         try a.database.checkpoint()  // the journal no longer holds the text: the file is all there is
-        let found = try runProgram("/usr/bin/grep", ["-rl", marker, a.path + "/records"])
+        let found = try run("/usr/bin/grep", ["-rl", marker, a.path + "/records"], mergingErrors: true)
         let file = try #require(found.out.split(separator: "\n").first.map(String.init), "\(found.out)")
         try Data("{ damaged".utf8).write(to: URL(fileURLWithPath: file))
         let repair = try notesfs(a.path, ["fsck", "--repair"])
-        #expect(repair.out.contains("big") || repair.err.contains("big"), "\(file): \(repair.out)\(repair.err)")
+        #expect(repair.out.contains("big") || repair.stderr.contains("big"), "\(file): \(repair.out)\(repair.stderr)")
         let sync = try notesfs(a.path, ["sync"])
-        #expect(sync.status == 0, "\(sync.err)")
+        #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try serverRows(server)["big"]?.deleted == false, "the repair's drop was pushed as a delete")
         try a.database.refresh()
         #expect(try a.note("big").text == text)

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 

@@ -3,6 +3,7 @@ import Notes
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// Two machines each create a note of the same title in the same folder while apart: after a sync
 /// both show the two notes under the same two file names (the earliest created keeps the plain

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -32,7 +33,7 @@ import Testing
     /// After the hostility: one sync each way succeeds and both machines hold the same records.
     func expectRecovery(_ machines: [Machine], notes: Int) throws {
         let first = try notesfs(machines[0].path, ["sync"])
-        #expect(first.status == 0, "\(first.err)")
+        #expect(first.status == 0, "\(first.stderr)")
         try syncAll(machines)
         for machine in machines {
             try machine.database.refresh()
@@ -60,7 +61,7 @@ import Testing
         let message = "the server's schema is version \(newer), this notesfs knows up to \(ServerSchema.version): upgrade notesfs"
         let run = try notesfs(a.path, ["sync"])
         #expect(run.status != 0)
-        #expect(run.err.contains(message), "\(run.err)")
+        #expect(run.stderr.contains(message), "\(run.stderr)")
         try expectFailureReported(a, containing: message, pending: 3)  // plan, new, and the version plan's edit kept
         #expect(try serverRows(server).mapValues(\.seq) == rows.mapValues(\.seq))
         #expect(try a.note("plan").text == "one\ntwo\n" && a.has("new"))
@@ -69,7 +70,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: fresh, withIntermediateDirectories: true)
         let initialize = try notesfs(fresh + "/db", ["sync", "init", server])
         #expect(initialize.status != 0)
-        #expect(initialize.err.contains(message), "\(initialize.err)")
+        #expect(initialize.stderr.contains(message), "\(initialize.stderr)")
         #expect(try Connection(server).execute("SELECT version FROM notesfs_schema").rows == [[String(newer)]])
 
         try Connection(server).execute("UPDATE notesfs_schema SET version = $1", [String(ServerSchema.version)])
@@ -86,7 +87,7 @@ import Testing
         let connection = try Connection(server)
         try holdInserts(into: "notesfs_records", when: "NEW.seq = 500", lock: 4242, on: connection)
 
-        let errors = a.path + "-sync.err"
+        let errors = a.path + "-sync.stderr"
         let sync = try startNotesfs(a.path, ["sync"], errors: errors)
         defer { if sync.isRunning { kill(sync.processIdentifier, SIGKILL) } }
         let blocked = try backendWaitingOnAdvisoryLock(server, while: sync)
@@ -123,8 +124,8 @@ import Testing
         try a.sync()
         try Connection(server).execute("DELETE FROM notesfs_assets")
         let run = try notesfs(b.path, ["sync"])
-        #expect(run.status == 0, "\(run.err)")
-        #expect(run.err.contains("server record set aside: file: asset missing on the server"), "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("server record set aside: file: asset missing on the server"), "\(run.stderr)")
         try b.database.refresh()
         #expect(!b.has("file") && b.has("plan"))
         // The owner's next push of it uploads the asset again (a new version of the record).
@@ -149,8 +150,8 @@ import Testing
 
         let run = try notesfs(a.path, ["sync"])
         #expect(run.status != 0)
-        #expect(run.err.contains("canceling statement due to statement timeout (SQLSTATE 57014)"), "\(run.err)")
-        #expect(run.err.contains("ran out of time"), "\(run.err)")
+        #expect(run.stderr.contains("canceling statement due to statement timeout (SQLSTATE 57014)"), "\(run.stderr)")
+        #expect(run.stderr.contains("ran out of time"), "\(run.stderr)")
         try expectFailureReported(a, containing: "statement timeout (SQLSTATE 57014) (the server cancelled", pending: 50)
         #expect(try serverRows(server).isEmpty)
 

@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -21,11 +22,11 @@ import Testing
             .replacingOccurrences(of: TestCluster.password, with: "readerpw")
         #expect(readOnly.contains("user=\(role)"), "\(readOnly)")
         let run = try notesfs(a.path, ["sync", "set-url", readOnly])
-        #expect(run.status == 0, "\(run.err)")
+        #expect(run.status == 0, "\(run.stderr)")
         let sync = try notesfs(a.path, ["sync"])
         #expect(sync.status != 0)
-        #expect(sync.err.contains("INSERT, UPDATE, DELETE"), "\(sync.err)")
-        #expect(sync.err.contains("GRANT"), "\(sync.err)")
+        #expect(sync.stderr.contains("INSERT, UPDATE, DELETE"), "\(sync.stderr)")
+        #expect(sync.stderr.contains("GRANT"), "\(sync.stderr)")
     }
 
     @Test func aDroppedSchemaSuggestsSyncInit() throws {
@@ -39,12 +40,12 @@ import Testing
         try Connection(server).execute("DROP SEQUENCE notesfs_seq")
         let sync = try notesfs(a.path, ["sync"])
         #expect(sync.status != 0)
-        #expect(sync.err.contains("notesfs sync init"), "\(sync.err)")
+        #expect(sync.stderr.contains("notesfs sync init"), "\(sync.stderr)")
         // Doing what it says works: the tables are made again and this database's note uploaded.
         let again = try notesfs(a.path, ["sync", "init", server])
-        #expect(again.status == 0, "\(again.err)")
+        #expect(again.status == 0, "\(again.stderr)")
         let next = try notesfs(a.path, ["sync"])
-        #expect(next.status == 0, "\(next.err)")
+        #expect(next.status == 0, "\(next.stderr)")
         #expect(try serverRows(server)["one"] != nil)
     }
 }

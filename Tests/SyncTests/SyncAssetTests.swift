@@ -4,6 +4,7 @@ import Postgres
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -121,8 +122,8 @@ import Testing
         // The command says which record it could not push, and fails.
         let run = try notesfs(a.path, ["sync"])
         #expect(run.status != 0)
-        #expect(run.err.contains("not pushed: bad: ") && run.err.contains("SHA-256"), "\(run.err)")
-        #expect(run.err.contains("synced: 30 pushed"), "\(run.err)")
+        #expect(run.stderr.contains("not pushed: bad: ") && run.stderr.contains("SHA-256"), "\(run.stderr)")
+        #expect(run.stderr.contains("synced: 30 pushed"), "\(run.stderr)")
         let shown = try notesfs(a.path, ["sync", "status"]).out
         #expect(shown.contains("records that cannot be pushed: 1") && shown.contains("  bad: "), "\(shown)")
         let report = try a.sync()

@@ -1,6 +1,7 @@
 import Foundation
 import Sync
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -42,7 +43,7 @@ import Testing
         try "wrong".write(toFile: SyncState.passwordPath(forDatabase: db), atomically: true, encoding: .utf8)
         let sync = try notesfs(db, ["sync"])
         #expect(sync.status == 5)
-        #expect(sync.err.contains("password authentication failed"))
+        #expect(sync.stderr.contains("password authentication failed"))
         #expect(name.hasPrefix("t_"))
         let status = try notesfs(db, ["sync", "status"])
         #expect(status.out.contains("last error: server: "))
@@ -55,7 +56,7 @@ import Testing
         #expect(try notesfs(db, ["folder", "new", "X"]).status == 0)
         let run = try notesfs(db, ["sync"])
         #expect(run.status == 2)
-        #expect(run.err.contains("sync init"))
+        #expect(run.stderr.contains("sync init"))
     }
 
     @Test func syncWatchPicksUpAnotherMachinesPush() throws {

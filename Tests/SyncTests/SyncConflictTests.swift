@@ -4,6 +4,7 @@ import Postgres
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// Both machines change the same note between syncs: nothing either wrote is lost.
 @Suite struct SyncConflictTests {

@@ -2,6 +2,7 @@ import Foundation
 import Notes
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -63,7 +64,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: notesfsBinary)
         process.arguments = ["--db", path, "-q", "sync"]
-        let errors = path + "-sync.err"
+        let errors = path + "-sync.stderr"
         _ = FileManager.default.createFile(atPath: errors, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errors) }
         process.standardOutput = FileHandle.nullDevice

@@ -1,6 +1,7 @@
 import Foundation
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -13,14 +14,14 @@ import Testing
         try a.save((0..<450).map { note("N\($0)", id: "n\($0)", text: String(repeating: "line \($0)\n", count: 20)) })
         // `script` gives the command a terminal (bsdutils, installed with util-linux's tools).
         let command = "\(notesfsBinary) --db \(shellQuoted(a.path)) sync"
-        let up = try runProgram("/usr/bin/script", ["-qec", command, "/dev/null"])
+        let up = try run("/usr/bin/script", ["-qec", command, "/dev/null"], mergingErrors: true)
         #expect(up.status == 0, "\(up.out)")
         #expect(up.out.contains("sync: pushed [") && up.out.contains("450/450") && up.out.contains(" KB"), "\(up.out)")
-        let down = try runProgram("/usr/bin/script", ["-qec", "\(notesfsBinary) --db \(shellQuoted(b.path)) sync", "/dev/null"])
+        let down = try run("/usr/bin/script", ["-qec", "\(notesfsBinary) --db \(shellQuoted(b.path)) sync", "/dev/null"], mergingErrors: true)
         #expect(down.out.contains("sync: fetched [") && down.out.contains("450/450"), "\(down.out)")
         // Not a terminal: no bar.
         try a.save([note("More", id: "more", text: "x\n")])
         let quiet = try notesfs(a.path, ["sync"])
-        #expect(!quiet.err.contains("[#") && !quiet.err.contains("[."), "\(quiet.err)")
+        #expect(!quiet.stderr.contains("[#") && !quiet.stderr.contains("[."), "\(quiet.stderr)")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -116,9 +117,9 @@ import Testing
         try b.append("two\n", to: "plan")
         let refused = try notesfs(b.path, ["sync"])
         #expect(refused.status != 0)
-        #expect(refused.err.contains("run 'notesfs sync init URL' to migrate it"), "\(refused.err)")
+        #expect(refused.stderr.contains("run 'notesfs sync init URL' to migrate it"), "\(refused.stderr)")
         let initialize = try notesfs(b.path, ["sync", "init", server])
-        #expect(initialize.status == 0, "\(initialize.err)")
+        #expect(initialize.status == 0, "\(initialize.stderr)")
         #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == String(ServerSchema.version))
         #expect(try serverRows(server).mapValues(\.seq) == rows.mapValues(\.seq))
         try syncAll(machines)

@@ -3,6 +3,7 @@ import Notes
 import Postgres
 import RecordStore
 import Testing
+import TestSupport
 
 @testable import Sync
 
@@ -106,26 +107,13 @@ func note(_ title: String, id: String, text: String = "", folder: String? = nil)
     Note(title: title, text: text, folder: folder.map(RecordID.init(recordName:)), recordID: RecordID(recordName: id)).record
 }
 
-/// A small deterministic random generator (SplitMix64), so that a failing run can be repeated
-/// from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// `notesfs export` of each machine into a directory beside its database; the directories.
 func exportTrees(_ machines: [Machine]) throws -> [String] {
     try machines.map { machine in
         let directory = machine.path + "-export"
         try? FileManager.default.removeItem(atPath: directory)
         let run = try notesfs(machine.path, ["export", directory])
-        #expect(run.status == 0, "export: \(run.err)")
+        #expect(run.status == 0, "export: \(run.stderr)")
         return directory
     }
 }
@@ -134,7 +122,7 @@ func exportTrees(_ machines: [Machine]) throws -> [String] {
 func differences(between exports: [String]) throws -> String {
     var text = ""
     for other in exports.dropFirst() {
-        let diff = try runProgram("/usr/bin/diff", ["-r", exports[0], other])
+        let diff = try run(["/usr/bin/diff", "-r", exports[0], other])
         if diff.status != 0 { text += diff.out }
     }
     return text

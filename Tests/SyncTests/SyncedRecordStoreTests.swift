@@ -3,6 +3,7 @@ import Notes
 import RecordStore
 import Sync
 import Testing
+import TestSupport
 
 /// The synced records (merge bases) kept one file a record in `<db>/sync/records/`, beside a
 /// state.json of the small things: the layout, hostile record names, the migration from the

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -40,9 +41,9 @@ import Testing
             rmdir((path as NSString).deletingLastPathComponent)
         }
         let (_, machines) = try makeMachines(1)
-        guard let mount = try SyncedMount(database: machines[0].path, environment: ["NOTIFY_SOCKET": path]) else { return }
-        defer { mount.unmount() }
+        let mount = try syncedMount(machines[0].path, environment: ["NOTIFY_SOCKET": path])
+        defer { mount.close() }
         #expect(received(fd, waitingUpTo: 30) == "READY=1")
-        #expect(mount.isMounted)
+        #expect(isMounted(mount.path))
     }
 }

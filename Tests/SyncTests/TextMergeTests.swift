@@ -1,5 +1,6 @@
 import Sync
 import Testing
+import TestSupport
 
 @Suite struct TextMergeTests {
     static let base = "one\ntwo\nthree\nfour\nfive\n"

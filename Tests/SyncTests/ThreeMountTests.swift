@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Three machines, each its own database with a live mount syncing in the background, on one
 /// server: what real programs do in one mount (shell redirection, `sed -i`, vim, `mv`, `rm`,
@@ -56,7 +57,7 @@ import Testing
             try c.run("mkdir -p Again/Sub && echo x > Again/X.md && echo y > Again/Sub/Y.md && echo z > Again/Sub/z.bin")
             expectEverywhere(mounts, "the second tree") { $0.read("Again/Sub/Y.md") == "y\n" && $0.read("Again/Sub/z.bin") == "z\n" }
             let removed = try notesfs(machines[2].path, ["folder", "rm", "Again"])
-            #expect(removed.status == 0, "folder rm: \(removed.err)")
+            #expect(removed.status == 0, "folder rm: \(removed.stderr)")
             expectEverywhere(mounts, "folder rm of C's database") { !$0.hasEntry("Again") && $0.exists("Other/Stays.md") }
             expectEverywhere(mounts, "what was kept") { mount in
                 Set((try? FileManager.default.contentsOfDirectory(atPath: mount.path)) ?? []) == ["Kept.md", "Other"]
@@ -76,7 +77,7 @@ import Testing
     @Test func aTreeCopiedIntoOneMountArrivesWholeInTheOthers() throws {
         let source = NSTemporaryDirectory() + "notesfs-tree-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: source) }
-        let made = try runProgram(
+        let made = try run(
             "/usr/bin/python3",
             [
                 "-c",
@@ -90,13 +91,13 @@ import Testing
                     open(f'{path}/Note {n}.md', 'w').write(f'# Note {n}\\n' + 'some text\\n' * (n % 7))
                 """,
                 source,
-            ])
+            ], mergingErrors: true)
         try #require(made.status == 0, "\(made.out)")
         try withSyncedMounts(3) { mounts, _ in
             let (a, c) = (mounts[0], mounts[2])
             try a.run("cp -r \(shellQuoted(source)) Tree")
             expectEverywhere(mounts, "the 450 notes copied into A", within: 60) {
-                (try? runProgram("/usr/bin/diff", ["-r", source, $0.path + "/Tree"]))?.status == 0
+                (try? run("/usr/bin/diff", ["-r", source, $0.path + "/Tree"], mergingErrors: true))?.status == 0
             }
             try c.run("rm -rf Tree")
             expectEverywhere(mounts, "rm -rf in C", within: 60) { !$0.hasEntry("Tree") }
@@ -112,16 +113,16 @@ import Testing
             let (a, b, c) = (mounts[0], mounts[1], mounts[2])
             try a.run("mkdir Inbox && echo 'before C went off' > Inbox/First.md")
             expectEverywhere(mounts, "the first note") { $0.read("Inbox/First.md") == "before C went off\n" }
-            c.unmount()
+            c.close()
             try a.run("echo 'while C was off' >> Inbox/First.md && echo new > Inbox/Second.md")
             try b.run("mv Inbox/First.md 'Inbox/First (renamed by B).md'")
             let cli = try notesfs(
                 machines[2].path, ["note", "new", "Inbox/From C's CLI", "--text", "written by the CLI with C unmounted\n"])
-            #expect(cli.status == 0, "\(cli.err)")
+            #expect(cli.status == 0, "\(cli.stderr)")
             expectEverywhere([a, b], "B's rename") { $0.read("Inbox/First (renamed by B).md") == "before C went off\nwhile C was off\n" }
             #expect(!a.hasEntry("Inbox/From C's CLI.md"), "C's CLI change reached A with nothing syncing it")
-            guard let again = try SyncedMount(database: machines[2].path) else { return }
-            defer { again.unmount() }
+            let again = try syncedMount(machines[2].path)
+            defer { again.close() }
             let all = [a, b, again]
             expectEverywhere(all, "what happened while C was off, and C's CLI note") { mount in
                 mount.read("Inbox/First (renamed by B).md") == "before C went off\nwhile C was off\n"
@@ -157,15 +158,15 @@ import Testing
 
 /// The mounts' trees are identical (`diff -r` of each mount against the first: for trees without
 /// FIFOs, which diff would open) and no machine has anything left to push.
-func expectConverged(_ mounts: [SyncedMount], within seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) {
+func expectConverged(_ mounts: [ChildMount], within seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) {
     for mount in mounts {
-        let status = { (try? notesfs(mount.database, ["sync", "status"]))?.out ?? "" }
+        let status = { (try? notesfs(mount.databasePath, ["sync", "status"]))?.out ?? "" }
         #expect(
-            eventually(seconds) { status().contains("pending changes: 0") }, "\(mount.database): \(status())", sourceLocation: sourceLocation)
+            eventually(seconds) { status().contains("pending changes: 0") }, "\(mount.databasePath): \(status())", sourceLocation: sourceLocation)
     }
     for mount in mounts.dropFirst() {
-        let converged = eventually(seconds) { (try? runProgram("/usr/bin/diff", ["-r", mounts[0].path, mount.path]))?.status == 0 }
-        let diff = (try? runProgram("/usr/bin/diff", ["-r", mounts[0].path, mount.path]))?.out ?? ""
+        let converged = eventually(seconds) { (try? run("/usr/bin/diff", ["-r", mounts[0].path, mount.path], mergingErrors: true))?.status == 0 }
+        let diff = (try? run("/usr/bin/diff", ["-r", mounts[0].path, mount.path], mergingErrors: true))?.out ?? ""
         #expect(converged, "\(mounts[0].path) and \(mount.path) differ:\n\(diff)", sourceLocation: sourceLocation)
     }
 }

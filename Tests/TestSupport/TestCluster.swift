@@ -1,7 +1,8 @@
+/// A throwaway PostgreSQL server for the tests that sync.
+
 import Foundation
 import Postgres
 import Synchronization
-import Testing
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -11,17 +12,17 @@ import Testing
 /// Unix socket in that directory and no TCP, run as the `postgres` user when the tests run as root
 /// (the server refuses root). Started by the first test that asks; a watcher process stops it and
 /// removes the directory once this process has exited.
-final class TestCluster: Sendable {
+public final class TestCluster: Sendable {
     /// The cluster every test of this process shares (each test makes its own database in it).
-    static let shared: Result<TestCluster, TestClusterError> = Result { () throws(TestClusterError) in try TestCluster() }
+    public static let shared: Result<TestCluster, TestClusterError> = Result { () throws(TestClusterError) in try TestCluster() }
 
-    let directory: String
+    public let directory: String
     let binaries: String
-    static let password = "notesfs-test-password"
+    public static let password = "notesfs-test-password"
 
     /// A cluster of its own, for a test that stops and starts the server (the shared one must
     /// stay up for the tests running beside it).
-    init() throws(TestClusterError) {
+    public init() throws(TestClusterError) {
         guard let binaries = Self.findBinaries() else { throw TestClusterError("no /usr/lib/postgresql/*/bin/initdb: run scripts/deps.sh") }
         self.binaries = binaries
         var template = Array("/tmp/notesfs-pg-XXXXXX".utf8CString)
@@ -40,7 +41,7 @@ final class TestCluster: Sendable {
         try start()
     }
 
-    var dataDirectory: String { directory + "/data" }
+    public var dataDirectory: String { directory + "/data" }
 
     /// The running server (`postgres` as a child of this process), nil while stopped.
     private let server = Mutex<Process?>(nil)
@@ -50,7 +51,7 @@ final class TestCluster: Sendable {
     ///
     /// `postgres` runs as a child, not daemonised by `pg_ctl start`: Foundation reaps a child only
     /// once every process holding its status socket has closed it, and a daemon holds it forever.
-    func start() throws(TestClusterError) {
+    public func start() throws(TestClusterError) {
         let process = serverUserProcess(
             "postgres", ["-D", dataDirectory, "-c", "listen_addresses=", "-k", directory, "-c", "fsync=off"])
         _ = FileManager.default.createFile(atPath: directory + "/server.log", contents: nil)
@@ -71,7 +72,7 @@ final class TestCluster: Sendable {
     }
 
     /// Stops the server (`pg_ctl stop -m fast`), for tests of a server that is down.
-    func stop() throws(TestClusterError) {
+    public func stop() throws(TestClusterError) {
         try runAsServerUser("pg_ctl", ["-D", dataDirectory, "-w", "-m", "fast", "stop"])
         let process = server.withLock { process in
             defer { process = nil }
@@ -81,19 +82,19 @@ final class TestCluster: Sendable {
     }
 
     /// A libpq conninfo for `database` on this cluster.
-    func conninfo(database: String = "postgres", password: String = TestCluster.password) -> String {
+    public func conninfo(database: String = "postgres", password: String = TestCluster.password) -> String {
         "host=\(directory) user=postgres dbname=\(database) password=\(password) connect_timeout=10"
     }
 
     /// A new empty database for one test; returns its conninfo.
-    func makeDatabase() throws -> String {
+    public func makeDatabase() throws -> String {
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try Connection(conninfo())
         try admin.execute("CREATE DATABASE \(name)")
         return conninfo(database: name)
     }
 
-    private static func findBinaries() -> String? {
+    static func findBinaries() -> String? {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
         return versions.reversed().map { "\(root)/\($0)/bin" }.first { FileManager.default.fileExists(atPath: $0 + "/initdb") }
@@ -144,21 +145,10 @@ final class TestCluster: Sendable {
     }
 }
 
-/// Runs the shell `commands` in a detached shell once this process has exited (however it ends).
-func runAfterThisProcess(_ commands: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-    process.arguments = ["/bin/sh", "-c", "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done\n" + commands]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try? process.run()
-}
-
-struct TestClusterError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct TestClusterError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The shared cluster, or a failure that says why it could not start.
-func cluster() throws -> TestCluster { try TestCluster.shared.get() }
+public func cluster() throws -> TestCluster { try TestCluster.shared.get() }
