@@ -1,8 +1,8 @@
 /// Tests of command-line parsing through libfuse (no mount needed).
 
 import FUSE
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct CommandLineTests {
     @Test func foregroundDebugSingleAndOptions() throws {

@@ -4,10 +4,10 @@ import CFuse
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct DirectoryTests {
+@Suite(.tags(.mount), .needsFUSE) struct DirectoryTests {
     @Test func mkdirAndList() throws {
         try withMount { _, root in
             #expect(errnoOf { mkdir(root + "/dir", 0o755) } == 0)

@@ -4,10 +4,10 @@ import CFuse
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct FileOperationTests {
+@Suite(.tags(.mount), .needsFUSE) struct FileOperationTests {
     @Test func writeThenReadBack() throws {
         try withMount { _, root in
             let path = root + "/hello.txt"

@@ -4,8 +4,8 @@
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// Mounts `fileSystem` at a new temporary directory and runs `body` with the mount and its path.
 /// A mount that fails is a recorded issue: a mount test carries `.needsFUSE`, which skips it where

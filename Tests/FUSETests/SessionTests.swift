@@ -3,11 +3,11 @@
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct SessionTests {
-    @Test func initializeAndDestroyAreCalled() throws {
+    @Test(.tags(.mount), .needsFUSE) func initializeAndDestroyAreCalled() throws {
         let fileSystem = MemoryFileSystem()
         var mounted = false
         try withMount(fileSystem) { mount, root in
@@ -24,7 +24,7 @@ import TestSupport
     }
 
     /// Same-size content change: the page cache keeps the old bytes until invalidateInode.
-    @Test func invalidateInodeShowsNewContent() throws {
+    @Test(.tags(.mount), .needsFUSE) func invalidateInodeShowsNewContent() throws {
         let fileSystem = MemoryFileSystem(timeout: 300)
         try withMount(fileSystem) { mount, root in
             let path = root + "/cached"
@@ -38,7 +38,7 @@ import TestSupport
         }
     }
 
-    @Test func invalidateEntryOfUncachedNameIsHarmless() throws {
+    @Test(.tags(.mount), .needsFUSE) func invalidateEntryOfUncachedNameIsHarmless() throws {
         try withMount { mount, _ in
             #expect(throws: Never.self) {
                 try mount.notifier.invalidateEntry(parent: Attributes.rootInode, name: "never-looked-up")
@@ -46,7 +46,7 @@ import TestSupport
         }
     }
 
-    @Test func refusesLiveAndMissingMountpoints() throws {
+    @Test(.tags(.mount), .needsFUSE) func refusesLiveAndMissingMountpoints() throws {
         try withMount { _, root in
             #expect(throws: FUSEError.alreadyMounted(root)) {
                 _ = try InProcessMount(fileSystem: MemoryFileSystem(), at: root)
@@ -63,7 +63,7 @@ import TestSupport
     /// Requests that take long do not hold up the others: the loop's leader hands the reading to
     /// another worker (a new one for each, here) while it is held up. Three lookups wait until
     /// released; a file is read and written meanwhile.
-    @Test func slowRequestsDoNotHoldUpTheOthers() throws {
+    @Test(.tags(.mount), .needsFUSE) func slowRequestsDoNotHoldUpTheOthers() throws {
         let fileSystem = MemoryFileSystem()
         try withMount(fileSystem) { _, root in
             // In a directory of its own: the kernel holds the root locked while a lookup in it runs.
@@ -90,7 +90,7 @@ import TestSupport
 
     /// A bind mount is on its parent's device: only /proc/self/mountinfo tells it is a mountpoint,
     /// and with many mounts its line is past the file's first 4 KiB.
-    @Test func aBindMountPastTheFirstPageOfMountinfoIsAMountpoint() throws {
+    @Test(.tags(.mount), .notInFastRuns) func aBindMountPastTheFirstPageOfMountinfoIsAMountpoint() throws {
         let base = makeTemporaryDirectory("mounts")
         defer { rmdir(base) }
         var mounted: [String] = []
@@ -129,7 +129,7 @@ import TestSupport
         return process.terminationStatus
     }
 
-    @Test func watchdogAbortsAHungHandler() throws {
+    @Test(.tags(.mount), .needsFUSE) func watchdogAbortsAHungHandler() throws {
         let fileSystem = MemoryFileSystem()
         let directory = makeTemporaryDirectory()
         defer { rmdir(directory) }

@@ -4,10 +4,10 @@ import CFuse
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct XattrTests {
+@Suite(.tags(.mount), .needsFUSE) struct XattrTests {
     @Test func setGetListRemove() throws {
         try withMount { _, root in
             let path = root + "/f"

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A note of any size is stored, read back and checked by the CLI (the store's record files hold
 /// at most 64 MiB: a larger note is kept as its content asset, as the mount keeps it).

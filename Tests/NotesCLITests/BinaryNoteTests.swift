@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -39,7 +39,7 @@ import TestSupport
 
     func cmp(_ a: String, _ b: String) throws -> Bool { try run("/usr/bin/cmp", [a, b]).status == 0 }
 
-    @Test(arguments: ["latin1", "utf16", "random", "big"])
+    @Test(.tags(.mount), .needsFUSE, arguments: ["latin1", "utf16", "random", "big"])
     func importCatMountExportRoundTrip(kind: String) throws {
         let dir = makeTemporaryDirectory("binary-\(kind)")
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct CommandLineTests {
     @Test func versionAndHelp() throws {

@@ -2,8 +2,8 @@
 /// missing one.
 
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import RecordStore
 
@@ -247,7 +247,7 @@ import TestSupport
         #expect(fsck.status == 0, "\(fsck.out)\(fsck.stderr)", sourceLocation: sourceLocation)
     }
 
-    @Test func readOnlyCommandsWorkOnAReadOnlyBindMount() throws {
+    @Test(.tags(.mount), .needsFUSE) func readOnlyCommandsWorkOnAReadOnlyBindMount() throws {
         let db = try makeSample("ro")
         try withMount(["--bind", db]) { point in
             let remount = try run("/usr/bin/mount", ["-o", "remount,ro,bind", point])
@@ -270,7 +270,7 @@ import TestSupport
         #expect(try notesfs(["ls", "F"], db: db).out == "blob.bin\nn.md\n")
     }
 
-    @Test func readOnlyCommandsWorkOnAFullDisk() throws {
+    @Test(.tags(.mount), .needsFUSE) func readOnlyCommandsWorkOnAFullDisk() throws {
         try withMount(["-t", "tmpfs", "-o", "size=1M", "tmpfs"]) { point in
             let db = try makeSample("full", base: point)
             // Fill the disk.

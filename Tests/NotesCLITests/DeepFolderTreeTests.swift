@@ -5,8 +5,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -60,7 +60,7 @@ import TestSupport
         return String(decoding: body[start...], as: UTF8.self)
     }
 
-    @Test func exportRemoveAndCheckADeepTree() throws {
+    @Test(.tags(.slow), .notInFastRuns) func exportRemoveAndCheckADeepTree() throws {
         let db = makeDatabasePath("deep")
         try seed(db)
         let scratch = makeTemporaryDirectory("deep-out")

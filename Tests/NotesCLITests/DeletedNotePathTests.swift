@@ -1,7 +1,7 @@
 import Foundation
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// `log --deleted` and `note undelete`: every path and ID the log prints is one undelete takes,
 /// and a note whose folder is gone comes back at its old path (or `--into` a folder).

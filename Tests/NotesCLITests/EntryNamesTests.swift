@@ -1,7 +1,7 @@
 import Foundation
 import Notes
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesCLI
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `import` keeps a file's `user.` extended attributes in its record and `export` writes them back
 /// (both ext4 directories under /tmp, which keep user attributes).

@@ -1,13 +1,13 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// `kill -9` of a command in the middle of a save that keeps a version: the version is committed
 /// with the save or not at all, so every save that returned is in the history (or is the note).
 @Suite struct HistoryKillTests {
-    @Test func aKilledSaveNeverLosesItsPromisedVersion() throws {
+    @Test(.tags(.slow), .notInFastRuns) func aKilledSaveNeverLosesItsPromisedVersion() throws {
         let db = makeDatabasePath("history-kill")
         let environment = ["NOTESFS_HISTORY_INTERVAL": "0"]  // every save keeps the state it replaces
         try notesfs(["note", "new", "N", "--text", "text 0\n"], db: db, environment: environment)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -111,7 +111,7 @@ func roundTrip(_ source: String, label: String) throws {
         return root
     }
 
-    @Test func generatedTreeRoundTripsByteForByte() throws {
+    @Test(.tags(.slow), .notInFastRuns) func generatedTreeRoundTripsByteForByte() throws {
         let source = try Self.generateTree(fileCount: 1000)
         #expect(stamps(under: source).values.filter { !$0.isDirectory }.count == 1000)
         try roundTrip(source, label: "generated")
@@ -160,7 +160,7 @@ func roundTrip(_ source: String, label: String) throws {
         #expect(try notesfs(["note", "cat", "ok"], db: db).out == "fine")
     }
 
-    @Test func markdownCorpusOnThisMachineRoundTrips() throws {
+    @Test(.tags(.slow), .notInFastRuns) func markdownCorpusOnThisMachineRoundTrips() throws {
         let source = makeTemporaryDirectory("corpus") + "/src"
         var copied = 0
         for (base, limit) in [("/usr/share/doc", 200), ("/opt/swift", 300)] {

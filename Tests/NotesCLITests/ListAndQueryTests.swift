@@ -1,7 +1,7 @@
 import Foundation
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ListAndQueryTests {
     @Test func listLongAndDuplicates() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// Symlinks, FIFOs, sockets, devices and hard links through `import`, `ls -l` and `export`.
 @Suite struct NodeTypeExportTests {

@@ -4,8 +4,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct RecoveredListTests {
     /// A cycle X ↔ Y (X holds `in-x.md`), and `stranded.md` whose folder (a reference without

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct SearchCommandTests {
     /// `notesfs search` through the binary: paths, exit status 1 on no match (as grep), JSON,
@@ -62,7 +62,7 @@ import TestSupport
 @Suite struct SearchKillTests {
     /// `kill -9` of a build at random moments: the next search continues it and answers exactly
     /// what the notes hold (every note has "common", every seventh "rare").
-    @Test func aKilledBuildContinuesAndAnswersCorrectly() throws {
+    @Test(.tags(.slow), .notInFastRuns) func aKilledBuildContinuesAndAnswersCorrectly() throws {
         let source = makeTemporaryDirectory("search-kill-src")
         let count = 3500
         for i in 0..<count {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `fsck` compares the full-text index with the records: a token ahead of the journal and rows
 /// missing from its tables are problems (exit 4) that `--repair` fixes, through the binary.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The query rules of `notesfs search` through the binary: punctuation and emoji are no words,
 /// CJK text is found by substring, queries are bounded, and the small failures say what is wrong.

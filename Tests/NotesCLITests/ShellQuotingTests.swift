@@ -4,8 +4,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ShellQuotingTests {
     /// Titles with unprintable characters in every position, with quotes, backslashes, `$`,

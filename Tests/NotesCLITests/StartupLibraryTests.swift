@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `notesfs` starts without libpq and libcrypto: the Postgres module loads libpq (`dlopen`) when
 /// a command first talks to a server, the record store libcrypto when it first takes a SHA-256,

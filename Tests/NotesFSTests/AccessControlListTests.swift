@@ -4,8 +4,8 @@
 
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// `sh -c command` in `directory`, as uid:gid `id` when given; a failure to run shows as status -1.
 private func shell(_ command: String, in directory: String, as id: uid_t? = nil) -> ProgramResult {
@@ -14,7 +14,7 @@ private func shell(_ command: String, in directory: String, as id: uid_t? = nil)
     return (try? run(argv, in: directory)) ?? ProgramResult(status: -1, stdout: Data(), stderr: "could not run \(command)")
 }
 
-@Suite struct AccessControlListTests {
+@Suite(.tags(.mount), .needsFUSE) struct AccessControlListTests {
     @Test func aNamedUserEntryGivesThatUserAccessAndNoOneElse() throws {
         try withDatabaseDirectory { path in
             try withNotesMount(databasePath: path, mountOptions: ["allow_other"]) { m in

@@ -5,15 +5,15 @@
 import Foundation
 import Glibc
 import NotesFS
-import Testing
 import TestSupport
+import Testing
 
 private func atime(_ path: String) -> Int {
     var st = stat()
     return stat(path, &st) == 0 ? nanoseconds(st.st_atim) : -1
 }
 
-@Suite struct AccessTimeOptionTests {
+@Suite(.tags(.mount), .needsFUSE) struct AccessTimeOptionTests {
     @Test func relatimeMovesTheAtimeAtTheFirstReadAfterAWriteOnly() throws {
         try withNotesMount { m in
             let file = m.path("file1.md")

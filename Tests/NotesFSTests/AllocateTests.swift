@@ -5,10 +5,10 @@
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct AllocateTests {
+@Suite(.tags(.mount), .needsFUSE) struct AllocateTests {
     @Test func posixFallocateGrowsAFileWithZerosThatSurviveRemount() throws {
         try withDatabaseDirectory { db in
             try withNotesMount(databasePath: db) { m in

@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// The asset files under `<db>/assets`.
 private func assetFiles(_ databasePath: String) -> [String] {
@@ -19,7 +19,7 @@ private func assetFiles(_ databasePath: String) -> [String] {
     }
 }
 
-@Suite struct AssetCollectionMountTests {
+@Suite(.tags(.mount), .needsFUSE) struct AssetCollectionMountTests {
     @Test func overwriteRemoveAndRemoveRecursiveFreeTheAssets() throws {
         try withDatabaseDirectory { db in
             try withNotesMount(databasePath: db) { m in

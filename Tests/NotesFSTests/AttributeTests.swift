@@ -5,10 +5,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct AttributeTests {
+@Suite(.tags(.mount), .needsFUSE) struct AttributeTests {
     @Test func statFields() throws {
         try withNotesMount { m in
             let before = Date().timeIntervalSince1970

@@ -7,8 +7,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// Deterministic pseudo-random bytes (xorshift), so a failure is reproducible.
 func pseudoRandomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
@@ -44,7 +44,7 @@ private func writeAndFsync(_ path: String, _ bytes: [UInt8]) -> Int32 {
     return fd
 }
 
-@Suite struct BinaryContentTests {
+@Suite(.tags(.mount), .needsFUSE) struct BinaryContentTests {
     @Test(arguments: [true, false])
     func everyByteSurvivesARemount(killing: Bool) throws {
         try withChildMount { child in

@@ -10,8 +10,8 @@
 
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 private let conformanceDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Conformance").path
@@ -51,7 +51,7 @@ private func runSuite(_ command: String, _ root: String, _ options: [String] = [
     try run(["/usr/bin/python3", conformanceDirectory + "/posix.py", command, root] + options, timeout: 600)
 }
 
-@Suite struct ConformanceTests {
+@Suite(.tags(.mount), .needsFUSE) struct ConformanceTests {
     @Test func notesfsAgreesWithTmpfsCaseByCase() throws {
         // tmpfs: the reference.
         let reference = try withTmpfs("conformance-tmpfs", options: "size=64m,mode=0755") { tmpfs in try runSuite("run", tmpfs) }

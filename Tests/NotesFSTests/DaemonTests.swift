@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// The text of the note titled `title` in the database at `path` (opened afresh).
 private func storedText(_ path: String, title: String) throws -> String? {
@@ -16,7 +16,7 @@ private func storedText(_ path: String, title: String) throws -> String? {
     return note(database, titled: title)?.text
 }
 
-@Suite struct DaemonTests {
+@Suite(.tags(.mount), .needsFUSE) struct DaemonTests {
     @Test func sigtermFlushesAnOpenDirtyFile() throws {
         try withChildMount { child in
             let fd = open(child.path + "/dirty.md", O_CREAT | O_WRONLY, 0o644)

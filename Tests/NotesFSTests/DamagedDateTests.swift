@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// Rewrites `creationDate` and `modificationDate` of the record named `recordName` to `value` (a
 /// JSON number) in every file of the closed database at `path` (journal, index, record files).
@@ -35,7 +35,7 @@ func handEditRecord(_ path: String, recordName: String, replacing pattern: Strin
     }
 }
 
-@Suite struct DamagedDateTests {
+@Suite(.tags(.mount), .needsFUSE) struct DamagedDateTests {
     @Test func hugeDatesAreClampedInTheMountAndTheCLI() throws {
         try withDatabaseDirectory { path in
             let database = try RecordDatabase(path: path, create: true)

@@ -4,8 +4,8 @@
 import FUSE
 import Foundation
 import Notes
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 

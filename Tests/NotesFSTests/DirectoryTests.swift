@@ -4,10 +4,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct DirectoryTests {
+@Suite(.tags(.mount), .needsFUSE) struct DirectoryTests {
     @Test func mkdirCreatesAFolderRecord() throws {
         try withNotesMount { m in
             #expect(mkdir(m.path("Projects"), 0o755) == 0)

@@ -5,15 +5,15 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 private let exchangeFlag: UInt32 = 2  // RENAME_EXCHANGE (not visible through Glibc)
 private let whiteoutFlag: UInt32 = 4  // RENAME_WHITEOUT
 
 private func inodeOf(_ path: String) -> ino_t? { statOf(path).0?.st_ino }
 
-@Suite struct ExchangeTests {
+@Suite(.tags(.mount), .needsFUSE) struct ExchangeTests {
     @Test func twoNotesInTwoFoldersSwapAndKeepTheirRecords() throws {
         try withNotesMount { m in
             #expect(mkdir(m.path("A"), 0o755) == 0 && mkdir(m.path("B"), 0o755) == 0)

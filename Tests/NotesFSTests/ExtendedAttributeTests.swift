@@ -7,8 +7,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// The value of `name` on `path` as bytes; nil (errno set) on error.
 private func xattrBytes(_ path: String, _ name: String) -> [UInt8]? {
@@ -29,7 +29,7 @@ private func xattrNames(_ path: String) -> Set<String> {
     return Set(buffer.prefix(count).split(separator: 0).map { String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self) })
 }
 
-@Suite struct ExtendedAttributeTests {
+@Suite(.tags(.mount), .needsFUSE) struct ExtendedAttributeTests {
     static let binary: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 0] + Array("https://example.org/ü".utf8)
 
     @Test func anyBytesAreKeptAndListedAndSurviveRenameAndRemount() throws {

@@ -5,10 +5,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct ExternalChangeTests {
+@Suite(.tags(.mount), .needsFUSE) struct ExternalChangeTests {
     @Test func cascadeDeleteOfAFolderDisappearsFromTheMount() throws {
         var top: RecordID?
         try withNotesMount(seed: { db in

@@ -3,15 +3,15 @@
 
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// `sh -c command` in `directory`; a failure to run it shows as status -1.
 private func shell(_ command: String, in directory: String) -> ProgramResult {
     (try? sh(command, in: directory)) ?? ProgramResult(status: -1, stdout: Data(), stderr: "could not run \(command)")
 }
 
-@Suite struct FileFlagTests {
+@Suite(.tags(.mount), .needsFUSE) struct FileFlagTests {
     @Test func appendOnlyAllowsAppendsAndNothingElse() throws {
         try withNotesMount { m in
             let r = m.root

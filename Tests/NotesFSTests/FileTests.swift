@@ -5,10 +5,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct FileTests {
+@Suite(.tags(.mount), .needsFUSE) struct FileTests {
     @Test func createWriteReadSavesOneNote() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("Hello.md"), "hello, world\n") == 0)

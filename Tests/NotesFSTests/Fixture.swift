@@ -9,8 +9,8 @@ import Glibc
 import Notes
 import NotesFS
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// Runs `body` with a tmpfs mounted (`mount -o OPTIONS`) on a fresh directory named after
 /// `prefix`; unmounts it and removes the directory after.

@@ -3,14 +3,14 @@ import Glibc
 import Index
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// The database's disk fills up while mounted: a save that cannot be written fails at `close`
 /// with `ENOSPC`, the bytes stay readable through the mount, and once there is room again they
 /// are saved (tried again every second), so nothing written is lost and the database checks clean.
 @Suite struct FullDiskTests {
-    @Test func savesThatFindTheDiskFullKeepTheirBytes() throws {
+    @Test(.tags(.mount), .needsFUSE) func savesThatFindTheDiskFullKeepTheirBytes() throws {
         try withTmpfs("notesfs-full", options: "size=4m") { point in try savesThatFindTheDiskFullKeepTheirBytes(on: point) }
     }
 
@@ -71,7 +71,7 @@ import TestSupport
     /// Space a delete freed on a full disk goes to the store's reserve before any save: saves that
     /// follow (a failed save tried again, a sync) cannot take it all, so the next delete still
     /// works. Without the rule, the saves filled the freed space and the second delete failed.
-    @Test func spaceADeleteFreedIsKeptForTheNextDelete() throws {
+    @Test(.tags(.mount), .notInFastRuns) func spaceADeleteFreedIsKeptForTheNextDelete() throws {
         try withTmpfs("notesfs-full-reserve", options: "size=8m") { point in
             let database = try RecordDatabase(path: point + "/db", backgroundThread: false)
             defer { try? database.close() }
@@ -103,7 +103,7 @@ import TestSupport
 
     /// A prune on a full disk goes without the versions a delete keeps, never without making whole
     /// the versions kept as deltas of what it deletes: every version left reads back.
-    @Test func aFullDiskNeverLeavesADeltaWithoutItsBase() throws {
+    @Test(.tags(.mount), .notInFastRuns) func aFullDiskNeverLeavesADeltaWithoutItsBase() throws {
         try withTmpfs("notesfs-full-delta", options: "size=8m") { point in
             let database = try RecordDatabase(path: point + "/db", backgroundThread: false)
             defer { try? database.close() }
@@ -139,7 +139,7 @@ import TestSupport
     /// The search index is derived: it never takes the last megabytes the notes need. Under the
     /// floor a catch-up fails at once (`SQLITE_FULL`) and writes nothing, and a search still finds
     /// every note (by a scan elsewhere); room again, the index catches up.
-    @Test func theSearchIndexLeavesTheLastMegabytesToTheNotes() async throws {
+    @Test(.tags(.mount), .notInFastRuns) func theSearchIndexLeavesTheLastMegabytesToTheNotes() async throws {
         try await withTmpfs("notesfs-full-index", options: "size=16m") { point in
             let notes = NotesManager(database: try RecordDatabase(path: point + "/db", backgroundThread: false))
             let index = NotesSearchIndex(database: notes.database)
@@ -174,7 +174,7 @@ import TestSupport
 
     /// A full disk through the CLI: every read command works (opening writes nothing it needs), a
     /// `note new` that exits 0 survives, and `note rm` frees space.
-    @Test func readsWorkAndDeletesFreeSpaceOnAFullDisk() throws {
+    @Test(.tags(.mount), .notInFastRuns) func readsWorkAndDeletesFreeSpaceOnAFullDisk() throws {
         let binary = notesfsBinary
         try withTmpfs("notesfs-full-cli", options: "size=8m") { point in
             let db = point + "/db"
@@ -225,7 +225,7 @@ import TestSupport
     }
 
     /// `rm` through the mount on a full disk succeeds and frees the file's space.
-    @Test func unlinkThroughTheMountFreesSpaceOnAFullDisk() throws {
+    @Test(.tags(.mount), .needsFUSE) func unlinkThroughTheMountFreesSpaceOnAFullDisk() throws {
         try withTmpfs("notesfs-full-rm", options: "size=8m") { point in
             let db = point + "/db"
             try withNotesMount(databasePath: db) { m in
@@ -252,7 +252,7 @@ import TestSupport
 
     /// A commit whose journal line fits and whose record file does not: its large field is read
     /// from the journal, by the process that made it and by one that opens the database then.
-    @Test func aRecordWhoseFileCouldNotBeWrittenIsReadFromTheJournal() throws {
+    @Test(.tags(.mount), .notInFastRuns) func aRecordWhoseFileCouldNotBeWrittenIsReadFromTheJournal() throws {
         try withTmpfs("notesfs-full-journal", options: "size=8m") { point in
             let database = try RecordDatabase(path: point + "/db", backgroundThread: false)
             defer { try? database.close() }

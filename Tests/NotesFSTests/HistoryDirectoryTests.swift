@@ -7,8 +7,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 
@@ -39,7 +39,7 @@ private func everySave(_ database: RecordDatabase) {
 }
 
 @Suite struct HistoryDirectoryTests {
-    @Test func versionsAreFilesNamedByDateWithTheirBytesAndMtime() throws {
+    @Test(.tags(.mount), .needsFUSE) func versionsAreFilesNamedByDateWithTheirBytesAndMtime() throws {
         try withNotesMount(seed: everySave) { m in
             #expect(mkdir(m.path("Work"), 0o755) == 0)
             let dates = [morning, morning + 5400]
@@ -81,7 +81,7 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
-    @Test func versionsOfOneSecondTakeCountersInTheOrderTheyWereMade() throws {
+    @Test(.tags(.mount), .needsFUSE) func versionsOfOneSecondTakeCountersInTheOrderTheyWereMade() throws {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), ["a", "b", "c", "d"].map { Array($0.utf8) }, dates: [morning, morning, morning])
             let names = ["2026-12-03T08-00-00-1.md", "2026-12-03T08-00-00-2.md", "2026-12-03T08-00-00-3.md"]
@@ -92,7 +92,7 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
-    @Test func deletedNotesKeepTheirPathsOrGoToRecovered() throws {
+    @Test(.tags(.mount), .needsFUSE) func deletedNotesKeepTheirPathsOrGoToRecovered() throws {
         try withNotesMount(seed: everySave) { m in
             #expect(mkdir(m.path("Old"), 0o755) == 0)
             saveVersions(m.path("Gone.md"), [Array("first\n".utf8), Array("last\n".utf8)], dates: [morning, morning + 60])
@@ -124,7 +124,7 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
-    @Test func binaryVersionsReadBackByteForByte() throws {
+    @Test(.tags(.mount), .needsFUSE) func binaryVersionsReadBackByteForByte() throws {
         try withNotesMount(seed: everySave) { m in
             // Not UTF-8, and larger than one read: kept as an asset.
             let binary = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) } + [0xff, 0xfe, 0x00]
@@ -142,7 +142,7 @@ private func everySave(_ database: RecordDatabase) {
 
     /// A version whose bytes cannot be made (a delta whose base is gone) is an I/O error to
     /// read, not a missing file.
-    @Test func aDamagedVersionReadsAsAnIOError() throws {
+    @Test(.tags(.mount), .needsFUSE) func aDamagedVersionReadsAsAnIOError() throws {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
             let plan = try #require(recordName(m.path("Plan.md")))
@@ -170,7 +170,7 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
-    @Test func hiddenFromTheRootAndReadOnly() throws {
+    @Test(.tags(.mount), .needsFUSE) func hiddenFromTheRootAndReadOnly() throws {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
             let all = try sh("ls -a", in: m.root)
@@ -200,7 +200,7 @@ private func everySave(_ database: RecordDatabase) {
         }
     }
 
-    @Test func aChangeByAnotherProcessShowsInTheListing() throws {
+    @Test(.tags(.mount), .needsFUSE) func aChangeByAnotherProcessShowsInTheListing() throws {
         try withNotesMount(seed: everySave) { m in
             saveVersions(m.path("Plan.md"), [Array("v1\n".utf8), Array("v2\n".utf8)], dates: [morning])
             #expect(listing(m.path(".history/Plan.md")) == ["2026-12-03T08-00-00.md"])
@@ -255,7 +255,7 @@ private func everySave(_ database: RecordDatabase) {
 
     /// Lists a note's 1,000 versions (made in the store directly) and prints how long `ls` and
     /// `ls -l` took: measured, not asserted.
-    @Test func aThousandVersionsAreListed() throws {
+    @Test(.tags(.mount), .needsFUSE) func aThousandVersionsAreListed() throws {
         try withNotesMount(seed: { db in
             everySave(db)
             let note = try saveNote(db, title: "Plan", text: "now")

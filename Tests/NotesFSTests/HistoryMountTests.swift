@@ -5,10 +5,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct HistoryMountTests {
+@Suite(.tags(.mount), .needsFUSE) struct HistoryMountTests {
     /// A note removed in the mount and undeleted comes back with its mode, owner, group and
     /// modification time, not the defaults.
     @Test func anUndeletedNoteKeepsItsModeOwnerAndTimes() throws {

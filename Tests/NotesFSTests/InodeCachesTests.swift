@@ -3,8 +3,8 @@
 
 import FUSE
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 

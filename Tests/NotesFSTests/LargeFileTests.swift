@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// The bound on the daemon's peak RSS documented in the README's mount section and beside
 /// `ContentBuffer`: it does not depend on file sizes.
@@ -21,7 +21,7 @@ private func isZeroRange(_ path: String, offset: Int64, count: Int) -> Bool {
 
 // Serialized: these write gigabytes to the test disk; one at a time keeps the fsync latency of
 // the suites running beside them bounded.
-@Suite(.serialized) struct LargeFileTests {
+@Suite(.tags(.mount), .needsFUSE, .serialized) struct LargeFileTests {
     @Test func truncateToAPetabyteAndWritingPastATerabyteFailWithEFBIG() throws {
         try withChildMount { child in
             let note = child.path + "/x.md"

@@ -4,8 +4,8 @@
 
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// The race script: `MODE` is `mv` (create f-k, rename it over g-k) or `rm` (then remove g-k).
 /// Prints one `RESULT` line with the counts of each kind of lie, and a line per failure.
@@ -49,7 +49,7 @@ private let raceScript = #"""
     echo "RESULT fails=$fails leftover=$leftover wrong=$wrong aliased=$aliased lingering=$lingering"
     """#
 
-@Suite(.serialized) struct ListingRaceTests {
+@Suite(.tags(.mount), .needsFUSE, .serialized) struct ListingRaceTests {
     private func race(mode: String) throws {
         let scratch = makeTemporaryDirectory("notesfsrace")
         defer { try? FileManager.default.removeItem(atPath: scratch) }

@@ -6,8 +6,8 @@ import FUSE
 import Foundation
 import Glibc
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// One daemonised start: the exit status of `notesfs DB MNT` (the parent, which exits once the
 /// daemon reports), its stderr, and whether a mount is left at MNT (`mountpoint -q`).
@@ -35,7 +35,7 @@ private func start(database: String, extra: [String] = [], whileMounted: (String
     return Start(status: status, stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "", mounted: mounted)
 }
 
-@Suite(.serialized) struct MountStartupTests {
+@Suite(.tags(.mount), .needsFUSE, .serialized) struct MountStartupTests {
     @Test func aDirectoryThatIsNotADatabaseFailsWithStatus6() throws {
         let directory = makeTemporaryDirectory("notesfsjunk")
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -4,10 +4,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct NameTests {
+@Suite(.tags(.mount), .needsFUSE) struct NameTests {
     @Test func slashInATitleShowsAsDivisionSlash() throws {
         try withNotesMount(seed: { db in try saveNote(db, title: "a/b", text: "slashed") }) { m in
             #expect(listing(m.root) == ["a\u{2215}b.md"])

@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 private let posixScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Conformance/posix.py").path
@@ -50,7 +50,7 @@ private func quotedPython(_ s: String) -> String {
 func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.queryMetadata(Query(recordType: type)).count }
 
 @Suite struct NodeTypeTests {
-    @Test func copyRsyncAndTarKeepEveryNodeType() throws {
+    @Test(.tags(.mount), .needsFUSE) func copyRsyncAndTarKeepEveryNodeType() throws {
         let source = makeTemporaryDirectory("nodetree")
         defer { try? FileManager.default.removeItem(atPath: source) }
         try makeTree(source)
@@ -88,7 +88,7 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
         }
     }
 
-    @Test func nodesSurviveARemount() throws {
+    @Test(.tags(.mount), .needsFUSE) func nodesSurviveARemount() throws {
         try withDatabaseDirectory { path in
             try withNotesMount(databasePath: path) { m in try makeTree(m.root) }
             try withNotesMount(databasePath: path) { m in
@@ -108,7 +108,7 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
         }
     }
 
-    @Test func gitCloneWithSymlinkAndExecutableIsClean() throws {
+    @Test(.tags(.mount), .needsFUSE) func gitCloneWithSymlinkAndExecutableIsClean() throws {
         let origin = makeTemporaryDirectory("nodegit")
         defer { try? FileManager.default.removeItem(atPath: origin) }
         let environment = ["HOME": origin, "GIT_CONFIG_NOSYSTEM": "1"]
@@ -129,7 +129,7 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
         }
     }
 
-    @Test func emacsLockLinkStaysInMemory() throws {
+    @Test(.tags(.mount), .needsFUSE) func emacsLockLinkStaysInMemory() throws {
         // emacs' lock: symlink .#x.md -> user@host.pid:time, readlink it, unlink it at save.
         try withNotesMount { m in
             #expect(writeFile(m.path("x.md"), "text") == 0)
@@ -152,7 +152,7 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
     /// directly. The kernel cached the other name's attributes (60 s); the mount's invalidation,
     /// sent from its notification thread, makes that name show the lower link count and the new
     /// ctime long before. Fails without the `.attributes` invalidation of the surviving inode.
-    @Test(arguments: ["unlink", "rename over", "unlink the link", "rename over the link"])
+    @Test(.tags(.mount), .needsFUSE, arguments: ["unlink", "rename over", "unlink the link", "rename over the link"])
     func theNameLeftShowsTheNewLinkCountAndCtimeAtOnce(_ how: String) throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("a.md"), "one") == 0)
@@ -176,7 +176,7 @@ func recordCount(_ database: RecordDatabase, _ type: String) -> Int { database.q
         }
     }
 
-    @Test func namesShareInodeAndBytesAndOutliveEachOther() throws {
+    @Test(.tags(.mount), .needsFUSE) func namesShareInodeAndBytesAndOutliveEachOther() throws {
         try withDatabaseDirectory { path in
             try withNotesMount(databasePath: path) { m in
                 #expect(mkdir(m.path("d"), 0o755) == 0)

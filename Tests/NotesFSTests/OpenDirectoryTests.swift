@@ -3,10 +3,10 @@
 
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct OpenDirectoryTests {
+@Suite(.tags(.mount), .needsFUSE) struct OpenDirectoryTests {
     @Test(arguments: ["rename over", "rmdir"]) func aReplacedDirectoryHeldOpenCanStillBeStatted(how: String) throws {
         try withNotesMount { m in
             #expect(mkdir(m.path("old"), 0o750) == 0)

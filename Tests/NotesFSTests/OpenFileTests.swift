@@ -5,10 +5,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct OpenFileTests {
+@Suite(.tags(.mount), .needsFUSE) struct OpenFileTests {
     @Test func unlinkedFileStaysReadableThroughAnOpenDescriptor() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("r.md"), "still here") == 0)

@@ -10,10 +10,10 @@ import Notes
 import NotesFS
 import RecordStore
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct PageCacheTests {
+@Suite(.tags(.mount), .needsFUSE) struct PageCacheTests {
     /// Bytes of `count` that differ from version to version but keep their size.
     static func version(_ number: Int, count: Int) -> [UInt8] {
         let line = Array("version \(number) of this note; ".utf8)

@@ -5,8 +5,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// Checks that `path` still is record `name` with `text`, and that the database holds `count` file records.
 private func expectNote(
@@ -20,7 +20,7 @@ private func expectNote(
 }
 
 @Suite struct ProgramTests {
-    @Test func vimDefaultSaveKeepsTheNote() throws {
+    @Test(.tags(.mount), .needsFUSE) func vimDefaultSaveKeepsTheNote() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("v.md"), "original\n") == 0)
             let name = try #require(recordName(m.path("v.md")))
@@ -35,7 +35,7 @@ private func expectNote(
 
     /// Real emacs: it takes its `.#x.md` lock link while the buffer is modified (a symlink that
     /// stays in memory), saves with its backup-by-rename, and drops the lock.
-    @Test func emacsEditWithItsLockLinkKeepsTheNote() throws {
+    @Test(.tags(.mount), .needsFUSE) func emacsEditWithItsLockLinkKeepsTheNote() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("e.md"), "first line\n") == 0)
             let name = try #require(recordName(m.path("e.md")))
@@ -55,7 +55,7 @@ private func expectNote(
         }
     }
 
-    @Test func vimWithBackupcopyNoKeepsTheNote() throws {
+    @Test(.tags(.mount), .needsFUSE) func vimWithBackupcopyNoKeepsTheNote() throws {
         // Force the rename path: v.md → v.md~, write a new v.md, delete v.md~.
         try withNotesMount { m in
             #expect(writeFile(m.path("r.md"), "one\n") == 0)
@@ -69,7 +69,7 @@ private func expectNote(
         }
     }
 
-    @Test func sedInPlaceKeepsTheNote() throws {
+    @Test(.tags(.mount), .needsFUSE) func sedInPlaceKeepsTheNote() throws {
         try withNotesMount { m in
             #expect(mkdir(m.path("dir"), 0o755) == 0)
             #expect(writeFile(m.path("dir/s.md"), "hello world\n") == 0)
@@ -81,7 +81,7 @@ private func expectNote(
         }
     }
 
-    @Test func tempFileAndReplaceKeepsTheNote() throws {
+    @Test(.tags(.mount), .needsFUSE) func tempFileAndReplaceKeepsTheNote() throws {
         // Python's "safe write": a named temp file in the same directory, then os.replace.
         try withNotesMount { m in
             #expect(writeFile(m.path("p.md"), "before") == 0)
@@ -105,7 +105,7 @@ private func expectNote(
         }
     }
 
-    @Test func cpOntoAndIntoTheMount() throws {
+    @Test(.tags(.mount), .needsFUSE) func cpOntoAndIntoTheMount() throws {
         try withNotesMount { m in
             let outside = makeTemporaryDirectory("notesfsout")
             defer { try? FileManager.default.removeItem(atPath: outside) }
@@ -119,7 +119,7 @@ private func expectNote(
         }
     }
 
-    @Test func cpArchiveOfATree() throws {
+    @Test(.tags(.mount), .needsFUSE) func cpArchiveOfATree() throws {
         try withNotesMount { m in
             let outside = makeTemporaryDirectory("notesfstree")
             defer { try? FileManager.default.removeItem(atPath: outside) }
@@ -154,7 +154,7 @@ private func expectNote(
         }
     }
 
-    @Test func mvWithinAndIntoTheMount() throws {
+    @Test(.tags(.mount), .needsFUSE) func mvWithinAndIntoTheMount() throws {
         try withNotesMount { m in
             #expect(mkdir(m.path("dest"), 0o755) == 0)
             #expect(writeFile(m.path("m.md"), "moved") == 0)
@@ -172,7 +172,7 @@ private func expectNote(
         }
     }
 
-    @Test func rmRecursiveDeletesTheSubtree() throws {
+    @Test(.tags(.mount), .needsFUSE) func rmRecursiveDeletesTheSubtree() throws {
         try withNotesMount { m in
             let make = try sh(
                 "mkdir -p t/a/b && echo 1 > t/1.md && echo 2 > t/a/2.md && echo 3 > t/a/b/3.bin && echo k > keep.md", in: m.root)
@@ -186,7 +186,7 @@ private func expectNote(
         }
     }
 
-    @Test func echoAppendKeepsTheNote() throws {
+    @Test(.tags(.mount), .needsFUSE) func echoAppendKeepsTheNote() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("e.md"), "line 1\n") == 0)
             let name = try #require(recordName(m.path("e.md")))
@@ -196,7 +196,7 @@ private func expectNote(
         }
     }
 
-    @Test func findAndGrepSeeEverything() throws {
+    @Test(.tags(.mount), .needsFUSE) func findAndGrepSeeEverything() throws {
         try withNotesMount { m in
             let make = try sh(
                 "mkdir -p x/y z && for i in 1 2 3 4 5; do echo note $i > x/n$i.md; echo other > x/y/o$i.md; done && echo 'a needle here' > z/hay.md",
@@ -214,7 +214,7 @@ private func expectNote(
         }
     }
 
-    @Test func rsyncTwiceSecondRunChangesNothing() throws {
+    @Test(.tags(.mount), .needsFUSE) func rsyncTwiceSecondRunChangesNothing() throws {
         try withNotesMount { m in
             let outside = makeTemporaryDirectory("notesfsrsync")
             defer { try? FileManager.default.removeItem(atPath: outside) }
@@ -245,7 +245,7 @@ private func expectNote(
 /// JetBrains IDEs' safe write, replayed with its exact names and system calls: write
 /// `x.md___jb_tmp___`, rename `x.md` to `x.md___jb_old___`, rename the temp to `x.md`, delete the old.
 @Suite struct JetBrainsSafeWriteTests {
-    @Test func safeWriteKeepsTheNotesIdentity() throws {
+    @Test(.tags(.mount), .needsFUSE) func safeWriteKeepsTheNotesIdentity() throws {
         try withDatabaseDirectory { db in
             var name = ""
             try withNotesMount(databasePath: db) { m in
@@ -274,7 +274,7 @@ private func expectNote(
     /// file has the IDE's size and bytes for every new open, not the old descriptor's. (Its
     /// buffer used to stand for the file: `stat` gave the old size, reads the old text, or the new
     /// text cut to the old size.)
-    @Test func safeWriteWhileAnOldDescriptorIsOpen() throws {
+    @Test(.tags(.mount), .needsFUSE) func safeWriteWhileAnOldDescriptorIsOpen() throws {
         try withNotesMount { m in
             let fd = open(m.path("x.md"), O_WRONLY | O_CREAT, 0o644)
             #expect(fd >= 0)

@@ -9,14 +9,14 @@
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 private let operationCount = ProcessInfo.processInfo.environment["NOTESFS_FSX_OPS"].flatMap(Int.init) ?? 1500
 /// Added to each case's seed (`NOTESFS_FSX_SEED`), to run other sequences.
 private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"].flatMap(UInt64.init) ?? 0
 
-@Suite struct RandomOperationTests {
+@Suite(.tags(.mount), .needsFUSE) struct RandomOperationTests {
     @Test(arguments: [("fsx.md", UInt64(1), true), ("fsx.bin", UInt64(2), true), ("fsx.md", UInt64(3), false), ("fsx.bin", UInt64(4), false)])
     func randomOperationsMatchAShadowCopy(name: String, seed baseSeed: UInt64, mmap useMmap: Bool) throws {
         let seed = baseSeed &+ seedOffset

@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// What the damaged database holds.
 struct DamagedTree {
@@ -49,7 +49,7 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
     return DamagedTree(x: x.recordID, y: y.recordID, z: z.recordID, plain: plain.recordID)
 }
 
-@Suite struct RecoveredTests {
+@Suite(.tags(.mount), .needsFUSE) struct RecoveredTests {
     @Test func damagedFoldersShowUnderRecovered() throws {
         try withNotesMount(seed: { try seedDamagedTree($0) }) { m in
             #expect(listing(m.root) == ["Plain", "Recovered"])

@@ -6,10 +6,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct RenameOverTests {
+@Suite(.tags(.mount), .needsFUSE) struct RenameOverTests {
     /// `mv secret.md public.md`, secret.md root's 0600 and public.md nobody's 0644.
     @Test func aPrivateSourceOverAPublicTargetShowsTheSourcesOwnerModeAndInode() throws {
         try withDatabaseDirectory { db in

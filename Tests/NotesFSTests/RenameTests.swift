@@ -4,10 +4,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct RenameTests {
+@Suite(.tags(.mount), .needsFUSE) struct RenameTests {
     @Test func renameWithinAFolderChangesTheTitle() throws {
         try withNotesMount { m in
             #expect(writeFile(m.path("old.md"), "text") == 0)

@@ -3,13 +3,13 @@ import Foundation
 import Index
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 
 /// A mount follows an index file another process replaced (`notesfs reindex`).
-@Suite struct SearchIndexReplacedTests {
+@Suite(.tags(.mount), .needsFUSE) struct SearchIndexReplacedTests {
     func entries(_ path: String) -> Result<[String], Errno> { SearchMountMeaningTests().entries(path) }
 
     @Test func aMountFollowsAnIndexRebuiltByAnotherProcess() throws {

@@ -7,13 +7,13 @@ import Foundation
 import Index
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 
 @Suite struct SearchMountTests {
-    @Test func searchDirectoriesUseTheIndex() throws {
+    @Test(.tags(.mount), .needsFUSE) func searchDirectoriesUseTheIndex() throws {
         try withNotesMount(seed: { db in
             let work = try db.modify(saving: [Folder(name: "Work").record]).savedRecords[0]
             _ = try db.modify(saving: [Note(title: "Bread", text: "flour and water", folder: work.recordID).record])
@@ -46,7 +46,7 @@ import TestSupport
 
     /// A mount (indexing in the background) and CLI searches (catching up the same index) at once,
     /// while notes are written: neither corrupts it, and the last answers are exact.
-    @Test func aMountAndTheCommandLineShareTheIndex() throws {
+    @Test(.tags(.mount), .needsFUSE) func aMountAndTheCommandLineShareTheIndex() throws {
         try withNotesMount { m in
             let notesfs = notesfsBinary
             var searches = 0
@@ -69,7 +69,7 @@ import TestSupport
 
     /// A full disk while the index is built: the search still answers exactly (by reading the
     /// notes into a temporary index elsewhere) and says why; room again, the index is built.
-    @Test func aFullDiskStillAnswers() throws {
+    @Test(.tags(.mount), .notInFastRuns) func aFullDiskStillAnswers() throws {
         try withTmpfs("notesfs-search-full", options: "size=4m") { point in
             let notesfs = notesfsBinary
             let db = point + "/db"
@@ -108,7 +108,7 @@ import TestSupport
         return errno == 0 ? .success(names) : .failure(Errno(rawValue: errno))
     }
 
-    @Test func everyMatchAsTheCommandFindsIt() throws {
+    @Test(.tags(.mount), .needsFUSE) func everyMatchAsTheCommandFindsIt() throws {
         let count = 450
         try withNotesMount(seed: { db in
             var records = (0..<count).map { Note(title: "n\($0)", text: "alphabet soup \($0)").record }

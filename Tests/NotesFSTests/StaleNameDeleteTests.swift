@@ -7,10 +7,10 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct StaleNameDeleteTests {
+@Suite(.tags(.mount), .needsFUSE) struct StaleNameDeleteTests {
     /// `rm -r RA` after another process moved `RA/In/N` out: rm's own calls (its readdir of `In`
     /// listed `N.md` before the move, then unlink, rmdir, rmdir). Real `rm -r` opens each directory
     /// again, which makes the mount catch up, so the move is made between its readdir and its unlink.

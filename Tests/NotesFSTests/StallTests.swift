@@ -5,10 +5,10 @@ import FUSE
 import Foundation
 import Glibc
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct StallTests {
+@Suite(.tags(.mount), .needsFUSE) struct StallTests {
     @Test func listingAndReadingCompleteWhileAOneGigabyteSaveRuns() throws {
         try withChildMount(timeout: 900) { child in
             let folder = child.path + "/work"

@@ -4,8 +4,8 @@
 import FUSE
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 
@@ -29,7 +29,7 @@ import TestSupport
         #expect(cut.isSpilled && cut.storedBlocks == 1)
     }
 
-    @Test(arguments: ["sparse.bin", "sparse.md"])
+    @Test(.tags(.mount), .needsFUSE, arguments: ["sparse.bin", "sparse.md"])
     func aSparseFileCountsTheSameWhileOpenAfterCloseAndAfterARemount(_ name: String) throws {
         let offset: Int64 = 3 << 30
         try withDatabaseDirectory { db in

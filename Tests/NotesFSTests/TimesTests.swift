@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 private let old = 946_684_800  // 2000-01-01
 
@@ -17,7 +17,7 @@ private func setTimes(_ path: String, atime: (Int, Int), mtime: (Int, Int)) -> I
     return errnoOf { utimensat(AT_FDCWD, path, &times, 0) }
 }
 
-@Suite struct TimesTests {
+@Suite(.tags(.mount), .needsFUSE) struct TimesTests {
     @Test func utimensatSetsAccessAndModificationApartAndChmodMovesOnlyCtimeAcrossARemount() throws {
         try withDatabaseDirectory { db in
             var ctime = 0

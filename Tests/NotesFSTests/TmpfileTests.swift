@@ -5,13 +5,13 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 private let tmpfileFlag: Int32 = 0o20_000_000 | O_DIRECTORY  // O_TMPFILE (__O_TMPFILE | O_DIRECTORY)
 private let emptyPath: Int32 = 0x1000  // AT_EMPTY_PATH
 
-@Suite struct TmpfileTests {
+@Suite(.tags(.mount), .needsFUSE) struct TmpfileTests {
     @Test func anUnnamedFileBecomesANoteWhenLinked() throws {
         try withNotesMount { m in
             #expect(mkdir(m.path("dir"), 0o755) == 0)

@@ -7,8 +7,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// Runs `command` with `sh -c` as uid:gid `id` with no supplementary groups.
 private func shAs(_ id: uid_t, _ command: String, groups: [gid_t] = []) throws -> ProgramResult {
@@ -32,7 +32,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
     return try Note(record: try db.record(for: saved.recordID))
 }
 
-@Suite(.serialized) struct VirtualAccessTests {
+@Suite(.tags(.mount), .needsFUSE, .serialized) struct VirtualAccessTests {
     static let owner: uid_t = 1000
     static let stranger: uid_t = 1001
 

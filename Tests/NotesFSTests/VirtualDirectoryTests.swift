@@ -8,8 +8,8 @@ import Foundation
 import Glibc
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 
@@ -36,7 +36,7 @@ private func saveNote(_ database: RecordDatabase, _ title: String, _ text: Strin
     return try Note(record: database.modify(saving: [record]).savedRecords[0])
 }
 
-@Suite struct VirtualDirectoryTests {
+@Suite(.tags(.mount), .needsFUSE) struct VirtualDirectoryTests {
     @Test func recentListsTheFiftyNewestNotesNewestFirst() throws {
         let base = Date(timeIntervalSince1970: 1_700_000_000)
         // Created in a shuffled order, so that creation order says nothing about modification order.

@@ -5,8 +5,8 @@ import FUSE
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotesFS
 

@@ -1,8 +1,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// FolderTree's placements: reachable folders under their parents, cycle members and folders with
 /// a dangling parent under Recovered, the rest under their (now shown) parents; always a forest.

@@ -2,8 +2,8 @@ import Foundation
 import Notes
 import RecordStore
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 func makeManager() throws -> NotesManager {
     var template = Array("/tmp/notesfs-notes-XXXXXX".utf8CString)

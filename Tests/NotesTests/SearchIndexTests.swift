@@ -2,8 +2,8 @@ import Foundation
 import Index
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct SearchIndexTests {
     /// A random corpus with accents, other scripts, punctuation and case; every `CONTAINS` and

@@ -1,8 +1,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// Versions kept as deltas of their newer neighbour (`VersionDelta`, `VersionCompaction`): every
 /// version reads back byte for byte, a delete of a base (a prune, a sync) makes its deltas whole in

@@ -1,8 +1,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 /// A database with note history on (a 10-minute interval), in a fresh directory.
 private func historyDatabase(interval: TimeInterval = 600) throws -> RecordDatabase {

@@ -1,8 +1,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct VersionRetentionTests {
     private func makeDatabase() throws -> RecordDatabase {

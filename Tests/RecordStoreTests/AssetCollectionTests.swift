@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import RecordStore
 
@@ -98,7 +98,7 @@ import TestSupport
         #expect(assetFiles(path).isEmpty)
     }
 
-    @Test func sigkillDuringSavesLeavesNoRecordWithoutItsAsset() throws {
+    @Test(.tags(.slow), .notInFastRuns) func sigkillDuringSavesLeavesNoRecordWithoutItsAsset() throws {
         let path = makeTemporaryDirectory("asset-crash")
         var generator = SystemRandomNumberGenerator()
         var committed = 0

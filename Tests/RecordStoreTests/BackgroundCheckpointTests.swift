@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import RecordStore
 
@@ -209,7 +209,7 @@ import TestSupport
         return process.terminationStatus
     }
 
-    @Test func aCheckpointThatFindsTheDiskFullChangesNothingAndWaitsBeforeTheNext() throws {
+    @Test(.tags(.mount), .notInFastRuns) func aCheckpointThatFindsTheDiskFullChangesNothingAndWaitsBeforeTheNext() throws {
         let point = makeTemporaryDirectory("full")
         defer { rmdir(point) }
         try #require(try Self.run("/bin/mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", point) == 0)

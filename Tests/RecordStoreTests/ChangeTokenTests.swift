@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @testable import RecordStore
 
@@ -49,7 +49,7 @@ import TestSupport
 
     /// Tombstones that take several of the snapshot writer's blocks (``Snapshot/writeBlock``) are
     /// written a block at a time and all read back: a mass delete's header line is megabytes.
-    @Test func aHeaderOfTombstonesLongerThanAWriteBlockReadsBack() throws {
+    @Test(.tags(.slow), .notInFastRuns) func aHeaderOfTombstonesLongerThanAWriteBlockReadsBack() throws {
         let path = makeTemporaryDirectory("many-tombstones")
         let db = try makeDatabase(path)
         let names = (0..<12_000).map { String(format: "%05d-", $0) + String(repeating: "n", count: 120) }

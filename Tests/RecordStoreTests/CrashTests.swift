@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import RecordStore
 
@@ -22,7 +22,7 @@ import TestSupport
             .compactMap { $0.hasPrefix("ok ") ? Int($0.dropFirst(3)) : nil }
     }
 
-    @Test func sigkillAtRandomMomentsLosesNoReturnedModify() throws {
+    @Test(.tags(.slow), .notInFastRuns) func sigkillAtRandomMomentsLosesNoReturnedModify() throws {
         let path = makeTemporaryDirectory("crash")
         var generator = SystemRandomNumberGenerator()
         var lastReported = -1
@@ -59,7 +59,7 @@ import TestSupport
     /// Metadata-only saves (renames through partial records) under SIGKILL: the last returned
     /// rename is there after recovery, every text is whole, and fsck finds nothing; then, with
     /// the index snapshot gone, the record files and the journal give the same records.
-    @Test func sigkillDuringMetadataOnlySavesLosesNothing() throws {
+    @Test(.tags(.slow), .notInFastRuns) func sigkillDuringMetadataOnlySavesLosesNothing() throws {
         let path = makeTemporaryDirectory("crash-rename")
         var generator = SystemRandomNumberGenerator()
         var renamed = 0

@@ -2,8 +2,8 @@
 /// modify (a filesystem's rename over an existing file), durably; anything else is refused.
 
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import RecordStore
 

@@ -1,11 +1,11 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import RecordStore
 
 @Suite struct MultiProcessTests {
-    @Test func twoProcessesCommitConcurrentlyWithoutLoss() throws {
+    @Test(.tags(.slow), .notInFastRuns) func twoProcessesCommitConcurrentlyWithoutLoss() throws {
         let path = makeTemporaryDirectory("multi")
         let db = try makeDatabase(path)
         let start = db.currentToken

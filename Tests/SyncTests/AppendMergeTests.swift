@@ -1,8 +1,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
@@ -10,7 +10,7 @@ import TestSupport
 /// nothing merge as both, the server's first; a conflict copy only when the same text was changed
 /// in two different ways.
 @Suite struct AppendMergeTests {
-    @Test func appendsOnTwoMachinesMergeWithoutAConflictCopy() throws {
+    @Test(.tags(.postgres), .needsPostgres) func appendsOnTwoMachinesMergeWithoutAConflictCopy() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save([note("Log", id: "log", text: "start\n")])

@@ -2,15 +2,15 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// Many big notes on the server: a page brings at most ``ServerContainer/pageBytes`` of payloads
 /// (one row at least), so the local commit that applies it, and its marker of merge bases, stay
 /// far below what a record may hold (200 notes of 330 KB made one 75.6 MB marker before).
-@Suite struct BigPageTests {
+@Suite(.tags(.postgres), .needsPostgres) struct BigPageTests {
     @Test func twoHundredNotesOf330KBArriveWholeAndTheDatabaseStaysSound() throws {
         let (server, machines) = try makeMachines(1)
         let b = machines[0]

@@ -1,9 +1,9 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
-@Suite struct ConnectionTests {
+@Suite(.tags(.postgres), .needsPostgres) struct ConnectionTests {
     @Test func connectsAndReportsTheServerVersion() throws {
         let connection = try Connection(try cluster().conninfo())
         #expect(connection.isOpen)

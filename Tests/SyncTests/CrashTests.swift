@@ -2,13 +2,13 @@ import Foundation
 import Notes
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// The state file is saved only after the server transaction it records has committed: a crash
 /// between the two (emulated by putting back the state files as they were before the sync) makes the
 /// next sync push the same changes again, which the server takes as already done.
-@Suite struct SyncCrashTests {
+@Suite(.tags(.postgres), .needsPostgres) struct SyncCrashTests {
 
     @Test func aPushRepeatedAfterACrashWritesNothingTwice() throws {
         let (server, machines) = try makeMachines(2)

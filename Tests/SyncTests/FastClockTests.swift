@@ -1,14 +1,14 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A machine whose clock runs a day ahead no longer wins every rename: concurrent metadata changes
 /// are ordered by when they reached the server, and the message names the note by its path.
-@Suite struct FastClockTests {
+@Suite(.tags(.postgres), .needsPostgres) struct FastClockTests {
     @Test func aRenameFromAFastClockDoesNotBeatALaterOne() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

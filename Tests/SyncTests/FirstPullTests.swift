@@ -1,14 +1,14 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// Ordinary life: a new machine's first pull, page by page, of notes whose folder was renamed
 /// after them (so the folder's version comes on a later page).
-@Suite struct FirstPullTests {
+@Suite(.tags(.postgres), .needsPostgres) struct FirstPullTests {
     @Test func aFolderRenamedAfterItsNotesNeverStrandsThemInRecovered() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

@@ -2,13 +2,13 @@ import Foundation
 import Notes
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// Two machines move two folders into each other between syncs: each move alone is fine, together
 /// they would make a cycle that no path from the root reaches (the notes inside would vanish from
 /// the mount and exports).
-@Suite struct FolderCycleTests {
+@Suite(.tags(.postgres), .needsPostgres) struct FolderCycleTests {
     func move(_ name: String, into parent: String?, on machine: Machine) throws {
         var folder = try Folder(record: machine.database.record(for: RecordID(recordName: name)))
         folder.parent = parent.map(RecordID.init(recordName:))

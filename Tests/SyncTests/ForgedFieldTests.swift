@@ -2,15 +2,15 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// Fields forged on the server that the store could hold but that lie (a size that is not the
 /// bytes', a link to what no link may name) or that no server may set (setuid bits, dates far
 /// ahead): the row is set aside, or applied with the value clamped and the user told.
-@Suite struct ForgedFieldTests {
+@Suite(.tags(.postgres), .needsPostgres) struct ForgedFieldTests {
     /// Writes a new version of the server row `name` whose payload is `transform` of the current one.
     static func reforge(_ server: String, name: String, _ transform: (String) -> String) throws {
         let connection = try Connection(server)

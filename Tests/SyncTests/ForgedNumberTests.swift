@@ -2,15 +2,15 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// Numbers forged on the server (sizes, offsets, modes, owners, nanoseconds, dates) at the edges
 /// of their types: no client traps on them (each sync runs the built binary, so that a trap is a
 /// signal, not the end of the tests), each row is set aside or clamped, and fsck stays clean.
-@Suite struct ForgedNumberTests {
+@Suite(.tags(.postgres), .needsPostgres) struct ForgedNumberTests {
     static let edges = ["0", "-1", String(Int64.min), String(Int64.max), "9223372036854775808", "1e300", "-1e300", "1.7976931348623157e308"]
 
     /// Inserts a live row as a hostile writer would.

@@ -2,8 +2,8 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
@@ -14,7 +14,7 @@ import TestSupport
 /// Rows forged on the server (written with SQL, as anyone who can write to the server database
 /// could): each is set aside with its reason, the rest of its page applies, pushes go on, and no
 /// file outside the database is read, written or removed.
-@Suite struct ForgedRowTests {
+@Suite(.tags(.postgres), .needsPostgres) struct ForgedRowTests {
     /// Inserts a row as a hostile writer would: `payload` is the JSON text of the `payload` column.
     func forge(_ server: String, name: String, type: String, payload: String?, origin: String = "forger/1") throws {
         try Connection(server).execute(

@@ -3,11 +3,11 @@ import Notes
 import Postgres
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// Note history across machines: versions are records and sync like any other.
-@Suite struct HistorySyncTests {
+@Suite(.tags(.postgres), .needsPostgres) struct HistorySyncTests {
     private func versions(_ machine: Machine, _ name: String = "plan") -> [Version] {
         VersionHistory.versions(ofNoteNamed: name, in: machine.database)
     }

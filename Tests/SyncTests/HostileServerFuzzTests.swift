@@ -2,8 +2,8 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
@@ -15,7 +15,7 @@ import TestSupport
 /// names, references, dates, hashes) while a mount syncs in the background: afterwards no file
 /// outside the database was touched, the daemon is alive, fsck is clean and the local notes are
 /// as they were.
-@Suite struct HostileServerFuzzTests {
+@Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct HostileServerFuzzTests {
     static let localNames = ["mine", "m0", "m1", "m2", "m3", "m4"]
 
     /// One random row: (name, type, deleted, payload JSON text). Rows naming a local record are

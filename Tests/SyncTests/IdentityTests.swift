@@ -2,14 +2,14 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A database that is a copy of another (a restored backup, a cloned laptop) and a server that is
 /// not the one a database last synced with (reset, replaced): detected, reconciled, nothing lost.
-@Suite struct IdentityTests {
+@Suite(.tags(.postgres), .needsPostgres) struct IdentityTests {
     /// `cp -a` of a machine's database directory (its copy, or its backup), then `machine` opened
     /// again on `path` (the copy, or the original put back).
     func copy(_ from: String, to path: String) throws {

@@ -1,11 +1,11 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `import` commits in batches bounded by bytes, so that a tree of large notes imports whatever
 /// their sum (one commit's journal line holds at most 128 MiB).
 @Suite struct ImportBatchTests {
-    @Test func manyLargeNotesImport() throws {
+    @Test(.tags(.slow), .notInFastRuns) func manyLargeNotesImport() throws {
         let root = machinesDirectory + "/import-" + UUID().uuidString
         let tree = root + "/tree"
         try FileManager.default.createDirectory(atPath: tree, withIntermediateDirectories: true)

@@ -2,15 +2,15 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A server flooded with rows no notesfs can apply: the set-aside rows are kept compactly (the
 /// first ones whole, the rest as a count per reason with a few names), state.json stays small,
 /// and `sync status` prints a summary.
-@Suite struct JunkFloodTests {
+@Suite(.tags(.postgres), .needsPostgres) struct JunkFloodTests {
     /// NOTESFS_FLOOD_ROWS overrides it (the figures in docs were measured with 50,000).
     static let junkRows = ProcessInfo.processInfo.environment["NOTESFS_FLOOD_ROWS"].flatMap { Int($0) } ?? 20_000
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -9,7 +9,7 @@ import TestSupport
 /// Every node type the mount keeps as a record (notes, attachments, folders, symlinks, hard links,
 /// FIFOs, sockets, character and block devices, with their modes, owners and times), made in one
 /// mount, shows the same in the other mounts: `stat -c`, `readlink`, `cmp`, `getfattr`.
-@Suite struct MountNodeTypeSyncTests {
+@Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct MountNodeTypeSyncTests {
     /// A tree under `Nodes/` of `mount` with every node type: a note, a note of bytes that are not
     /// UTF-8, an executable attachment, a folder of mode 0750 with an attachment owned by another
     /// user, relative, absolute, dangling and non-UTF-8 symlinks, hard links (to a note, an

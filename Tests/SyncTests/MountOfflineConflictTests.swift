@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -12,7 +12,7 @@ import TestSupport
 /// nothing lost.
 ///
 /// This suite stops its server, so it runs on a cluster of its own.
-@Suite struct MountOfflineConflictTests {
+@Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct MountOfflineConflictTests {
     static func lines(_ prefix: String, _ count: Int) -> [String] { (1...count).map { "\(prefix) line \($0)" } }
 
     static func text(_ lines: [String]) -> String { lines.map { $0 + "\n" }.joined() }

@@ -1,7 +1,7 @@
 import Foundation
 import Notes
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -16,7 +16,7 @@ import TestSupport
         return try machine.notes().first { $0.title == title }?.text
     }
 
-    @Test func aFileOpenForWritingIsPushedOnlyOnceClosedOrFsynced() throws {
+    @Test(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) func aFileOpenForWritingIsPushedOnlyOnceClosedOrFsynced() throws {
         let (_, machines) = try makeMachines(2)
         let b = machines[1]
         let a = try syncedMount(machines[0].path)
@@ -58,7 +58,7 @@ import TestSupport
 
 /// `notesfs sync` run beside a mount holds back what the mount's own sync holds back.
 @Suite struct CLIBesideMountWriterTests {
-    @Test func theCLIDoesNotPushAFileTheMountHoldsOpenForWriting() throws {
+    @Test(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) func theCLIDoesNotPushAFileTheMountHoldsOpenForWriting() throws {
         let (_, machines) = try makeMachines(2)
         let b = machines[1]
         let a = try syncedMount(machines[0].path)

@@ -1,12 +1,12 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// What another process commits shows in a mount, also when the mount's own next save fails
 /// because of it: a rename of a note the other process had just edited fails its change-tag check
 /// (the kernel retries it once, and the retry succeeds), and the other process's new note in the
 /// same folder must not stay hidden.
-@Suite struct MountOutsideChangeTests {
+@Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct MountOutsideChangeTests {
     @Test func aNoteAnotherProcessAddedStaysVisibleWhenARenameRacesItsEdit() throws {
         let (_, machines) = try makeMachines(1)
         let mount = try syncedMount(machines[0].path, options: ["-o", "nosync"])

@@ -1,10 +1,10 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Two live mounts on two databases of one server: the mounts sync in the background, so what is
 /// done in one shows in the other without any `notesfs sync`.
-@Suite struct MountSyncTests {
+@Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct MountSyncTests {
     @Test func changesInOneMountShowInTheOther() throws {
         let (_, machines) = try makeMachines(2)
         let a = try syncedMount(machines[0].path)

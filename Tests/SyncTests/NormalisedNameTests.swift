@@ -1,14 +1,14 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// Two titles equal after Unicode normalisation (`Café` precomposed and decomposed), made on two
 /// machines: each shows under a name of its own, the later with the disambiguating suffix.
-@Suite struct NormalisedNameTests {
+@Suite(.tags(.postgres), .needsPostgres) struct NormalisedNameTests {
     @Test func titlesEqualAfterNormalisationGetASuffix() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

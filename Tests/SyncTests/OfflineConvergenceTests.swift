@@ -2,15 +2,15 @@ import Foundation
 import Notes
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// The server goes down, two machines edit offline (the same notes and different ones), the server
 /// comes back: both converge to the same tree and nothing either wrote is lost.
 ///
 /// This suite stops its server, so it runs on a cluster of its own (the shared one stays up for
 /// the suites running beside it).
-@Suite struct OfflineConvergenceTests {
+@Suite(.tags(.postgres), .needsPostgres) struct OfflineConvergenceTests {
     static func lines(_ prefix: String, _ count: Int) -> String { (1...count).map { "\(prefix) line \($0)\n" }.joined() }
 
     func edit(_ machine: Machine, _ name: String, _ change: (inout Note) -> Void) throws {

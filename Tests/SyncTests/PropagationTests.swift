@@ -3,11 +3,11 @@ import Notes
 import Postgres
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// Changes made on one machine show on the others after each has synced.
-@Suite struct PropagationTests {
+@Suite(.tags(.postgres), .needsPostgres) struct PropagationTests {
     @Test func aNoteCreatedEditedRenamedMovedAndDeletedPropagates() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

@@ -1,14 +1,14 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A push transaction is bounded by bytes as pages are: large notes go a few at a time, so that
 /// what a push holds in memory does not grow with the notes' sum.
-@Suite struct PushBatchTests {
+@Suite(.tags(.postgres), .needsPostgres) struct PushBatchTests {
     @Test func largeNotesArePushedAFewPerTransaction() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

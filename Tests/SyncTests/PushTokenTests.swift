@@ -1,14 +1,14 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A push moves the server token past the client's own new versions when no other client's
 /// change came between, so the next fetch does not bring them back; never past another's.
-@Suite struct PushTokenTests {
+@Suite(.tags(.postgres), .needsPostgres) struct PushTokenTests {
     @Test func aPushDoesNotFetchItsOwnChangesBack() throws {
         let (server, machines) = try makeMachines(2)
         let a = machines[0]

@@ -2,8 +2,8 @@ import Foundation
 import Notes
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// Seeded random operations on three machines (create, edit, rename and move notes, move, delete
 /// and create folders), with random syncs and server outages between them, then syncs
@@ -24,7 +24,7 @@ import TestSupport
 /// dictionary order is per process; `SWIFT_DETERMINISTIC_HASHING=1` fixes the latter).
 ///
 /// The suite stops its server, so it runs on a cluster of its own, one seed at a time.
-@Suite(.serialized) struct RandomConvergenceTests {
+@Suite(.tags(.postgres), .needsPostgres, .serialized) struct RandomConvergenceTests {
     static let server = Result { () throws(TestClusterError) in try TestCluster() }
 
     /// What the operations did, for the checks at the end.

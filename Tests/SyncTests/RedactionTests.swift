@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// No form of a server string libpq accepts has its password printed: `sync init`, `sync status`
 /// and the "already syncs with another server" error go through ``ConnectionString/redacted(_:)``.
@@ -29,7 +29,7 @@ import TestSupport
         #expect(ConnectionString.redacted("host=h password") == "(a server string libpq cannot parse)")
     }
 
-    @Test func syncInitAndStatusPrintNoPassword() throws {
+    @Test(.tags(.postgres), .needsPostgres) func syncInitAndStatusPrintNoPassword() throws {
         let server = try cluster().makeDatabase()
         let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"
         try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -60,7 +60,7 @@ import TestSupport
         #expect(!run.out.contains("S3cretPW") && !run.stderr.contains("S3cretPW"), "\(run.stderr)")
     }
 
-    @Test func thePasswordIsKeptOutOfStateJson() throws {
+    @Test(.tags(.postgres), .needsPostgres) func thePasswordIsKeptOutOfStateJson() throws {
         let server = try cluster().makeDatabase()
         #expect(server.contains(TestCluster.password))
         let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"

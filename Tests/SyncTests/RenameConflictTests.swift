@@ -1,14 +1,14 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// Two machines that rename one note differently offline: the rename that reaches the server last
 /// wins, and the sync that decided it says so (its report, `sync status`), so a user can tell.
-@Suite struct RenameConflictTests {
+@Suite(.tags(.postgres), .needsPostgres) struct RenameConflictTests {
     @Test func theLaterRenameWinsAndIsReported() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

@@ -1,14 +1,14 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A record `fsck --repair` drops for local damage is the server's still: the next sync fetches
 /// it again instead of deleting it everywhere.
-@Suite struct RepairRefetchTests {
+@Suite(.tags(.postgres), .needsPostgres) struct RepairRefetchTests {
     @Test func aRecordDroppedByRepairIsFetchedAgainNotDeleted() throws {
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

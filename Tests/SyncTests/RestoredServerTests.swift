@@ -2,15 +2,15 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A server restored from an older dump of itself (same epoch), with several machines: each
 /// machine sees that the server lost its last syncs (its record of the machine's generation went
 /// back) and reconciles as for a reset, so that all converge.
-@Suite struct RestoredServerTests {
+@Suite(.tags(.postgres), .needsPostgres) struct RestoredServerTests {
     static let tables = ["notesfs_records", "notesfs_assets", "notesfs_asset_chunks", "notesfs_pushes", "notesfs_clients", "notesfs_server"]
 
     /// A dump of the server's tables (copies beside them); returns the sequence's last value.

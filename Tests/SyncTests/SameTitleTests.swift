@@ -2,13 +2,13 @@ import Foundation
 import Notes
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// Two machines each create a note of the same title in the same folder while apart: after a sync
 /// both show the two notes under the same two file names (the earliest created keeps the plain
 /// name, DESIGN.md §4), so the machines' exports are equal byte for byte.
-@Suite struct SameTitleTests {
+@Suite(.tags(.postgres), .needsPostgres) struct SameTitleTests {
     @Test func sameTitledNotesGetTheSameNamesOnEveryMachine() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

@@ -2,8 +2,8 @@ import Foundation
 import Notes
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
@@ -15,7 +15,7 @@ import TestSupport
 /// `notesfs sync status` (and ``SyncStatus/lastError``), nothing local is lost or marked pushed, and
 /// once the hostility ends a sync succeeds and the machines converge. (A wrong password is
 /// ``SyncCommandTests/aWrongPasswordIsReportedBySyncAndStatus()``.)
-@Suite struct ServerHostilityTests {
+@Suite(.tags(.postgres), .needsPostgres) struct ServerHostilityTests {
     func admin() throws -> Connection { try Connection(try cluster().conninfo()) }
 
     /// Checks what `sync status` and the library say after a failed sync: `expected` in both,

@@ -1,13 +1,13 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A server user without the rights sync needs, and a server whose schema was dropped: the error
 /// says what to do.
-@Suite struct ServerRightsTests {
+@Suite(.tags(.postgres), .needsPostgres) struct ServerRightsTests {
     @Test func aSelectOnlyUserIsToldWhichRightsAreNeeded() throws {
         let (server, machines) = try makeMachines(1)
         let a = machines[0]

@@ -3,8 +3,8 @@ import Notes
 import Postgres
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -12,7 +12,7 @@ import TestSupport
 
 /// Attachments travel in 1 MiB chunks (schema version 2), and a record that cannot be pushed is
 /// reported without holding back the others.
-@Suite struct SyncAssetTests {
+@Suite(.tags(.postgres), .needsPostgres) struct SyncAssetTests {
     /// Seeded bytes that do not compress (every byte value, in no order).
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var state = seed

@@ -1,7 +1,7 @@
 import Foundation
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -11,7 +11,7 @@ import TestSupport
 @Suite struct SyncCommandTests {
     func makeDatabasePath() -> String { NSTemporaryDirectory() + "notesfs-sync-cli-" + UUID().uuidString + "/db" }
 
-    @Test func twoDatabasesSyncThroughTheCommands() throws {
+    @Test(.tags(.postgres), .needsPostgres) func twoDatabasesSyncThroughTheCommands() throws {
         let server = try cluster().makeDatabase()
         let (a, b) = (makeDatabasePath(), makeDatabasePath())
         try FileManager.default.createDirectory(atPath: (a as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -33,7 +33,7 @@ import TestSupport
         #expect(try notesfs(a, ["fsck"]).status == 0)
     }
 
-    @Test func aWrongPasswordIsReportedBySyncAndStatus() throws {
+    @Test(.tags(.postgres), .needsPostgres) func aWrongPasswordIsReportedBySyncAndStatus() throws {
         let db = makeDatabasePath()
         try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let good = try cluster().makeDatabase()
@@ -59,7 +59,7 @@ import TestSupport
         #expect(run.stderr.contains("sync init"))
     }
 
-    @Test func syncWatchPicksUpAnotherMachinesPush() throws {
+    @Test(.tags(.postgres), .needsPostgres) func syncWatchPicksUpAnotherMachinesPush() throws {
         let server = try cluster().makeDatabase()
         let (a, b) = (makeDatabasePath(), makeDatabasePath())
         for db in [a, b] {

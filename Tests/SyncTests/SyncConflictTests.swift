@@ -3,11 +3,11 @@ import Notes
 import Postgres
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// Both machines change the same note between syncs: nothing either wrote is lost.
-@Suite struct SyncConflictTests {
+@Suite(.tags(.postgres), .needsPostgres) struct SyncConflictTests {
     static let text = "# Plan\n\nintro\n\nmiddle\n\nend\n"
 
     /// Two machines that both hold note "plan" with ``text``, synced.

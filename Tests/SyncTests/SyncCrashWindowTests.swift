@@ -1,15 +1,15 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// The user writes after a crash that fell between a server transaction (or a local apply) and the
 /// save of the state that records it; emulated, as in ``SyncCrashTests``, by putting back the state
 /// files as they were before the sync (``SavedSyncState``). What the user wrote then wins, and nothing is doubled.
-@Suite struct SyncCrashWindowTests {
+@Suite(.tags(.postgres), .needsPostgres) struct SyncCrashWindowTests {
 
     /// A's push committed, its state never heard of it, then A edits the note: the server's
     /// version is A's own, so the edit is pushed over it (it was a conflict copy of A's own text).

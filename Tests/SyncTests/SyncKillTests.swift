@@ -1,8 +1,8 @@
 import Foundation
 import Notes
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
@@ -24,7 +24,7 @@ import TestSupport
 /// at all. (A conflict copy is only for edits of the same lines since the last agreed version;
 /// this test makes none.) B deletes only notes A does not edit in that phase, so every delete
 /// stays a delete (an edit beats a delete).
-@Suite(.serialized) struct SyncKillTests {
+@Suite(.tags(.postgres), .needsPostgres, .serialized) struct SyncKillTests {
     static let noteCount = 3000
 
     /// What the runs of one phase did.

@@ -1,13 +1,13 @@
 import Foundation
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
 /// A long sync shows its progress on a terminal (records and bytes, each direction), and nothing
 /// when its output is not one.
-@Suite struct SyncProgressTests {
+@Suite(.tags(.postgres), .needsPostgres) struct SyncProgressTests {
     @Test func aFirstSyncShowsProgressOnATerminalOnly() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

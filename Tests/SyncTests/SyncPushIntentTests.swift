@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import RecordStore
-import Testing
 import TestSupport
+import Testing
 
 @testable import Sync
 
@@ -12,7 +12,7 @@ import TestSupport
 
 /// A push's intent (`<db>/sync/pushing.json`) and its key on the server (`notesfs_pushes`): after
 /// a `kill -9` the next sync learns whether the push committed, and merges against what it pushed.
-@Suite struct SyncPushIntentTests {
+@Suite(.tags(.postgres), .needsPostgres) struct SyncPushIntentTests {
 
     func count(_ table: String, _ server: String) throws -> Int {
         Int(try Connection(server).execute("SELECT count(*) AS n FROM \(table)").value(0, "n") ?? "") ?? -1

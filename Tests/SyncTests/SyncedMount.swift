@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `notesfs DB MNT -f [options]` over a machine's database: a mount that syncs in the background
 /// (unless `-o nosync`). Its watchdog allows for the longest wait of a sync test (90 s for mounts

@@ -2,8 +2,8 @@ import Foundation
 import Notes
 import RecordStore
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 /// The synced records (merge bases) kept one file a record in `<db>/sync/records/`, beside a
 /// state.json of the small things: the layout, hostile record names, the migration from the
@@ -101,7 +101,7 @@ import TestSupport
         #expect(try SyncState.load(databasePath: path)?.records["../x"] == nil)
     }
 
-    @Test func hostileRecordNamesFromAPeerStayInsideTheRecordsDirectory() throws {
+    @Test(.tags(.postgres), .needsPostgres) func hostileRecordNamesFromAPeerStayInsideTheRecordsDirectory() throws {
         let (_, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save(Self.hostileNames.enumerated().map { note("N\($0.offset)", id: $0.element, text: Self.text("head \($0.offset)")) })
@@ -119,7 +119,7 @@ import TestSupport
         #expect(try a.contents() == b.contents())
     }
 
-    @Test func stateJSONDoesNotGrowWithTheRecords() throws {
+    @Test(.tags(.postgres), .needsPostgres) func stateJSONDoesNotGrowWithTheRecords() throws {
         let (_, machines) = try makeMachines(1)
         let a = machines[0]
         let text = String(repeating: "a line of a note\n", count: 60)
@@ -155,7 +155,7 @@ import TestSupport
         try FileManager.default.removeItem(atPath: recordsDirectory(path))
     }
 
-    @Test func aFormatOneStateIsMigratedWithNothingSyncedAgain() throws {
+    @Test(.tags(.postgres), .needsPostgres) func aFormatOneStateIsMigratedWithNothingSyncedAgain() throws {
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save(
@@ -220,7 +220,7 @@ import TestSupport
         try a.database.modify(deleting: [RecordID(recordName: "gone")])
     }
 
-    @Test(arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPushLosesAndDuplicatesNothing(seed: UInt64) throws {
+    @Test(.tags(.postgres), .needsPostgres, arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPushLosesAndDuplicatesNothing(seed: UInt64) throws {
         var generator = SeededGenerator(state: seed)
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
@@ -241,7 +241,7 @@ import TestSupport
         #expect(a.database.metadata(ofType: Note.recordType).count == 41)
     }
 
-    @Test(arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPullMakesNoConflict(seed: UInt64) throws {
+    @Test(.tags(.postgres), .needsPostgres, arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPullMakesNoConflict(seed: UInt64) throws {
         var generator = SeededGenerator(state: seed)
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
@@ -265,7 +265,7 @@ import TestSupport
     /// A record file that cannot be written (a directory stands at the name of its temp file:
     /// open(2) fails with EISDIR, even for root) fails the save before state.json is touched;
     /// once it can, the next sync converges with nothing pushed twice.
-    @Test func stateJSONIsNeverWrittenAheadOfARecordFileItNeeds() throws {
+    @Test(.tags(.postgres), .needsPostgres) func stateJSONIsNeverWrittenAheadOfARecordFileItNeeds() throws {
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         try a.save([note("First", id: "first")])
@@ -294,7 +294,7 @@ import TestSupport
     /// another engine (`notesfs sync`) synced the database meanwhile — even one killed after its
     /// record files and before its state.json — it must read them again, or it would push over
     /// versions it does not know of and merge against no base (a conflict copy).
-    @Test func aLongRunningEngineSeesWhatAnotherProcessSynced() throws {
+    @Test(.tags(.postgres), .needsPostgres) func aLongRunningEngineSeesWhatAnotherProcessSynced() throws {
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
         let mount = try SyncEngine(database: a.database)
@@ -316,7 +316,7 @@ import TestSupport
         #expect(try a.contents() == b.contents())
     }
 
-    @Test func leftoverTempFilesAreIgnoredAndRemovedAtTheNextSync() throws {
+    @Test(.tags(.postgres), .needsPostgres) func leftoverTempFilesAreIgnoredAndRemovedAtTheNextSync() throws {
         let (_, machines) = try makeMachines(1)
         let a = machines[0]
         try a.save([note("One", id: "one")])
@@ -328,7 +328,7 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: leftover))
     }
 
-    @Test func aDamagedRecordFileIsAClearErrorNotACrash() throws {
+    @Test(.tags(.postgres), .needsPostgres) func aDamagedRecordFileIsAClearErrorNotACrash() throws {
         let (_, machines) = try makeMachines(1)
         let a = machines[0]
         try a.save([note("One", id: "one")])

@@ -1,13 +1,13 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
 
 /// `Type=notify`: the mount tells the service manager it is ready, as systemd's sd_notify does.
-@Suite struct SystemdNotifyTests {
+@Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct SystemdNotifyTests {
     /// A datagram socket bound at a new path, as systemd's notify socket; returns (fd, path).
     func notifySocket() throws -> (Int32, String) {
         var template = Array("/tmp/notesfs-notify-XXXXXX".utf8CString)

@@ -1,6 +1,6 @@
 import Sync
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct TextMergeTests {
     static let base = "one\ntwo\nthree\nfour\nfive\n"

@@ -1,11 +1,11 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Three machines, each its own database with a live mount syncing in the background, on one
 /// server: what real programs do in one mount (shell redirection, `sed -i`, vim, `mv`, `rm`,
 /// `mkdir`, `rmdir`, `rm -r`) and what the CLI does to one database shows in the other two mounts.
-@Suite struct ThreeMountTests {
+@Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct ThreeMountTests {
     @Test func aNoteCreatedEditedRenamedMovedAndDeletedInOneShowsInTheOthers() throws {
         try withSyncedMounts(3) { mounts, _ in
             let (a, b, c) = (mounts[0], mounts[1], mounts[2])
