@@ -16,6 +16,13 @@ import Testing
         return try machine.notes().first { $0.title == title }?.text
     }
 
+    /// Writes note `title` in mount `a` and waits until machine `b` syncs it: the mount's sync ran
+    /// a pass after every save before it.
+    func expectPushed(_ title: String, from a: ChildMount, to b: Machine, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try a.write(title + ".md", "marker\n")
+        #expect(eventually { (try? text(on: b, title: title)) == "marker\n" }, "\(a.log)", sourceLocation: sourceLocation)
+    }
+
     @Test(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) func aFileOpenForWritingIsPushedOnlyOnceClosedOrFsynced() throws {
         let (_, machines) = try makeMachines(2)
         let b = machines[1]
@@ -34,8 +41,10 @@ import Testing
         try child.run()
         child.waitUntilExit()
         #expect(eventually { (try? notesfs(machines[0].path, ["note", "cat", "Merge"]))?.out == "ten bytes!" })
-        // Saved locally, held back from the server while the writer has it open.
-        Thread.sleep(forTimeInterval: 3)
+        // Saved locally, held back from the server while the writer has it open: a later note
+        // saved in the same mount wakes its sync again, and once that note reaches B, every pass
+        // that saw the held-back bytes has pushed what it was going to push.
+        try expectPushed("Marker 1", from: a, to: b)
         #expect(try text(on: b, title: "Merge") == "line one\nline two\n")
         #expect(try notesfs(machines[0].path, ["sync", "status"]).out.contains("pending changes: 1"))
 
@@ -49,7 +58,8 @@ import Testing
         second.executableURL = URL(fileURLWithPath: "/bin/true")
         try second.run()
         second.waitUntilExit()
-        Thread.sleep(forTimeInterval: 3)
+        #expect(eventually { (try? notesfs(machines[0].path, ["note", "cat", "Merge"]))?.out == "ten bytes! more end" })
+        try expectPushed("Marker 2", from: a, to: b)
         #expect(try text(on: b, title: "Merge") == "ten bytes! more")
         #expect(close(fd) == 0)
         #expect(eventually { (try? text(on: b, title: "Merge")) == "ten bytes! more end" }, "\(a.log)")
