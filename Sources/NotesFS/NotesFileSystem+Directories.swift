@@ -79,7 +79,7 @@ extension NotesFileSystem {
 
     /// The snapshot entry at `index` as it is *now*.
     ///
-    /// Invariant (issue 7, item 3): every entry handed to the kernel names the inode that the name
+    /// Invariant: every entry handed to the kernel names the inode that the name
     /// has at the moment of the reply, or is not handed out. The snapshot taken at `opendir` only
     /// fixes which names are offered and their offsets; each name is re-resolved against the live
     /// listing under the state lock, so a name renamed or deleted since `opendir` is skipped and a

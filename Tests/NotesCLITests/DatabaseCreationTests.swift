@@ -1,4 +1,4 @@
-/// Issue 23, item 4: where a database is created, with what mode, and what the mount says of a
+/// Where a database is created, with what mode, and what the mount says of a
 /// missing one.
 
 import Foundation

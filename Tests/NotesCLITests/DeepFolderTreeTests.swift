@@ -1,4 +1,4 @@
-/// Issue 23, item 2: a folder tree 20,000 deep (as `mkdir d; cd d` in a loop makes in the mount)
+/// A folder tree 20,000 deep (as `mkdir d; cd d` in a loop makes in the mount)
 /// is exported, imported, removed and checked without recursion: export and folder rm once died
 /// with SIGSEGV.
 

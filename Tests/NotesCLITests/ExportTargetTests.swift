@@ -1,4 +1,4 @@
-/// Issue 23, item 3, and issue 22: export writes nothing through what is already in its target (a
+/// Export writes nothing through what is already in its target (a
 /// symbolic link another user put there, a hard link), import is not steered out of its source by
 /// a symlinked directory, `note edit` makes its file new, and devices are made only on request.
 

@@ -1,4 +1,4 @@
-/// Issue 7, item 6 (CLI side): `notesfs ls`, `note cat` and `export` show folders on a parent
+/// `notesfs ls`, `note cat` and `export` show folders on a parent
 /// cycle, and notes whose folder is gone, under `Recovered`, as the mount does.
 
 import Foundation

@@ -3,7 +3,7 @@
 /// root and as another uid; sticky directories; the time and link-count rules. It runs on tmpfs and
 /// on a notesfs mount in the same test run. tmpfs must say what the suite's EXPECTED table pins (so
 /// the suite is checked against a real kernel filesystem), and notesfs must agree with tmpfs case by
-/// case, except for the cases listed in `Tests/Conformance/known-differences.txt`: what issue 8 has
+/// case, except for the cases listed in `Tests/Conformance/known-differences.txt`: what the mount has
 /// still to build. That list is exact: a listed case that now agrees fails the test too, so the list
 /// only shrinks as the mount gains what the cases check. A notesfs tree also reads back the same
 /// after a remount, `st_blocks` included (what is stored does not change with a remount).

@@ -1,4 +1,4 @@
-/// Issue 7: out-of-range dates in a hand-edited database never trap: the mount's attributes and
+/// Out-of-range dates in a hand-edited database never trap: the mount's attributes and
 /// xattrs, and `notesfs ls -l`, clamp them.
 
 import FUSE

@@ -1,4 +1,4 @@
-/// The mount's read-only `.history/` (issue 25) through a real mount: the versions of a note as
+/// The mount's read-only `.history/` through a real mount: the versions of a note as
 /// files named by date, with their bytes and mtime, that `cat`, `diff` and `cp` read; deleted
 /// notes; binary bytes; hidden from the root's listing; `EROFS` for every change.
 

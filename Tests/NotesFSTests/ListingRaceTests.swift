@@ -1,4 +1,4 @@
-/// Issue 7, item 3: directory listings never lie. The reproducer from the issue: listings run in a
+/// Directory listings never lie: listings run in a
 /// loop (`ls`, `ls -f`, `ls -l`, `find`) while the foreground creates and renames (or removes) files
 /// in the listed directory; after every round the names must say the truth.
 

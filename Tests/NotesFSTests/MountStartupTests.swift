@@ -1,4 +1,4 @@
-/// Issue 7, item 6: a mount that cannot open its database fails before it daemonises, with a clear
+/// A mount that cannot open its database fails before it daemonises, with a clear
 /// message and a non-zero status, and leaves no mount behind. The real `notesfs DB MNT` binary runs
 /// daemonised (no `-f`), as a user runs it.
 

@@ -121,7 +121,7 @@ import Testing
             let bad: [UInt8] = [0x61, 0xFF, 0x62]
             #expect(write(fd, bad, bad.count) == 3)
             #expect(close(fd) == 0, "close of a note that is not UTF-8: errno \(errno)")
-            // Kept losslessly in the note's content asset (issue 7), not refused.
+            // Kept losslessly in the note's content asset, not refused.
             #expect(note(m.database, titled: "u")?.content?.size == 3)
             #expect(readBytes(m.path("u.md")) == bad)
             // The same bytes as an attachment are fine too.

@@ -1,4 +1,4 @@
-/// Issue 7, item 6 (mount side): folders whose parent chain is a cycle or dangles, and notes whose
+/// Folders whose parent chain is a cycle or dangles, and notes whose
 /// folder is gone, stay reachable under the virtual read-only `Recovered` directory.
 
 import FUSE

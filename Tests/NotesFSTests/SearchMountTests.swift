@@ -1,4 +1,4 @@
-/// `.search` in a mount answers from the full-text index (issue 24): ranked, prefix*, phrases,
+/// `.search` in a mount answers from the full-text index: ranked, prefix*, phrases,
 /// accents folded; a note written through the mount and searched at once is found, a removed
 /// one is gone; the index is built in the background at mount time.
 

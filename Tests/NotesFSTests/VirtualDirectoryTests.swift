@@ -1,4 +1,4 @@
-/// The mount's virtual, read-only directories `.recent` and `.search` (issue 24), through a real
+/// The mount's virtual, read-only directories `.recent` and `.search`, through a real
 /// mount: what they list, where their links point, that they are read-only, and that a listing
 /// is never stale after a change made here or by another process.
 
