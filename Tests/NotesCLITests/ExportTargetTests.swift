@@ -47,8 +47,8 @@ import Testing
         return out
     }
 
-    @Test func exportDoesNotWriteThroughAnotherUsersSymlink() throws {
-        guard getuid() == 0 else { return }  // lchown to another user needs root
+    @Test(.enabled(if: getuid() == 0, "lchown to another user needs root"))
+    func exportDoesNotWriteThroughAnotherUsersSymlink() throws {
         let (db, scratch, secret) = try seed("export-symlink")
         let out = try plantedTarget(scratch, name: "Plan.md", pointingAt: secret)
         let export = try notesfs(["export", out], db: db)
@@ -60,8 +60,8 @@ import Testing
         #expect(contents(out + "/Work/inside.md") == "in work")
     }
 
-    @Test func exportDoesNotEnterAnotherUsersSymlinkedDirectory() throws {
-        guard getuid() == 0 else { return }
+    @Test(.enabled(if: getuid() == 0, "lchown to another user needs root"))
+    func exportDoesNotEnterAnotherUsersSymlinkedDirectory() throws {
         let (db, scratch, _) = try seed("export-dirlink")
         let elsewhere = scratch + "/elsewhere"
         try #require(mkdir(elsewhere, 0o700) == 0)
