@@ -39,13 +39,6 @@ Sources/NotesCLI/MountCommand.swift NotesFS
 Sources/NotesCLI/MountCommand.swift FUSE
 Sources/NotesCLI/MountSync.swift NotesFS
 Sources/NotesCLI/MountSync.swift FUSE
-# StoredBytes (a note's bytes as files show them) lives in NotesFS until it moves to Notes.
-Sources/NotesCLI/StoredBytes+Files.swift NotesFS
-Sources/NotesCLI/TreeImport.swift NotesFS
-Sources/NotesCLI/TreeExport.swift NotesFS
-Sources/NotesCLI/VersionSelector.swift NotesFS
-Sources/NotesCLI/Commands/HistoryCommand.swift NotesFS
-Sources/NotesCLI/Commands/NoteCommand.swift NotesFS
 # The mount's search directories query the full-text index directly, not through Notes.
 Sources/NotesFS/Virtual/IndexedSearch.swift Index
 # C boundaries the table does not name: SHA-256 of assets (libcrypto), extended attributes for

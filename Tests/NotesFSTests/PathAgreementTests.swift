@@ -9,6 +9,7 @@ import Glibc
 import Index
 import Notes
 import RecordStore
+import TestSupport
 import Testing
 
 @Suite struct PathAgreementTests {
@@ -87,8 +88,8 @@ import Testing
         var paths: [String: String] = [:]
         for type in [Folder.recordType, Note.recordType, Attachment.recordType] {
             let result = try run([binary, "--db", database, "query", "TRUEPREDICATE", "--type", type, "--json"])
-            #expect(result.status == 0, "\(result.error)")
-            let records = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]] ?? []
+            #expect(result.status == 0, "\(result.stderr)")
+            let records = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [[String: Any]] ?? []
             for record in records {
                 guard let name = record["recordName"] as? String, var path = record["path"] as? String else { continue }
                 if path.hasSuffix("/") { path.removeLast() }
@@ -98,8 +99,8 @@ import Testing
         return paths
     }
 
-    @Test(.timeLimit(.minutes(2))) func theMountTheCLIAndSearchGiveTheSamePaths() throws {
-        let binary = try #require(notesfsBinary, "the notesfs binary is needed")
+    @Test(.tags(.mount), .needsFUSE, .timeLimit(.minutes(2))) func theMountTheCLIAndSearchGiveTheSamePaths() throws {
+        let binary = notesfsBinary
         try withDatabaseDirectory { path in
             let undated = try Self.seed(path)
             try Self.removeCreationDate(path, recordName: undated.recordName)
