@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "Index", dependencies: ["RecordStore", "CSQLite"]),
         .target(name: "Notes", dependencies: ["RecordStore", "Index"]),
         .target(name: "FUSE", dependencies: ["CFuse", "POSIX"]),
-        .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "Index", "POSIX"]),
+        .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "POSIX"]),
         .target(name: "Postgres", dependencies: ["CPostgres", "POSIX"]),
         .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres", "POSIX"]),
         .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index", "CXattr", "POSIX"]),

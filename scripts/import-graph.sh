@@ -39,8 +39,6 @@ Sources/NotesCLI/MountCommand.swift NotesFS
 Sources/NotesCLI/MountCommand.swift FUSE
 Sources/NotesCLI/MountSync.swift NotesFS
 Sources/NotesCLI/MountSync.swift FUSE
-# The mount's search directories query the full-text index directly, not through Notes.
-Sources/NotesFS/Virtual/IndexedSearch.swift Index
 # C boundaries the table does not name: SHA-256 of assets (libcrypto), extended attributes for
 # import and export (<sys/xattr.h>).
 Sources/RecordStore/Storage/SHA256.swift CCrypto

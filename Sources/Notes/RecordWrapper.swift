@@ -35,6 +35,8 @@ public enum NotesError: Error, Sendable, Equatable, CustomStringConvertible {
     case store(RecordStoreError)
     /// A search query that cannot be parsed, or a search that could not be run (the reason).
     case search(String)
+    /// A search query the rules of `notesfs search` refuse (empty, no words, too long, unbalanced).
+    case refusedQuery(String)
     /// A version kept as a delta whose text cannot be made (its chain of bases is broken).
     case damagedVersion(RecordID, reason: String)
     /// A path that names no folder, note or attachment (what is missing).
@@ -46,6 +48,7 @@ public enum NotesError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidField(let id, let key): "record \(id): field \(key) has the wrong type"
         case .store(let error): error.description
         case .search(let reason): "search: \(reason)"
+        case .refusedQuery(let reason): "search: \(reason)"
         case .damagedVersion(let id, let reason): "version \(id.recordName): damaged delta: \(reason)"
         case .notFound(let what): what
         }

@@ -99,6 +99,7 @@ struct CLIError: Error, Sendable {
         case .store(let failure): Self.store(failure, subject: subject)
         case .wrongRecordType, .invalidField, .damagedVersion: CLIError(.damaged, subject, error.description)
         case .search: CLIError(.io, subject, error.description)
+        case .refusedQuery: CLIError(.usage, subject, error.description)
         case .notFound(let what): CLIError(.notFound, subject, what)
         }
     }

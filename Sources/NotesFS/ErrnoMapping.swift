@@ -26,6 +26,7 @@ enum ErrnoMapping {
             switch notes {
             case .store(let store): return errno(for: store)
             case .notFound: return .noEntry
+            case .refusedQuery: return .invalidArgument
             case .wrongRecordType, .invalidField, .search, .damagedVersion: return .io
             }
         case let store as RecordStoreError:

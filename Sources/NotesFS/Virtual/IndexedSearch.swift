@@ -1,11 +1,10 @@
 import FUSE
 import Foundation
-import Index
 import Notes
 import RecordStore
 
 /// The mount's ``NoteSearching`` over the full-text index: the rules of `notesfs search`
-/// (``SearchQuery``), every match, best first.
+/// (`SearchQuery`), every match, best first.
 ///
 /// The index follows the journal on a thread of its own (``NotesSearchIndex/startBackgroundIndexing(log:)``);
 /// a search catches it up with what is committed first, so a note saved and searched at once is
@@ -26,16 +25,10 @@ public final class IndexedSearch: NoteSearching {
         index.stopBackgroundIndexing()
     }
 
-    /// - Throws: `EINVAL` for a query `notesfs search` refuses (empty, no words, too long,
-    ///   unbalanced); ``SQLiteError`` when neither the index nor a temporary one can answer.
+    /// - Throws: ``NotesError/refusedQuery(_:)`` (`EINVAL`) for a query `notesfs search` refuses
+    ///   (empty, no words, too long, unbalanced); an index error when neither the index nor a
+    ///   temporary one can answer.
     public func search(_ query: String, limit: Int) throws -> [RecordID] {
-        try index.search(Self.parse(query), limit: limit, snippets: false).hits.map { RecordID(recordName: $0.name) }
-    }
-
-    /// `query` by the rules of `notesfs search`.
-    ///
-    /// - Throws: `EINVAL` when it cannot be run.
-    static func parse(_ query: String) throws(Errno) -> SearchQuery {
-        do { return try SearchQuery(query) } catch { throw .invalidArgument }
+        try index.recordIDs(matching: query, limit: limit)
     }
 }

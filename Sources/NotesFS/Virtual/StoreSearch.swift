@@ -3,7 +3,7 @@ import RecordStore
 
 /// A ``NoteSearching`` that keeps no index: each search reads every record into a temporary
 /// full-text index, so it answers exactly as ``IndexedSearch`` and `notesfs search` do (the rules
-/// of ``SearchQuery``, best first), at a cost that grows with the store.
+/// of `SearchQuery`, best first), at a cost that grows with the store.
 public struct StoreSearch: NoteSearching {
     let database: RecordDatabase
 
@@ -11,11 +11,9 @@ public struct StoreSearch: NoteSearching {
         self.database = database
     }
 
-    /// - Throws: `EINVAL` for a query `notesfs search` refuses; ``SQLiteError`` when the
+    /// - Throws: ``NotesError/refusedQuery(_:)`` (`EINVAL`) for a query `notesfs search` refuses; an index error when the
     ///   temporary index cannot be written.
     public func search(_ query: String, limit: Int) throws -> [RecordID] {
-        let results = try NotesSearchIndex(database: database).searchByReading(
-            IndexedSearch.parse(query), limit: limit, snippets: false, because: "no index is kept")
-        return results.hits.map { RecordID(recordName: $0.name) }
+        try NotesSearchIndex(database: database).recordIDsByReading(matching: query, limit: limit, because: "no index is kept")
     }
 }
