@@ -24,9 +24,11 @@ public final class RecordDatabase: Sendable {
     let nextObserverID = Atomic<UInt64>(1)
     /// A derived index that narrows substring queries (``setCandidateSource(_:)``); nil: scan.
     let candidateSource = Mutex<(any QueryCandidateSource)?>(nil)
-    let background = Atomic<Bool>(true)
-    /// Entered while a background checkpoint runs (``startCheckpoint(_:)``): `close()` waits for it.
-    let checkpoints = DispatchGroup()
+    /// The store's background thread (``startBackgroundWork()``): stopped and joined by `close()`.
+    let background = BackgroundWorker(name: "notesfs.store", interval: .milliseconds(250))
+    /// The background checkpoints this process started (``startCheckpoint(_:)``) that may still
+    /// run: `close()` joins them. A leaf lock.
+    let checkpointWorkers = Mutex<[BackgroundWorker]>([])
     /// Tests only: called by a background checkpoint after its first slice of metadata, with no
     /// lock held (so that a test can commit, or checkpoint from another instance, meanwhile).
     let checkpointPause = Mutex<(@Sendable () -> Void)?>(nil)
@@ -76,7 +78,7 @@ public final class RecordDatabase: Sendable {
             throw error
         }
         for damage in journalDamage.withLock({ $0 }) { log(damage.description) }
-        if backgroundThread { startBackgroundThread() }
+        if backgroundThread { startBackgroundWork() }
     }
 
     /// The default database location: `$XDG_DATA_HOME/notesfs`, else `~/.local/share/notesfs`.
@@ -88,7 +90,8 @@ public final class RecordDatabase: Sendable {
     }
 
     deinit {
-        background.store(false, ordering: .relaxed)
+        background.stop()
+        background.join()  // at once: its thread holds no reference while it waits
         state.withLock { state in
             try? state.journal.sync()
             for pin in state.pins.values { try? Sys.unlink(pin) }
@@ -101,7 +104,8 @@ public final class RecordDatabase: Sendable {
     /// whole (so that the record files hold every such save even if the journal is lost) and makes
     /// everything durable.
     public func close() throws(RecordStoreError) {
-        background.store(false, ordering: .relaxed)
+        background.stop()
+        background.join()
         waitForCheckpoint()
         try refreshWholeRecordFiles(limit: .max)
         try sync()
@@ -395,12 +399,13 @@ public final class RecordDatabase: Sendable {
     /// Lagging record files the background thread rewrites every 250 ms (the rest wait for the checkpoint).
     static let staleFilesPerTick = 256
 
-    private func startBackgroundThread() {
-        let thread = Thread { [weak self] in
+    /// Every 250 ms: other processes' commits, lagging record files; every second: a sync
+    /// when there is something to make durable, and the space reserve.
+    private func startBackgroundWork() {
+        background.start { [weak self] worker in
             var ticks = 0
-            while true {
-                usleep(250_000)
-                guard let database = self, database.background.load(ordering: .relaxed) else { return }
+            while worker.next() != nil {
+                guard let database = self else { return }
                 ticks += 1
                 try? database.refresh()
                 try? database.refreshWholeRecordFiles(limit: Self.staleFilesPerTick)
