@@ -11,6 +11,29 @@ import Synchronization
 /// up with the journal before it commits. Open it after any `fork` (for example after
 /// `fuse_daemonize`): it starts a background thread that syncs about every second and picks up
 /// other processes' commits about four times a second.
+///
+/// Locks, in the order they may be taken (never the other way round):
+/// 1. `state` (``DatabaseState``): the index, the journal, and this process's bookkeeping. Held
+///    for every read of the index (copied out, then used outside it) and for a whole commit,
+///    catch-up, checkpoint step or sync, including their file I/O.
+/// 2. The commit lock: an exclusive `flock(2)` of the lock file through `state.lockFD`, taken only
+///    with `state` held (a commit, a catch-up before a commit, a checkpoint's first and last step,
+///    a sync, an asset collection, the background rewrite of lagging files), so that processes
+///    commit one at a time. Readers that must not meet a record file half-written take it shared
+///    through a descriptor of their own (``readStoredRecordFile(_:)``, a query's second scan, the
+///    journal stamp before a scan), and take no lock of this database while they hold it: a commit
+///    of this process waits for the commit lock holding `state`.
+/// 3. Leaf locks, under which nothing else is taken: `commitHook` (read inside a commit; the hook
+///    runs there and must not call the database), `problemLog` (``log(_:)``, called anywhere),
+///    `checkpointWorkers`, `journalDamage`, `checkpointPause` (copied out; the pause runs with no
+///    lock), `candidateSource` (copied out; the source is asked with no lock held), `observers`
+///    (copied out; ``notify(_:)`` calls them after the commit, with no lock held), and each
+///    ``BackgroundWorker``'s own lock. `nextObserverID` is an atomic.
+///
+/// Threads: the background worker (`background`) takes `state` for each of its rounds; a
+/// background checkpoint (``startCheckpoint(_:)``) is started by a commit holding both locks and
+/// takes them itself only after that commit returns. `close()` stops and joins both; they hold
+/// the database while they run, so `deinit` comes after them.
 public final class RecordDatabase: Sendable {
     public let path: String
     /// Identifies this database in change tokens.
@@ -415,8 +438,6 @@ public final class RecordDatabase: Sendable {
                 }
             }
         }
-        thread.name = "notesfs.store"
-        thread.start()
     }
 
     func log(_ problem: String) {
