@@ -27,11 +27,14 @@ import Synchronization
 ///    that moves a scratch or pending file's bytes into a record, unlink of a file still open, and
 ///    an outside change refreshing a clean open buffer.
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
-///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`, and ``NoteHistory``'s
-///    catalog cache (made outside it: making one takes the state lock).
+///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`, `storesEnded`, the
+///    background workers' own locks (`notifications`, `pruning`), and ``NoteHistory``'s catalog
+///    cache (made outside it: making one takes the state lock).
 ///
 /// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
-/// alone, holding none of these locks (`NotesFileSystem+PageCache.swift`).
+/// alone, holding none of these locks (`NotesFileSystem+Notifications.swift`,
+/// `NotesFileSystem+PageCache.swift`). An open or a truncate that waits for a page-cache store
+/// waits on `storesEnded` holding no lock (``lockedOutsideStore(_:when:_:)``).
 ///
 /// Memory: the daemon's RSS does not depend on file sizes. An open file keeps at most
 /// ``ContentBuffer/memoryLimit`` (1 MiB) in memory, the rest in an unlinked temp file in the
@@ -86,9 +89,15 @@ public final class NotesFileSystem: FileSystem {
     let pendingChanges = Mutex<[RecordStoreChange]>([])
     /// Kernel notifications waiting for the notification thread.
     let outbox = Mutex<[Invalidation]>([])
-    let outboxSignal = DispatchSemaphore(value: 0)
+    /// The notification thread (`NotesFileSystem+Notifications.swift`): woken when the outbox
+    /// fills or an outside change arrives, else every half second; started by `initialize`.
+    let notifications = BackgroundWorker(name: "notesfs.invalidate", interval: .milliseconds(500))
+    /// The thread that prunes note history (``startPruning()``).
+    let pruning = BackgroundWorker(name: "notesfs.prune", interval: NotesFileSystem.pruneInterval)
+    /// How many page-cache stores have ended (``endStore(_:_:)``): what an open or a truncate
+    /// waiting for a store of its inode waits on (``lockedOutsideStore(_:when:_:)``). A leaf lock.
+    let storesEnded = ConditionLock<UInt64>(0)
     let notifierBox = Mutex<Notifier?>(nil)
-    let running = Atomic<Bool>(false)
     let mountTime = FileTime.now
     /// The read-only trees at the root (`NotesFileSystem+Virtual.swift`); a tree's number in
     /// ``VirtualNodeTable`` is its index here.
@@ -142,7 +151,7 @@ public final class NotesFileSystem: FileSystem {
         database.addObserver { [weak self] change in
             guard let self else { return }
             pendingChanges.withLock { $0.append(change) }
-            if change.isExternal { outboxSignal.signal() }
+            if change.isExternal { notifications.wake() }
         }
     }
 
@@ -159,20 +168,26 @@ public final class NotesFileSystem: FileSystem {
         // ACLs kept as attributes, enforced and cached by the kernel (NotesFileSystem+ACL.swift).
         connection.want.insert([.posixACL, .dontMask])
         notifierBox.withLock { $0 = notifier }
-        running.store(true, ordering: .relaxed)
-        let thread = Thread { [weak self] in self?.runNotifications() }
-        thread.name = "notesfs.invalidate"
-        thread.start()
+        notifications.start { [weak self] worker in self?.runNotifications(worker) }
         startPruning()
     }
 
+    /// How long unmount waits for the notification thread to end (it may be sending a
+    /// notification, or saving a file again, when it is stopped).
+    static let notificationStopLimit: Duration = .seconds(5)
+
     public func destroy() {
         guard databaseBox.withLock({ $0 != nil }) else { return }
+        // A prune under way ends first: no commit of it follows the store's close.
+        pruning.stop()
+        pruning.join()
+        notifications.stop()
         let failures = flushAll()
         if failures > 0 { Log.error("\(failures) files could not be saved at unmount") }
         do { try database.close() } catch { Log.error("store sync at unmount: \(error)") }
-        running.store(false, ordering: .relaxed)
-        outboxSignal.signal()
+        if !notifications.join(until: .now + Self.notificationStopLimit) {
+            Log.warning("the notification thread did not end within \(Self.notificationStopLimit) of the unmount")
+        }
     }
 
     /// Runs `body` under the lock after applying pending store changes; maps errors to errno.
@@ -196,7 +211,7 @@ public final class NotesFileSystem: FileSystem {
     /// it may be called holding the state lock.
     func notifyKernel(_ items: [Invalidation]) {
         outbox.withLock { $0 += items }
-        outboxSignal.signal()
+        notifications.wake()
     }
 }
 
