@@ -191,17 +191,23 @@ public final class NotesFileSystem: FileSystem {
     }
 
     /// Runs `body` under the lock after applying pending store changes; maps errors to errno.
-    func locked<T: Sendable>(_ body: (inout FileSystemState) throws -> T) throws(Errno) -> T {
+    /// In debug builds, checks the state's invariants after it (``FileSystemState/checkInvariants(after:)``).
+    func locked<T: Sendable>(
+        _ body: (inout FileSystemState) throws -> T, function: StaticString = #function
+    ) throws(Errno) -> T {
         let result: Result<T, Errno> = state.withLock { state in
             applyPendingChanges(&state)
+            let result: Result<T, Errno>
             do {
                 let value = try body(&state)
                 applyPendingChanges(&state)
-                return .success(value)
+                result = .success(value)
             } catch {
                 applyPendingChanges(&state)
-                return .failure(ErrnoMapping.errno(for: error))
+                result = .failure(ErrnoMapping.errno(for: error))
             }
+            state.checkInvariants(after: "\(function)")
+            return result
         }
         return try result.get()
     }
@@ -225,74 +231,6 @@ enum Invalidation: Sendable {
     case delete(parent: Inode, child: Inode, name: String)
     /// Put a saved file's bytes (the record at change tag `tag`) into the kernel's page cache.
     case store(Inode, tag: String, bytes: [UInt8])
-}
-
-/// Everything the filesystem keeps between operations, guarded by ``NotesFileSystem/state``.
-struct FileSystemState: ~Copyable {
-    /// Directory listings built so far (root and folders), kept up to date incrementally.
-    var listings: [Inode: DirectoryListing] = [:]
-    /// The folder hierarchy (nil: compute on next use); recomputed when a change touches folders.
-    var folderTree: FolderTree?
-    /// The directory each listed entry is in.
-    var parentOf: [Inode: Inode] = [:]
-    var scratch: [Inode: ScratchFile] = [:]
-    var nextScratchInode: Inode = 1 << 48
-    /// Open inodes' shared contents.
-    var openFiles: [Inode: OpenFile] = [:]
-    /// File handle → inode.
-    var handles: [UInt64: Inode] = [:]
-    /// Directory handle → the listing snapshot taken at opendir.
-    var directorySnapshots: [UInt64: [DirectorySnapshotEntry]] = [:]
-    /// Directory handle → the folder's inode (real folders only).
-    var openDirectories: [UInt64: Inode] = [:]
-    /// Folders deleted (rmdir, a rename over them, elsewhere) while a directory handle held them
-    /// open: what `fstat` of that handle shows (link count 0) until its last handle closes, as on
-    /// any Linux filesystem.
-    var removedDirectories: [Inode: Attributes] = [:]
-    var nextHandle: UInt64 = 1
-    /// For each inode: the change tag whose pages the kernel may hold (`keep_cache` when unchanged),
-    /// and the atime a read moved (relatime) that no save has written yet (``FileTimes``).
-    var inodeCaches = InodeCaches()
-    /// Read-only handles open per inode, and the stored text of those inodes that are text notes
-    /// (by change tag; at most `NotesFileSystem.readCacheLimit` bytes in all). Attachments and
-    /// notes kept as bytes are read with `pread` from their asset file, never cached here.
-    var readers: [Inode: Int] = [:]
-    var readCache: [Inode: (tag: String, bytes: [UInt8])] = [:]
-    /// Records hidden by a rename to a scratch name, by their directory and old name.
-    var detached: [Inode: [String: Inode]] = [:]
-    /// The source inode of a rename onto an existing record → the target's inode: the kernel maps
-    /// the target name to the source inode until it hears the invalidation (sent after the reply).
-    var aliases: [Inode: Inode] = [:]
-    /// Inodes whose page-cache store is being sent now (by the notification thread, or by a
-    /// read-only open, ``NotesFileSystem/storePagesForOpen(_:)``), with how many stores of each:
-    /// opens and truncates of them wait (``NotesFileSystem/lockedOutsideStore(_:when:_:)``).
-    var storing: [Inode: Int] = [:]
-    /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).
-    var queuedStoreBytes = 0
-    /// The virtual trees' directories and links (`.recent`, `.search`): inodes, lookup counts and
-    /// what each directory's tree last answered.
-    var virtualNodes = VirtualNodeTable()
-    /// Open virtual files (`.history`'s versions): handle → the bytes the open read
-    /// (`NotesFileSystem+VirtualFiles.swift`).
-    var virtualFiles: [UInt64: VirtualFileSource] = [:]
-    /// How many store changes ``NotesFileSystem/applyPendingChanges(_:)`` applied: what the
-    /// virtual directories' caches are keyed by.
-    var appliedChanges: UInt64 = 0
-    /// Files whose save failed at their last close (a full disk, an I/O error): their buffers
-    /// are saved again by ``NotesFileSystem/retryFailedSaves()``.
-    var failedSaves: Set<Inode> = []
-
-    mutating func beginStore(_ inode: Inode) { storing[inode, default: 0] += 1 }
-
-    mutating func endStore(_ inode: Inode) {
-        let remaining = (storing[inode] ?? 1) - 1
-        storing[inode] = remaining > 0 ? remaining : nil
-    }
-
-    mutating func newHandle() -> UInt64 {
-        defer { nextHandle += 1 }
-        return nextHandle
-    }
 }
 
 /// One entry of a directory snapshot.
