@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A named thread doing background work in rounds: each round starts when the worker is woken
-/// (``wake()``) or its interval has passed since the last one, until it is stopped (``stop()``);
+/// (``wake()``) or its interval has passed since the last one ended, until it is stopped (``stop()``);
 /// ``join()`` waits for the thread to end.
 ///
 /// The work is a loop written by its owner, so that what it keeps between rounds stays a local
@@ -37,8 +37,6 @@ public final class BackgroundWorker: Sendable {
         var finished = false
         /// The worker's thread while it runs (to refuse joining it from itself).
         var thread: pthread_t?
-        /// When the last round started (the interval counts from there).
-        var lastRound = ContinuousClock.now
     }
 
     /// The thread's name (`ps -L`, `top -H`, debuggers).
@@ -69,7 +67,6 @@ public final class BackgroundWorker: Sendable {
         state.withLock { state in
             precondition(!state.started, "\(name) started twice")
             state.started = true
-            state.lastRound = .now
         }
         let thread = Thread { [self] in
             state.withLock { $0.thread = pthread_self() }
@@ -117,14 +114,14 @@ public final class BackgroundWorker: Sendable {
     }
 
     /// Waits for the next round: until woken (`.woken`, the wake is taken) or the interval has
-    /// passed since the last round started (`.interval`); nil once stopped. For the worker's loop.
+    /// passed since this call (`.interval`: the end of the last round); nil once stopped. For the
+    /// worker's loop.
     public func next() -> Round? {
-        let deadline = interval.map { state.read(\.lastRound) + $0 }
+        let deadline = interval.map { ContinuousClock.now + $0 }
         let woken: Round?? = state.wait(until: deadline) { state -> Round?? in
             if state.stopping { return .some(nil) }
             guard state.woken else { return nil }
             state.woken = false
-            state.lastRound = .now
             return .some(.woken)
         }
         if let woken { return woken }
@@ -132,7 +129,6 @@ public final class BackgroundWorker: Sendable {
         return state.withLock { state -> Round? in
             if state.stopping { return nil }
             state.woken = false
-            state.lastRound = .now
             return .interval
         }
     }
