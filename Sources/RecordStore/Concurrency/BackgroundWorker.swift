@@ -69,6 +69,7 @@ public final class BackgroundWorker: Sendable {
             state.started = true
         }
         let thread = Thread { [self] in
+            Self.nameCurrentThread(name)
             state.withLock { $0.thread = pthread_self() }
             body(self)
             state.withLock { state in
@@ -78,6 +79,24 @@ public final class BackgroundWorker: Sendable {
         }
         thread.name = name
         thread.start()
+    }
+
+    /// glibc's `pthread_setname_np`, which Glibc's module does not show (it needs `_GNU_SOURCE`).
+    private static let setName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = dlsym(nil, "pthread_setname_np").map {
+        unsafeBitCast($0, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self)
+    }
+
+    /// Names the calling thread for `ps -L`, `top -H` and `/proc/PID/task/*/comm`
+    /// (`pthread_setname_np`, which takes at most 15 bytes: a longer name is cut).
+    /// Foundation's `Thread.name` does not reach the kernel on Linux when set before `start()`.
+    static func nameCurrentThread(_ name: String) {
+        guard let setName else { return }
+        var bytes = Array(name.utf8.prefix(15))
+        while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+        bytes.append(0)
+        _ = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { setName(pthread_self(), $0.baseAddress!) }
+        }
     }
 
     /// Starts a round soon: at once when the worker waits in ``next()``, else as soon as the
