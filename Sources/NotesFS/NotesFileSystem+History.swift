@@ -5,26 +5,21 @@ import RecordStore
 
 extension NotesFileSystem {
     /// The mount prunes note history (``VersionRetention``) this long after it starts, then at this interval.
-    static let firstPruneDelay: TimeInterval = 60
-    static let pruneInterval: TimeInterval = 3600
+    static let firstPruneDelay: Duration = .seconds(60)
+    static let pruneInterval: Duration = .seconds(3600)
 
     /// Starts the thread that prunes note history in the background while the mount runs (none
-    /// for a read-only database). Each prune is one atomic modify of deletes: a crash or an
-    /// unmount in the middle leaves all of it or none.
+    /// for a read-only database; stopped by `destroy`). Each prune is one atomic modify of
+    /// deletes: a crash or an unmount in the middle leaves all of it or none.
     func startPruning() {
         guard !database.isReadOnly else { return }
-        let thread = Thread { [weak self] in
-            var next = Date().addingTimeInterval(Self.firstPruneDelay)
-            while true {
-                sleep(1)
-                guard let fileSystem = self, fileSystem.running.load(ordering: .relaxed) else { return }
-                guard Date() >= next else { continue }
-                next = Date().addingTimeInterval(Self.pruneInterval)
+        pruning.start { [weak self] worker in
+            guard worker.pause(Self.firstPruneDelay) else { return }
+            repeat {
+                guard let fileSystem = self else { return }
                 fileSystem.pruneHistory()
-            }
+            } while worker.next() != nil
         }
-        thread.name = "notesfs.prune"
-        thread.start()
     }
 
     /// Prunes note history now (logged; a failure is tried again at the next interval).

@@ -70,7 +70,7 @@ extension NotesFileSystem {
             Log.debug("inode \(inode): page-cache store failed (\(error))")
         }
         let stale: Bool = state.withLock { state in
-            state.endStore(inode)
+            endStore(inode, &state)
             applyPendingChanges(&state)
             return !isStorable(inode, tag: tag, state)
         }
@@ -113,7 +113,7 @@ extension NotesFileSystem {
             return OpenStore(recordID: m.recordID, tag: tag)
         }
         guard let plan else { return nil }
-        defer { state.withLock { $0.endStore(inode) } }
+        defer { state.withLock { endStore(inode, &$0) } }
         guard let record = try? database.record(for: plan.recordID), record.recordChangeTag == plan.tag,
             record[FieldName.content] == nil, let text = record[FieldName.text]?.stringValue
         else { return nil }
@@ -126,27 +126,42 @@ extension NotesFileSystem {
         return plan.tag
     }
 
-    /// What a gated body returned: its value, or that a store of the inode is in flight.
+    /// Ends a page-cache store of `inode` (under the state lock) and wakes the opens and
+    /// truncates waiting for it (``lockedOutsideStore(_:when:_:)``).
+    func endStore(_ inode: Inode, _ state: inout FileSystemState) {
+        state.endStore(inode)
+        storesEnded.withLock { $0 &+= 1 }
+    }
+
+    /// What a gated body returned: its value, or that a store of the inode is in flight (with
+    /// the count of stores ended so far, to wait for the next).
     private enum Gated<T: Sendable>: Sendable {
-        case busy
+        case busy(endedStores: UInt64)
         case done(T)
     }
 
     /// ``locked(_:)`` for an operation that lets the kernel change `inode`'s pages (a writable
     /// open, a truncate): runs `body` only while no store of `inode` is in flight, waiting for one
-    /// (at most ``storeWaitLimit``). Past the limit it runs anyway; the store is then invalidated.
-    /// With `gated` false it is ``locked(_:)``.
+    /// to end (at most ``storeWaitLimit``). Past the limit it runs anyway; the store is then
+    /// invalidated. With `gated` false it is ``locked(_:)``.
+    ///
+    /// The wait is on ``storesEnded``, with no other lock held: its count is read under the state
+    /// lock, where every store also ends, so an end after the check always wakes the waiter.
     func lockedOutsideStore<T: Sendable>(
         _ inode: Inode, when gated: Bool = true, _ body: (inout FileSystemState) throws -> T
     ) throws(Errno) -> T {
         let deadline = ContinuousClock.now + Self.storeWaitLimit
         while true {
             let result: Gated<T> = try locked { (state) throws in
-                if gated, state.storing[inode] != nil, ContinuousClock.now < deadline { return .busy }
+                if gated, state.storing[inode] != nil, ContinuousClock.now < deadline {
+                    return .busy(endedStores: storesEnded.read { $0 })
+                }
                 return .done(try body(&state))
             }
-            if case .done(let value) = result { return value }
-            usleep(100)
+            switch result {
+            case .done(let value): return value
+            case .busy(let ended): _ = storesEnded.wait(until: deadline) { $0 != ended ? () : nil }
+            }
         }
     }
 }

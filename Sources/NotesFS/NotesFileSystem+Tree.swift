@@ -261,43 +261,4 @@ extension NotesFileSystem {
         guard !name.isDotOrDotDot, !string.isEmpty else { throw .invalidArgument }
         return string
     }
-
-    /// Sends queued kernel notifications, on its own thread (never from a request handler).
-    /// How long the notification thread gathers notifications after a wake-up (well under the
-    /// second within which changes made elsewhere must show).
-    static let notificationBatchMicroseconds: UInt32 = 2_000
-
-    func runNotifications() {
-        var lastRetry = ContinuousClock.now
-        while running.load(ordering: .relaxed) {
-            // After a wake, a moment's wait gathers the notifications of the next few requests
-            // (a create's page-cache store, say) into one pass: one wake-up for many of them.
-            if outboxSignal.wait(timeout: .now() + 0.5) == .success { usleep(Self.notificationBatchMicroseconds) }
-            if ContinuousClock.now - lastRetry >= Self.failedSaveRetryInterval {
-                lastRetry = .now
-                if state.withLock({ !$0.failedSaves.isEmpty }) { retryFailedSaves() }
-            }
-            // External changes signal without draining: apply them here so the kernel hears soon.
-            state.withLock { applyPendingChanges(&$0) }
-            let work = outbox.withLock { items in
-                defer { items = [] }
-                return items
-            }
-            guard let notifier = notifierBox.withLock({ $0 }) else { continue }
-            for item in work {
-                switch item {
-                case .entry(let parent, let name): try? notifier.invalidateEntry(parent: parent, name: FileName(name))
-                case .inode(let inode): try? notifier.invalidateInode(inode)
-                case .attributes(let inode): try? notifier.invalidateInode(inode, offset: -1)
-                case .store(let inode, let tag, let bytes): store(inode, tag: tag, bytes: bytes, notifier)
-                case .delete(let parent, let child, let name):
-                    do {
-                        try notifier.notifyDelete(parent: parent, child: child, name: FileName(name))
-                    } catch {
-                        try? notifier.invalidateEntry(parent: parent, name: FileName(name))
-                    }
-                }
-            }
-        }
-    }
 }

@@ -27,11 +27,14 @@ import Synchronization
 ///    that moves a scratch or pending file's bytes into a record, unlink of a file still open, and
 ///    an outside change refreshing a clean open buffer.
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
-///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`, and ``NoteHistory``'s
-///    catalog cache (made outside it: making one takes the state lock).
+///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`, `storesEnded`, the
+///    background workers' own locks (`notifications`, `pruning`), and ``NoteHistory``'s catalog
+///    cache (made outside it: making one takes the state lock).
 ///
 /// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
-/// alone, holding none of these locks (`NotesFileSystem+PageCache.swift`).
+/// alone, holding none of these locks (`NotesFileSystem+Notifications.swift`,
+/// `NotesFileSystem+PageCache.swift`). An open or a truncate that waits for a page-cache store
+/// waits on `storesEnded` holding no lock (``lockedOutsideStore(_:when:_:)``).
 ///
 /// Memory: the daemon's RSS does not depend on file sizes. An open file keeps at most
 /// ``ContentBuffer/memoryLimit`` (1 MiB) in memory, the rest in an unlinked temp file in the
@@ -86,9 +89,15 @@ public final class NotesFileSystem: FileSystem {
     let pendingChanges = Mutex<[RecordStoreChange]>([])
     /// Kernel notifications waiting for the notification thread.
     let outbox = Mutex<[Invalidation]>([])
-    let outboxSignal = DispatchSemaphore(value: 0)
+    /// The notification thread (`NotesFileSystem+Notifications.swift`): woken when the outbox
+    /// fills or an outside change arrives, else every half second; started by `initialize`.
+    let notifications = BackgroundWorker(name: "notesfs.invalidate", interval: .milliseconds(500))
+    /// The thread that prunes note history (``startPruning()``).
+    let pruning = BackgroundWorker(name: "notesfs.prune", interval: NotesFileSystem.pruneInterval)
+    /// How many page-cache stores have ended (``endStore(_:_:)``): what an open or a truncate
+    /// waiting for a store of its inode waits on (``lockedOutsideStore(_:when:_:)``). A leaf lock.
+    let storesEnded = ConditionLock<UInt64>(0)
     let notifierBox = Mutex<Notifier?>(nil)
-    let running = Atomic<Bool>(false)
     let mountTime = FileTime.now
     /// The read-only trees at the root (`NotesFileSystem+Virtual.swift`); a tree's number in
     /// ``VirtualNodeTable`` is its index here.
@@ -142,7 +151,7 @@ public final class NotesFileSystem: FileSystem {
         database.addObserver { [weak self] change in
             guard let self else { return }
             pendingChanges.withLock { $0.append(change) }
-            if change.isExternal { outboxSignal.signal() }
+            if change.isExternal { notifications.wake() }
         }
     }
 
@@ -159,34 +168,46 @@ public final class NotesFileSystem: FileSystem {
         // ACLs kept as attributes, enforced and cached by the kernel (NotesFileSystem+ACL.swift).
         connection.want.insert([.posixACL, .dontMask])
         notifierBox.withLock { $0 = notifier }
-        running.store(true, ordering: .relaxed)
-        let thread = Thread { [weak self] in self?.runNotifications() }
-        thread.name = "notesfs.invalidate"
-        thread.start()
+        notifications.start { [weak self] worker in self?.runNotifications(worker) }
         startPruning()
     }
 
+    /// How long unmount waits for the notification thread to end (it may be sending a
+    /// notification, or saving a file again, when it is stopped).
+    static let notificationStopLimit: Duration = .seconds(5)
+
     public func destroy() {
         guard databaseBox.withLock({ $0 != nil }) else { return }
+        // A prune under way ends first: no commit of it follows the store's close.
+        pruning.stop()
+        pruning.join()
+        notifications.stop()
         let failures = flushAll()
         if failures > 0 { Log.error("\(failures) files could not be saved at unmount") }
         do { try database.close() } catch { Log.error("store sync at unmount: \(error)") }
-        running.store(false, ordering: .relaxed)
-        outboxSignal.signal()
+        if !notifications.join(until: .now + Self.notificationStopLimit) {
+            Log.warning("the notification thread did not end within \(Self.notificationStopLimit) of the unmount")
+        }
     }
 
     /// Runs `body` under the lock after applying pending store changes; maps errors to errno.
-    func locked<T: Sendable>(_ body: (inout FileSystemState) throws -> T) throws(Errno) -> T {
+    /// In debug builds, checks the state's invariants after it (``FileSystemState/checkInvariants(after:)``).
+    func locked<T: Sendable>(
+        _ body: (inout FileSystemState) throws -> T, function: StaticString = #function
+    ) throws(Errno) -> T {
         let result: Result<T, Errno> = state.withLock { state in
             applyPendingChanges(&state)
+            let result: Result<T, Errno>
             do {
                 let value = try body(&state)
                 applyPendingChanges(&state)
-                return .success(value)
+                result = .success(value)
             } catch {
                 applyPendingChanges(&state)
-                return .failure(ErrnoMapping.errno(for: error))
+                result = .failure(ErrnoMapping.errno(for: error))
             }
+            state.checkInvariants(after: "\(function)")
+            return result
         }
         return try result.get()
     }
@@ -196,7 +217,7 @@ public final class NotesFileSystem: FileSystem {
     /// it may be called holding the state lock.
     func notifyKernel(_ items: [Invalidation]) {
         outbox.withLock { $0 += items }
-        outboxSignal.signal()
+        notifications.wake()
     }
 }
 
@@ -210,74 +231,6 @@ enum Invalidation: Sendable {
     case delete(parent: Inode, child: Inode, name: String)
     /// Put a saved file's bytes (the record at change tag `tag`) into the kernel's page cache.
     case store(Inode, tag: String, bytes: [UInt8])
-}
-
-/// Everything the filesystem keeps between operations, guarded by ``NotesFileSystem/state``.
-struct FileSystemState: ~Copyable {
-    /// Directory listings built so far (root and folders), kept up to date incrementally.
-    var listings: [Inode: DirectoryListing] = [:]
-    /// The folder hierarchy (nil: compute on next use); recomputed when a change touches folders.
-    var folderTree: FolderTree?
-    /// The directory each listed entry is in.
-    var parentOf: [Inode: Inode] = [:]
-    var scratch: [Inode: ScratchFile] = [:]
-    var nextScratchInode: Inode = 1 << 48
-    /// Open inodes' shared contents.
-    var openFiles: [Inode: OpenFile] = [:]
-    /// File handle → inode.
-    var handles: [UInt64: Inode] = [:]
-    /// Directory handle → the listing snapshot taken at opendir.
-    var directorySnapshots: [UInt64: [DirectorySnapshotEntry]] = [:]
-    /// Directory handle → the folder's inode (real folders only).
-    var openDirectories: [UInt64: Inode] = [:]
-    /// Folders deleted (rmdir, a rename over them, elsewhere) while a directory handle held them
-    /// open: what `fstat` of that handle shows (link count 0) until its last handle closes, as on
-    /// any Linux filesystem.
-    var removedDirectories: [Inode: Attributes] = [:]
-    var nextHandle: UInt64 = 1
-    /// For each inode: the change tag whose pages the kernel may hold (`keep_cache` when unchanged),
-    /// and the atime a read moved (relatime) that no save has written yet (``FileTimes``).
-    var inodeCaches = InodeCaches()
-    /// Read-only handles open per inode, and the stored text of those inodes that are text notes
-    /// (by change tag; at most `NotesFileSystem.readCacheLimit` bytes in all). Attachments and
-    /// notes kept as bytes are read with `pread` from their asset file, never cached here.
-    var readers: [Inode: Int] = [:]
-    var readCache: [Inode: (tag: String, bytes: [UInt8])] = [:]
-    /// Records hidden by a rename to a scratch name, by their directory and old name.
-    var detached: [Inode: [String: Inode]] = [:]
-    /// The source inode of a rename onto an existing record → the target's inode: the kernel maps
-    /// the target name to the source inode until it hears the invalidation (sent after the reply).
-    var aliases: [Inode: Inode] = [:]
-    /// Inodes whose page-cache store is being sent now (by the notification thread, or by a
-    /// read-only open, ``NotesFileSystem/storePagesForOpen(_:)``), with how many stores of each:
-    /// opens and truncates of them wait (``NotesFileSystem/lockedOutsideStore(_:when:_:)``).
-    var storing: [Inode: Int] = [:]
-    /// Bytes of `.store` notifications queued in the outbox (at most `NotesFileSystem.storeQueueLimit`).
-    var queuedStoreBytes = 0
-    /// The virtual trees' directories and links (`.recent`, `.search`): inodes, lookup counts and
-    /// what each directory's tree last answered.
-    var virtualNodes = VirtualNodeTable()
-    /// Open virtual files (`.history`'s versions): handle → the bytes the open read
-    /// (`NotesFileSystem+VirtualFiles.swift`).
-    var virtualFiles: [UInt64: VirtualFileSource] = [:]
-    /// How many store changes ``NotesFileSystem/applyPendingChanges(_:)`` applied: what the
-    /// virtual directories' caches are keyed by.
-    var appliedChanges: UInt64 = 0
-    /// Files whose save failed at their last close (a full disk, an I/O error): their buffers
-    /// are saved again by ``NotesFileSystem/retryFailedSaves()``.
-    var failedSaves: Set<Inode> = []
-
-    mutating func beginStore(_ inode: Inode) { storing[inode, default: 0] += 1 }
-
-    mutating func endStore(_ inode: Inode) {
-        let remaining = (storing[inode] ?? 1) - 1
-        storing[inode] = remaining > 0 ? remaining : nil
-    }
-
-    mutating func newHandle() -> UInt64 {
-        defer { nextHandle += 1 }
-        return nextHandle
-    }
 }
 
 /// One entry of a directory snapshot.

@@ -1,6 +1,5 @@
 import Foundation
 import RecordStore
-import Synchronization
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -11,20 +10,22 @@ import Synchronization
 /// Errors (server down, wrong password, …) are reported, saved for `sync status`, and retried
 /// after a backoff of 1 s doubling to 60 s; they never end the loop.
 ///
-/// The mount runs it on a thread of its own (``start(database:report:)``); `sync --watch` runs
-/// ``run(database:report:)`` on its main thread. Shared state: `stopping` (an atomic) and the
-/// wake pipe (written by any thread through ``wake()``, read only by the loop); the engine and its
-/// connection belong to the loop's thread alone.
+/// The mount runs it on a ``BackgroundWorker`` (``start(database:report:)``); `sync --watch` runs
+/// ``run(database:report:)`` on its main thread. Shared state: the worker (its stop, and the
+/// backoff's wait, which a stop ends) and the wake pipe (written by any thread through ``wake()``
+/// and by ``stop(waitingUpTo:)``, read only by the loop, which waits for it and the server's
+/// `NOTIFY` in one `poll(2)`: a condition variable cannot be waited on beside a socket); the
+/// engine and its connection belong to the loop's thread alone.
 public final class BackgroundSync: Sendable {
     /// Seconds between syncs when nothing wakes the loop (a lost `NOTIFY`, a broken LISTEN).
     public static let pollInterval = 30.0
     static let maximumBackoff = 60.0
 
-    private let stopping = Atomic<Bool>(false)
+    /// The loop's thread (``start(database:deferring:report:)``) and its stop, which ``run(database:deferring:report:)``
+    /// also obeys on the caller's thread.
+    private let worker = BackgroundWorker(name: "notesfs.sync")
     /// The wake pipe: [read end, write end], both non-blocking and close-on-exec.
     private let pipeFDs: [Int32]
-    /// Signalled when the thread ``start(database:report:)`` made has ended.
-    private let finished = DispatchSemaphore(value: 0)
 
     /// A loop that has not started.
     ///
@@ -60,12 +61,9 @@ public final class BackgroundSync: Sendable {
         database: RecordDatabase, deferring: (@Sendable () -> Set<String>)? = nil,
         report: @escaping @Sendable (Result<SyncReport, SyncError>) -> Void
     ) {
-        let thread = Thread { [self] in
-            defer { finished.signal() }
+        worker.start { [self] _ in
             _ = run(database: database, deferring: deferring, report: report)
         }
-        thread.name = "notesfs.sync"
-        thread.start()
     }
 
     /// Ends the loop (after the step it is in) and waits up to `seconds` for a thread made by
@@ -74,9 +72,9 @@ public final class BackgroundSync: Sendable {
     /// again by the next sync.
     @discardableResult
     public func stop(waitingUpTo seconds: Double) -> Bool {
-        stopping.store(true, ordering: .relaxed)
-        wake()
-        return finished.wait(timeout: .now() + seconds) == .success
+        worker.stop()
+        wake()  // ends the wait for changes
+        return worker.join(until: .now + .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }
 
     /// The loop itself, on the calling thread, until ``stop(waitingUpTo:)``; returns early only
@@ -86,7 +84,7 @@ public final class BackgroundSync: Sendable {
     ) -> SyncError? {
         var engine: SyncEngine?
         var backoff = 1.0
-        while !stopping.load(ordering: .relaxed) {
+        while !worker.isStopping {
             do throws(SyncError) {
                 if engine == nil {
                     do { engine = try SyncEngine(database: database) } catch {
@@ -115,12 +113,8 @@ public final class BackgroundSync: Sendable {
     /// Waits `seconds`, or less when stopped; local wake-ups meanwhile are dropped (the sync after
     /// the pause sees their changes anyway).
     private func pause(_ seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !stopping.load(ordering: .relaxed), case let remaining = deadline.timeIntervalSinceNow, remaining > 0 {
-            var poller = pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, 1, Int32((remaining * 1000).rounded(.up)))
-            drainWakeUps()
-        }
+        _ = worker.pause(.milliseconds(Int64((seconds * 1000).rounded(.up))))
+        drainWakeUps()
     }
 
     private func drainWakeUps() {

@@ -17,15 +17,20 @@ import Synchronization
 /// An index whose token is ahead of the journal is rebuilt; a file another process removed or
 /// replaced (`notesfs reindex`) is reopened before the next use (``TextIndex/isReplaced``).
 ///
-/// Locks: `writer` guards the connection that changes the index (one catch-up at a time in this
-/// process; SQLite's lock serialises it with other processes); `reader` guards the connection
-/// searches and query candidates read through (WAL: never blocked by the writer). Neither is held
-/// while the other is taken.
+/// Locks, in the order they may be taken: `writer` guards the connection that changes the index
+/// (one catch-up at a time in this process; SQLite's lock serialises it with other processes);
+/// `reader` guards the connection searches and query candidates read through (WAL: never blocked
+/// by the writer). A catch-up holds `writer` and takes `reader` only to close it when it discards
+/// a damaged index; nothing done holding `reader` takes `writer` (a search catches up before it
+/// reads, not while). A catch-up reads the store holding `writer` (its state lock, then its own);
+/// the store asks for query candidates (through `reader`) holding none of its locks.
 public final class NotesSearchIndex: Sendable {
     public let database: RecordDatabase
     private let writer = Mutex<TextIndex?>(nil)
     private let reader = Mutex<TextIndex?>(nil)
-    private let wake = Wakeup()
+    /// The background indexer (``startBackgroundIndexing(log:)``): woken by every commit, else
+    /// once a minute.
+    private let worker = BackgroundWorker(name: "notesfs-index", interval: .seconds(60))
     /// The last catch-up failure, for logs and `fsck` (nil after a success).
     private let lastFailure = Mutex<String?>(nil)
     private let observerID = Mutex<UInt64?>(nil)
@@ -254,16 +259,20 @@ public final class NotesSearchIndex: Sendable {
 
     // MARK: Background
 
+    /// How long the indexer waits after a catch-up before the next: a storm of commits is
+    /// caught up in one batch.
+    static let catchUpSpacing: Duration = .milliseconds(200)
+
     /// Catches up after every commit (coalesced, at most a few times a second) on a thread of its
     /// own, until ``stopBackgroundIndexing()``. Failures are logged and retried at the next commit
     /// or after a minute.
     public func startBackgroundIndexing(log: @escaping @Sendable (String) -> Void) {
-        let wake = self.wake
-        let id = database.addObserver { _ in wake.signal() }
+        let worker = self.worker
+        let id = database.addObserver { _ in worker.wake() }
         observerID.withLock { $0 = id }
-        let thread = Thread { [weak self] in
-            wake.signal()  // the first catch-up: whatever happened while nothing indexed
-            while wake.wait(timeout: 60) {
+        worker.wake()  // the first catch-up: whatever happened while nothing indexed
+        worker.start { [weak self] worker in
+            while worker.next() != nil {
                 guard let self else { return }
                 do throws(SQLiteError) {
                     try self.catchUp()
@@ -272,17 +281,18 @@ public final class NotesSearchIndex: Sendable {
                     if self.lastFailure.withLock({ $0 }) != message { log(message) }
                     self.lastFailure.withLock { $0 = message }
                 }
-                Thread.sleep(forTimeInterval: 0.2)  // coalesces a storm of commits into one batch
+                guard worker.pause(Self.catchUpSpacing) else { return }
             }
         }
-        thread.name = "notesfs-index"
-        thread.start()
     }
 
+    /// Stops the background indexer: it ends at once when it waits, else after the catch-up under
+    /// way (not waited for: a first build may take minutes, and each of its transactions leaves
+    /// the index consistent).
     public func stopBackgroundIndexing() {
         if let id = observerID.withLock({ $0 }) { database.removeObserver(id) }
         observerID.withLock { $0 = nil }
-        wake.stop()
+        worker.stop()
     }
 
     // MARK: Reading
@@ -307,39 +317,4 @@ public final class NotesSearchIndex: Sendable {
     }
 
     public var failure: String? { lastFailure.withLock { $0 } }
-}
-
-/// A flag a thread waits on (``NotesSearchIndex``'s background indexer).
-private final class Wakeup: Sendable {
-    /// (pending, stopped), guarded by the condition's lock.
-    private let state = Mutex<(pending: Bool, stopped: Bool)>((false, false))
-    private let condition = NSCondition()
-
-    func signal() {
-        condition.lock()
-        state.withLock { $0.pending = true }
-        condition.signal()
-        condition.unlock()
-    }
-
-    func stop() {
-        condition.lock()
-        state.withLock { $0.stopped = true }
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits for a signal or `timeout` seconds; false once stopped.
-    func wait(timeout: TimeInterval) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while !state.withLock({ $0.pending || $0.stopped }) {
-            if !condition.wait(until: deadline) { break }
-        }
-        return state.withLock { s in
-            s.pending = false
-            return !s.stopped
-        }
-    }
 }

@@ -49,8 +49,10 @@ extension RecordDatabase {
         notify(changes)
     }
 
-    /// Waits for a background checkpoint this process started, if one is running.
-    public func waitForCheckpoint() { checkpoints.wait() }
+    /// Waits for the background checkpoints this process started, if any is running.
+    public func waitForCheckpoint() {
+        for worker in checkpointWorkers.withLock({ $0 }) { worker.join() }
+    }
 
     /// Makes everything durable, writes the index snapshot and starts a new journal generation,
     /// all before it returns (a background checkpoint in progress is dropped). Called with the
@@ -110,14 +112,14 @@ extension RecordDatabase {
         let headerBytes = written
         state.index.entries.keepEarlierValues()
         state.checkpoint = started
-        checkpoints.enter()
-        // The thread holds the database until it is done: `close()` and `deinit` wait for it.
-        let thread = Thread { [self] in
-            defer { checkpoints.leave() }
+        // The thread holds the database until it is done: `close()` joins it, `deinit` comes after.
+        let worker = BackgroundWorker.start(name: "notesfs.checkpoint") { [self] _ in
             finishCheckpoint(started, fd: fd, headerBytes: headerBytes, names: names, partials: partials)
         }
-        thread.name = "notesfs.checkpoint"
-        thread.start()
+        checkpointWorkers.withLock { workers in
+            workers.removeAll { $0.join(until: .now) }
+            workers.append(worker)
+        }
     }
 
     /// Steps 2 and 3 of this type's description, on the checkpoint's thread; closes `fd`.

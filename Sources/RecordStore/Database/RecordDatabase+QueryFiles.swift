@@ -49,21 +49,35 @@ extension RecordDatabase {
         }
         let journalBefore = journalStateAfterCommits()
         let scan = FileScan(candidates: candidates, positions: toRead, conditions: conditions, prefilter: prefilter)
-        let matches = scanFiles(scan, query: query)
+        var (matches, unread) = scanFiles(scan, query: query)
         // A commit by another process rewrites record files in place: a file read while it was
         // being written may have failed the prefilter although neither version would. When the
         // journal moved during the scan, the files are scanned again under the shared commit lock,
         // which no commit holds while writing (rare: a commit during a scan).
-        guard let journalBefore, journalBefore != journalState() else { return matches }
-        let lock = try? Sys.open(layout.lockFile, O_RDONLY)
-        if let lock { try? Sys.lock(lock, shared: true, path: layout.lockFile) }
-        defer {
+        if let journalBefore, journalBefore != journalState() {
+            let lock = try? Sys.open(layout.lockFile, O_RDONLY)
+            if let lock { try? Sys.lock(lock, shared: true, path: layout.lockFile) }
+            (matches, unread) = scanFiles(scan, query: query)
             if let lock {
                 Sys.unlock(lock)
                 Sys.close(lock)
             }
         }
-        return scanFiles(scan, query: query)
+        // Files the batch could not read or decode: read the careful way, which logs the damage.
+        // Not under the shared commit lock: that read takes the state lock, and a commit of this
+        // process holds the state lock while it waits for the commit lock (see ``RecordDatabase``'s
+        // lock order).
+        for k in unread {
+            let position = scan.positions[k]
+            do {
+                if let found = match(scan, at: position, in: try readRecordFile(scan.candidates[position].recordID), query: query) {
+                    matches.append(found)
+                }
+            } catch {
+                log(error.description)
+            }
+        }
+        return matches
     }
 
     /// The records whose files a query scans: `candidates[positions[k]]`, whose file must meet `conditions[k]`.
@@ -74,17 +88,19 @@ extension RecordDatabase {
         var prefilter: RawFilePrefilter
     }
 
-    private func scanFiles(_ scan: FileScan, query: Query) -> [QueryMatch] {
-        let predicate = query.predicate
-        let sortKeys = query.sortDescriptors.map(\.key)
-        @Sendable func match(_ position: Int, _ full: Record) -> QueryMatch? {
-            let metadata = scan.candidates[position]
-            func value(_ key: String) -> FieldValue? {
-                metadata.isLarge(key) ? full.fields[key] : Self.value(of: key, in: metadata)
-            }
-            guard predicate.evaluate(value) else { return nil }
-            return QueryMatch(position: position, sortValues: sortKeys.map(value))
+    /// `candidates[position]` as a match of `query`, its large fields from `full`; nil when it does not match.
+    private func match(_ scan: FileScan, at position: Int, in full: Record, query: Query) -> QueryMatch? {
+        let metadata = scan.candidates[position]
+        func value(_ key: String) -> FieldValue? {
+            metadata.isLarge(key) ? full.fields[key] : Self.value(of: key, in: metadata)
         }
+        guard query.predicate.evaluate(value) else { return nil }
+        return QueryMatch(position: position, sortValues: query.sortDescriptors.map(\.key).map(value))
+    }
+
+    /// Reads the scan's files in parallel (no lock of this database taken): the matches, and the
+    /// positions in `scan.positions` of the files that could not be read or decoded, in order.
+    private func scanFiles(_ scan: FileScan, query: Query) -> (matches: [QueryMatch], unread: [Int]) {
         // Each guarded by its own lock: appended to from the batch's workers.
         let matches = Mutex<[QueryMatch]>([])
         let unread = Mutex<[Int]>([])
@@ -94,19 +110,9 @@ extension RecordDatabase {
             guard scan.prefilter.admits(bytes, scan.conditions[k]) else { return }
             let position = scan.positions[k]
             guard let full = try? record(scan.candidates[position], fromFile: bytes) else { return unread.withLock { $0.append(k) } }
-            if let found = match(position, full) { matches.withLock { $0.append(found) } }
+            if let found = match(scan, at: position, in: full, query: query) { matches.withLock { $0.append(found) } }
         }
-        var result = matches.withLock { $0 }
-        // Files the batch could not read or decode: read the careful way, which logs the damage.
-        for k in unread.withLock({ $0 }).sorted() {
-            let position = scan.positions[k]
-            do {
-                if let found = match(position, try readRecordFile(scan.candidates[position].recordID)) { result.append(found) }
-            } catch {
-                log(error.description)
-            }
-        }
-        return result
+        return (matches.withLock { $0 }, unread.withLock { $0 }.sorted())
     }
 
     /// Which journal file, how long, when last written: changes with every commit.

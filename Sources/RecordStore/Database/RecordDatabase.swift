@@ -11,6 +11,29 @@ import Synchronization
 /// up with the journal before it commits. Open it after any `fork` (for example after
 /// `fuse_daemonize`): it starts a background thread that syncs about every second and picks up
 /// other processes' commits about four times a second.
+///
+/// Locks, in the order they may be taken (never the other way round):
+/// 1. `state` (``DatabaseState``): the index, the journal, and this process's bookkeeping. Held
+///    for every read of the index (copied out, then used outside it) and for a whole commit,
+///    catch-up, checkpoint step or sync, including their file I/O.
+/// 2. The commit lock: an exclusive `flock(2)` of the lock file through `state.lockFD`, taken only
+///    with `state` held (a commit, a catch-up before a commit, a checkpoint's first and last step,
+///    a sync, an asset collection, the background rewrite of lagging files), so that processes
+///    commit one at a time. Readers that must not meet a record file half-written take it shared
+///    through a descriptor of their own (``readStoredRecordFile(_:)``, a query's second scan, the
+///    journal stamp before a scan), and take no lock of this database while they hold it: a commit
+///    of this process waits for the commit lock holding `state`.
+/// 3. Leaf locks, under which nothing else is taken: `commitHook` (read inside a commit; the hook
+///    runs there and must not call the database), `problemLog` (``log(_:)``, called anywhere),
+///    `checkpointWorkers`, `journalDamage`, `checkpointPause` (copied out; the pause runs with no
+///    lock), `candidateSource` (copied out; the source is asked with no lock held), `observers`
+///    (copied out; ``notify(_:)`` calls them after the commit, with no lock held), and each
+///    ``BackgroundWorker``'s own lock. `nextObserverID` is an atomic.
+///
+/// Threads: the background worker (`background`) takes `state` for each of its rounds; a
+/// background checkpoint (``startCheckpoint(_:)``) is started by a commit holding both locks and
+/// takes them itself only after that commit returns. `close()` stops and joins both; they hold
+/// the database while they run, so `deinit` comes after them.
 public final class RecordDatabase: Sendable {
     public let path: String
     /// Identifies this database in change tokens.
@@ -24,9 +47,11 @@ public final class RecordDatabase: Sendable {
     let nextObserverID = Atomic<UInt64>(1)
     /// A derived index that narrows substring queries (``setCandidateSource(_:)``); nil: scan.
     let candidateSource = Mutex<(any QueryCandidateSource)?>(nil)
-    let background = Atomic<Bool>(true)
-    /// Entered while a background checkpoint runs (``startCheckpoint(_:)``): `close()` waits for it.
-    let checkpoints = DispatchGroup()
+    /// The store's background thread (``startBackgroundWork()``): stopped and joined by `close()`.
+    let background = BackgroundWorker(name: "notesfs.store", interval: .milliseconds(250))
+    /// The background checkpoints this process started (``startCheckpoint(_:)``) that may still
+    /// run: `close()` joins them. A leaf lock.
+    let checkpointWorkers = Mutex<[BackgroundWorker]>([])
     /// Tests only: called by a background checkpoint after its first slice of metadata, with no
     /// lock held (so that a test can commit, or checkpoint from another instance, meanwhile).
     let checkpointPause = Mutex<(@Sendable () -> Void)?>(nil)
@@ -76,7 +101,7 @@ public final class RecordDatabase: Sendable {
             throw error
         }
         for damage in journalDamage.withLock({ $0 }) { log(damage.description) }
-        if backgroundThread { startBackgroundThread() }
+        if backgroundThread { startBackgroundWork() }
     }
 
     /// The default database location: `$XDG_DATA_HOME/notesfs`, else `~/.local/share/notesfs`.
@@ -88,7 +113,8 @@ public final class RecordDatabase: Sendable {
     }
 
     deinit {
-        background.store(false, ordering: .relaxed)
+        background.stop()
+        background.join()  // at once: its thread holds no reference while it waits
         state.withLock { state in
             try? state.journal.sync()
             for pin in state.pins.values { try? Sys.unlink(pin) }
@@ -101,7 +127,8 @@ public final class RecordDatabase: Sendable {
     /// whole (so that the record files hold every such save even if the journal is lost) and makes
     /// everything durable.
     public func close() throws(RecordStoreError) {
-        background.store(false, ordering: .relaxed)
+        background.stop()
+        background.join()
         waitForCheckpoint()
         try refreshWholeRecordFiles(limit: .max)
         try sync()
@@ -395,12 +422,13 @@ public final class RecordDatabase: Sendable {
     /// Lagging record files the background thread rewrites every 250 ms (the rest wait for the checkpoint).
     static let staleFilesPerTick = 256
 
-    private func startBackgroundThread() {
-        let thread = Thread { [weak self] in
+    /// Every 250 ms: other processes' commits, lagging record files; every second: a sync
+    /// when there is something to make durable, and the space reserve.
+    private func startBackgroundWork() {
+        background.start { [weak self] worker in
             var ticks = 0
-            while true {
-                usleep(250_000)
-                guard let database = self, database.background.load(ordering: .relaxed) else { return }
+            while worker.next() != nil {
+                guard let database = self else { return }
                 ticks += 1
                 try? database.refresh()
                 try? database.refreshWholeRecordFiles(limit: Self.staleFilesPerTick)
@@ -410,8 +438,6 @@ public final class RecordDatabase: Sendable {
                 }
             }
         }
-        thread.name = "notesfs.store"
-        thread.start()
     }
 
     func log(_ problem: String) {

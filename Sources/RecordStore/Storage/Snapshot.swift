@@ -131,27 +131,23 @@ enum Snapshot {
 
     /// One block's lines parsed on another thread (``parseLines(_:from:fileOffset:path:)``).
     private final class BackgroundParse: Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        /// Set once by the background work, before it signals `done`.
-        private let result = Mutex<[Result<[RecordMetadata], RecordStoreError>]?>(nil)
+        private let worker: BackgroundWorker
+        /// Set once by the background work, before its thread ends.
+        private let result: ConditionLock<[Result<[RecordMetadata], RecordStoreError>]?>
 
         /// Starts `work` on a thread of its own: not on a Dispatch queue, whose threads (Swift
         /// concurrency's too) may all be blocked waiting, like the caller, which would then wait forever.
         init(_ work: @escaping @Sendable () -> [Result<[RecordMetadata], RecordStoreError>]) {
-            let thread = Thread {
+            let result = ConditionLock<[Result<[RecordMetadata], RecordStoreError>]?>(nil)
+            self.result = result
+            worker = BackgroundWorker.start(name: "notesfs.snapshot-parse") { _ in
                 let parsed = work()
-                self.result.withLock { $0 = parsed }
-                self.done.signal()
+                result.withLock { $0 = parsed }
             }
-            thread.name = "notesfs.snapshot-parse"
-            thread.start()
         }
 
         /// Blocks until the work is done (any number of times).
-        func wait() {
-            done.wait()
-            done.signal()
-        }
+        func wait() { worker.join() }
 
         /// The parsed chunks, in order, once the work is done: moved out (so that the caller holds
         /// the only copy), then none.
