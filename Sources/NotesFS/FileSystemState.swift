@@ -6,9 +6,7 @@ import Notes
 /// part per concern, each with its invariants written beside it and checked after every operation
 /// in debug builds (``checkInvariants()``, called by ``NotesFileSystem/locked(_:)``).
 ///
-/// Operations reach the fields through the forwarding properties below, by their old names
-/// (`state.openFiles`, `state.listings`, …), so that the parts could be introduced without
-/// rewriting every operation.
+/// Operations name the part they change (`state.files.open`, `state.names.listings`, …).
 struct FileSystemState: ~Copyable {
     /// Names ↔ inodes: listings, the folder tree, parents, detached records and rename aliases.
     var names = NameTable()
@@ -200,98 +198,5 @@ struct PageCacheState: ~Copyable {
         for (inode, count) in storing where count <= 0 { problems.append("inode \(inode): \(count) stores in flight") }
         if queuedStoreBytes < 0 { problems.append("\(queuedStoreBytes) bytes of stores queued") }
         return problems
-    }
-}
-
-// The names operations use for the parts' fields.
-extension FileSystemState {
-    var listings: [Inode: DirectoryListing] {
-        _read { yield names.listings }
-        _modify { yield &names.listings }
-    }
-
-    var folderTree: FolderTree? {
-        _read { yield names.folderTree }
-        _modify { yield &names.folderTree }
-    }
-
-    var parentOf: [Inode: Inode] {
-        _read { yield names.parentOf }
-        _modify { yield &names.parentOf }
-    }
-
-    var detached: [Inode: [String: Inode]] {
-        _read { yield names.detached }
-        _modify { yield &names.detached }
-    }
-
-    var aliases: [Inode: Inode] {
-        _read { yield names.aliases }
-        _modify { yield &names.aliases }
-    }
-
-    var openFiles: [Inode: OpenFile] {
-        _read { yield files.open }
-        _modify { yield &files.open }
-    }
-
-    var handles: [UInt64: Inode] {
-        _read { yield files.handles }
-        _modify { yield &files.handles }
-    }
-
-    var readers: [Inode: Int] {
-        _read { yield files.readers }
-        _modify { yield &files.readers }
-    }
-
-    var readCache: [Inode: (tag: String, bytes: [UInt8])] {
-        _read { yield files.readCache }
-        _modify { yield &files.readCache }
-    }
-
-    var failedSaves: Set<Inode> {
-        _read { yield files.failedSaves }
-        _modify { yield &files.failedSaves }
-    }
-
-    var directorySnapshots: [UInt64: [DirectorySnapshotEntry]] {
-        _read { yield directories.snapshots }
-        _modify { yield &directories.snapshots }
-    }
-
-    var openDirectories: [UInt64: Inode] {
-        _read { yield directories.open }
-        _modify { yield &directories.open }
-    }
-
-    var removedDirectories: [Inode: Attributes] {
-        _read { yield directories.removed }
-        _modify { yield &directories.removed }
-    }
-
-    var scratch: [Inode: ScratchFile] {
-        _read { yield scratchFiles.files }
-        _modify { yield &scratchFiles.files }
-    }
-
-    var nextScratchInode: Inode {
-        _read { yield scratchFiles.nextInode }
-        _modify { yield &scratchFiles.nextInode }
-    }
-
-    var inodeCaches: InodeCaches {
-        _read { yield pageCache.inodeCaches }
-        _modify { yield &pageCache.inodeCaches }
-    }
-
-    var storing: [Inode: Int] {
-        _read { yield pageCache.storing }
-        _modify { yield &pageCache.storing }
-    }
-
-    var queuedStoreBytes: Int {
-        _read { yield pageCache.queuedStoreBytes }
-        _modify { yield &pageCache.queuedStoreBytes }
     }
 }

@@ -19,7 +19,7 @@ extension NotesFileSystem {
         guard offset <= ContentBuffer.maximumSize - length else { throw .fileTooLarge }
         guard !mode.contains(.keepSize) else { return }
         let open: OpenFile = try locked { (state) throws in
-            guard state.handles[handle] == inode, let open = state.openFiles[inode] else { throw Errno.badFileDescriptor }
+            guard state.files.handles[handle] == inode, let open = state.files.open[inode] else { throw Errno.badFileDescriptor }
             try refuse(inode, ifFlagged: .immutable, state)
             return open
         }
@@ -28,10 +28,10 @@ extension NotesFileSystem {
         defer { open.operationLock.unlock() }
         let end = offset + length
         let content: ContentBuffer? = try locked { (state) throws in
-            guard state.handles[handle] == inode, state.openFiles[inode] === open else { throw Errno.badFileDescriptor }
+            guard state.files.handles[handle] == inode, state.files.open[inode] === open else { throw Errno.badFileDescriptor }
             guard open.content.count < end else { return nil }
             open.markChanged()
-            if let file = state.scratch[inode] { file.modificationTime = .now }
+            if let file = state.scratchFiles.files[inode] { file.modificationTime = .now }
             return open.content
         }
         try content?.truncate(end)

@@ -47,8 +47,8 @@ extension NotesFileSystem {
     func node(_ inode: Inode, _ state: borrowing FileSystemState) throws(Errno) -> Node {
         if inode == Self.rootInode { return .root }
         if inode == Self.recoveredInode { return .recovered }
-        if let target = state.aliases[inode] { return try node(target, state) }
-        if let file = state.scratch[inode] { return .scratch(file) }
+        if let target = state.names.aliases[inode] { return try node(target, state) }
+        if let file = state.scratchFiles.files[inode] { return .scratch(file) }
         guard let metadata = database.metadata(identity: inode) else { throw .noEntry }
         switch metadata.recordType {
         case Folder.recordType: return .folder(metadata)
@@ -87,15 +87,15 @@ extension NotesFileSystem {
     }
 
     func attributes(_ inode: Inode, _ state: borrowing FileSystemState) throws(Errno) -> Attributes {
-        let inode = state.aliases[inode] ?? inode
+        let inode = state.names.aliases[inode] ?? inode
         let node: Node
         do {
             node = try self.node(inode, state)
         } catch {
             // A deleted folder still open (``FileSystemState/removedDirectories``).
-            if let removed = state.removedDirectories[inode] { return removed }
+            if let removed = state.directories.removed[inode] { return removed }
             // An unlinked file still open: its bytes live on in memory.
-            if let open = state.openFiles[inode] {
+            if let open = state.files.open[inode] {
                 return Attributes(
                     inode: inode, mode: S_IFREG | 0o644, linkCount: 0, uid: options.uid, gid: options.gid,
                     size: UInt64(clamping: open.content.count), blocks: open.content.storedBlocks, accessTime: mountTime,
@@ -119,7 +119,7 @@ extension NotesFileSystem {
             return Attributes(
                 inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,
                 size: UInt64(clamping: file.content.count), blocks: file.content.storedBlocks,
-                accessTime: state.inodeCaches[accessTime: inode] ?? file.modificationTime, modificationTime: file.modificationTime,
+                accessTime: state.pageCache.inodeCaches[accessTime: inode] ?? file.modificationTime, modificationTime: file.modificationTime,
                 changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool
@@ -130,7 +130,7 @@ extension NotesFileSystem {
             var blocks: UInt64?  // nil: every byte stored (``storedBlocks(_:)``)
             var times = self.times(inode, m, state)
             let asset = m.field(FieldName.content)?.assetValue
-            if let open = state.openFiles[inode] {
+            if let open = state.files.open[inode] {
                 size = UInt64(clamping: open.content.count)
                 // A clean buffer holds the asset's bytes: count them as the asset stores them.
                 blocks = open.dirty ? open.content.storedBlocks : asset.map(storedBlocks)
@@ -174,7 +174,7 @@ extension NotesFileSystem {
     public func forget(_ inode: Inode, lookups: UInt64) {
         if forgetVirtual(inode, lookups: lookups) { return }
         // Inodes are record identities, derived from the store: only a rename alias to free.
-        _ = state.withLock { $0.aliases.removeValue(forKey: inode) }
+        _ = state.withLock { $0.names.aliases.removeValue(forKey: inode) }
     }
 
     public func getattr(_ context: RequestContext, inode: Inode, handle: UInt64?) throws(Errno) -> AttributesReply {
@@ -205,10 +205,10 @@ extension NotesFileSystem {
                     file.modificationTime = time
                     file.modificationTimeWasSet = true
                 }
-                if let accessTime { state.inodeCaches[accessTime: inode] = accessTime }  // a new file's: saved with it
+                if let accessTime { state.pageCache.inodeCaches[accessTime: inode] = accessTime }  // a new file's: saved with it
             } else if let metadata = node.metadata {
                 var recordTime = time
-                if let time, let open = state.openFiles[inode], open.dirty {
+                if let time, let open = state.files.open[inode], open.dirty {
                     open.pendingModificationTime = time  // saved with the bytes, which would move it again
                     recordTime = nil
                 }
@@ -227,11 +227,11 @@ extension NotesFileSystem {
                     }
                     Self.stampChange(&record, inode: inode, &state)
                     if let accessTime {
-                        state.inodeCaches[accessTime: inode] = nil
+                        state.pageCache.inodeCaches[accessTime: inode] = nil
                         record[MountFields.accessNanoseconds] = Self.nanoseconds(accessTime).map { .int64($0) }
                     }
                     let saved = try saveOne(record)
-                    state.openFiles[inode]?.baseTag = saved.recordChangeTag
+                    state.files.open[inode]?.baseTag = saved.recordChangeTag
                     if options.synchronous { try database.sync() }
                 }
             }
@@ -250,20 +250,20 @@ extension NotesFileSystem {
         open.operationLock.lock()
         defer { open.operationLock.unlock() }
         let content: ContentBuffer = try locked { (state) throws in
-            guard state.openFiles[inode] === open else { return try openFile(inode, &state).content }
+            guard state.files.open[inode] === open else { return try openFile(inode, &state).content }
             open.markChanged()
             // truncate, ftruncate and O_TRUNC (a setattr of the size after open) move mtime and ctime.
-            if let file = state.scratch[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
+            if let file = state.scratchFiles.files[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
             return open.content
         }
         try content.truncate(Int64(size))
-        let unheld = try locked { state in state.openFiles[inode] === open && open.handles == 0 }
+        let unheld = try locked { state in state.files.open[inode] === open && open.handles == 0 }
         guard unheld else { return }
         try saveHoldingOperationLock(inode, open)
         // No writer holds it (truncate by path): drop the buffer so that reads and later opens
         // see the store.
         try locked { state in
-            if state.openFiles[inode] === open, open.handles == 0, !open.dirty { state.openFiles[inode] = nil }
+            if state.files.open[inode] === open, open.handles == 0, !open.dirty { state.files.open[inode] = nil }
         }
     }
 

@@ -14,8 +14,8 @@ extension NotesFileSystem {
     /// Saves `open` (the buffer of `inode`, under the state lock) as a conflict copy and drops it;
     /// false, keeping the buffer, when there is no record to place it beside or the save fails.
     func saveAsConflictCopy(_ inode: Inode, _ open: OpenFile, _ state: inout FileSystemState) -> Bool {
-        guard state.openFiles[inode] === open, open.dirty, !open.orphaned, state.scratch[inode] == nil,
-            let metadata = database.metadata(identity: state.aliases[inode] ?? inode)
+        guard state.files.open[inode] === open, open.dirty, !open.orphaned, state.scratchFiles.files[inode] == nil,
+            let metadata = database.metadata(identity: state.names.aliases[inode] ?? inode)
         else { return false }
         let isNote = metadata.recordType == Note.recordType
         let key = isNote ? FieldName.title : FieldName.name
@@ -35,9 +35,9 @@ extension NotesFileSystem {
             Log.error("\(metadata.recordID): could not keep the refused bytes as a conflict copy (\(error)); they stay in memory")
             return false
         }
-        state.openFiles[inode] = nil
-        state.inodeCaches[cachedTag: inode] = nil
-        state.readCache[inode] = nil
+        state.files.open[inode] = nil
+        state.pageCache.inodeCaches[cachedTag: inode] = nil
+        state.files.readCache[inode] = nil
         // The kernel holds the refused bytes' size and maybe pages.
         notifyKernel([.inode(inode)])
         return true

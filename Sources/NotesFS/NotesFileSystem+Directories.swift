@@ -32,7 +32,7 @@ extension NotesFileSystem {
                 guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
                 try refuseRemoval(of: inode, from: parent, state)
                 let contents = try listing(inode, &state)
-                guard contents.names.isEmpty, state.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
+                guard contents.names.isEmpty, state.names.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }
                 // Empty at commit time too: a note another process moved in since is not deleted with it.
                 try database.modify(
                     saving: try touchedFolders([parent], &state), deleting: [metadata.recordID],
@@ -50,7 +50,7 @@ extension NotesFileSystem {
             if !options.noDirectoryAccessTime, case .folder(let metadata) = try node(inode, state), noteRead(inode, metadata, &state) {
                 notifyKernel([.attributes(inode)])
             }
-            let parent = inode == Self.rootInode ? inode : (state.parentOf[inode] ?? Self.rootInode)
+            let parent = inode == Self.rootInode ? inode : (state.names.parentOf[inode] ?? Self.rootInode)
             var entries = [
                 DirectorySnapshotEntry(name: ".", inode: inode, mode: S_IFDIR),
                 DirectorySnapshotEntry(name: "..", inode: parent, mode: S_IFDIR),
@@ -60,8 +60,8 @@ extension NotesFileSystem {
                     DirectorySnapshotEntry(name: name, inode: listing.inode(named: name) ?? child, mode: listing.fileType(of: child)))
             }
             let handle = state.newHandle()
-            state.directorySnapshots[handle] = entries
-            if case .folder? = try? node(inode, state) { state.openDirectories[handle] = inode }
+            state.directories.snapshots[handle] = entries
+            if case .folder? = try? node(inode, state) { state.directories.open[handle] = inode }
             return Opened(handle: handle)
         }
     }
@@ -102,7 +102,7 @@ extension NotesFileSystem {
         }
         if virtual { return }
         try locked { (state) throws in
-            guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
+            guard let entries = state.directories.snapshots[handle] else { throw Errno.badFileDescriptor }
             // Offsets are indices into the snapshot; skipped entries still count. The directory
             // itself may be gone: then only `.` and `..` are left.
             let current = try? listing(inode, &state)
@@ -124,7 +124,7 @@ extension NotesFileSystem {
         }
         if virtual { return }
         try locked { (state) throws in
-            guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
+            guard let entries = state.directories.snapshots[handle] else { throw Errno.badFileDescriptor }
             let current = try? listing(inode, &state)
             var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {
@@ -138,9 +138,9 @@ extension NotesFileSystem {
 
     public func releasedir(_ context: RequestContext, inode: Inode, handle: UInt64) throws(Errno) {
         state.withLock { state in
-            state.directorySnapshots[handle] = nil
-            guard let folder = state.openDirectories.removeValue(forKey: handle) else { return }
-            if !state.openDirectories.values.contains(folder) { state.removedDirectories[folder] = nil }
+            state.directories.snapshots[handle] = nil
+            guard let folder = state.directories.open.removeValue(forKey: handle) else { return }
+            if !state.directories.open.values.contains(folder) { state.directories.removed[folder] = nil }
         }
     }
 }

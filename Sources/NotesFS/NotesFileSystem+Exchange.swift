@@ -30,7 +30,7 @@ extension NotesFileSystem {
         let saved = try database.modify(saving: [firstRecord, secondRecord] + (try touchedFolders([parent, newParent], &state)))
         // Open (maybe dirty) buffers save on top of the exchanged records, not their old tags.
         for record in saved.savedRecords {
-            if let identity = record.identity { state.openFiles[identity]?.baseTag = record.recordChangeTag }
+            if let identity = record.identity { state.files.open[identity]?.baseTag = record.recordChangeTag }
         }
     }
 

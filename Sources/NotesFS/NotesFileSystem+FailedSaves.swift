@@ -13,14 +13,14 @@ extension NotesFileSystem {
     /// copy, when the record changed elsewhere meanwhile) is dropped.
     func retryFailedSaves() {
         let pending: [(Inode, OpenFile)] = state.withLock { state in
-            state.failedSaves = state.failedSaves.filter { state.openFiles[$0]?.dirty == true }
+            state.files.failedSaves = state.files.failedSaves.filter { state.files.open[$0]?.dirty == true }
             // A file open again is left to its writer's close.
-            return state.failedSaves.compactMap { inode in state.openFiles[inode].flatMap { $0.handles <= 0 ? (inode, $0) : nil } }
+            return state.files.failedSaves.compactMap { inode in state.files.open[inode].flatMap { $0.handles <= 0 ? (inode, $0) : nil } }
         }
         for (inode, open) in pending {
             guard (try? saveAndDrop(inode, open)) != nil else { continue }  // tried again next time
             Log.info("inode \(inode): saved after an earlier failure")
-            try? locked { state in _ = state.failedSaves.remove(inode) }
+            try? locked { state in _ = state.files.failedSaves.remove(inode) }
         }
     }
 }

@@ -8,7 +8,7 @@ extension NotesFileSystem {
     /// The open buffer of `inode`, loading it from the store on first use (under the state lock:
     /// for paths that already hold it; handlers use ``openFileLoading(_:)``).
     func openFile(_ inode: Inode, _ state: inout FileSystemState) throws -> OpenFile {
-        if let open = state.openFiles[inode] { return open }
+        if let open = state.files.open[inode] { return open }
         let node = try self.node(inode, state)
         let open: OpenFile
         switch node {
@@ -18,7 +18,7 @@ extension NotesFileSystem {
         case .note(let m), .attachment(let m):
             open = OpenFile(content: try loadContent(node), baseTag: m.recordChangeTag)
         }
-        state.openFiles[inode] = open
+        state.files.open[inode] = open
         return open
     }
 
@@ -35,7 +35,7 @@ extension NotesFileSystem {
     func openFileLoading(_ inode: Inode) throws(Errno) -> OpenFile {
         for _ in 0..<8 {
             let step: LoadStep = try lockedOutsideStore(inode) { (state) throws in
-                if let open = state.openFiles[inode] { return .open(open) }
+                if let open = state.files.open[inode] { return .open(open) }
                 let node = try self.node(inode, state)
                 if case .scratch = node { return .open(try openFile(inode, &state)) }
                 return .load(node, tag: node.metadata?.recordChangeTag)
@@ -47,10 +47,10 @@ extension NotesFileSystem {
             let content: ContentBuffer
             do { content = try loadContent(node) } catch { throw ErrnoMapping.errno(for: error) }
             let installed: OpenFile? = try lockedOutsideStore(inode) { (state) throws in
-                if let open = state.openFiles[inode] { return open }
+                if let open = state.files.open[inode] { return open }
                 guard try self.node(inode, state).metadata?.recordChangeTag == tag else { return nil }
                 let open = OpenFile(content: content, baseTag: tag)
-                state.openFiles[inode] = open
+                state.files.open[inode] = open
                 return open
             }
             if let installed { return installed }
@@ -78,7 +78,7 @@ extension NotesFileSystem {
     /// - Throws: `ESTALE` when the record changed elsewhere, `EIO`/`ENOSPC` when the store cannot
     ///   write. The bytes stay in the buffer on failure.
     func saveFile(_ inode: Inode) throws(Errno) {
-        guard let open = try locked({ state in state.openFiles[inode] }) else { return }
+        guard let open = try locked({ state in state.files.open[inode] }) else { return }
         open.operationLock.lock()
         defer { open.operationLock.unlock() }
         try saveHoldingOperationLock(inode, open)
@@ -87,16 +87,16 @@ extension NotesFileSystem {
     /// ``saveFile(_:)`` for a caller that holds `open.operationLock`.
     func saveHoldingOperationLock(_ inode: Inode, _ open: OpenFile) throws(Errno) {
         let plan: SavePlan? = try locked { (state) throws in
-            guard state.openFiles[inode] === open, open.dirty else { return nil }
-            if let file = state.scratch[inode], file.isPendingRecord, !file.isUnnamed, !open.orphaned {
+            guard state.files.open[inode] === open, open.dirty else { return nil }
+            if let file = state.scratchFiles.files[inode], file.isPendingRecord, !file.isUnnamed, !open.orphaned {
                 let type = EntryNames.isNoteFileName(file.name) ? Note.recordType : Attachment.recordType
                 return SavePlan(target: .pending(file), recordType: type, content: open.content, generation: open.generation)
             }
-            if state.scratch[inode] != nil || open.orphaned {
+            if state.scratchFiles.files[inode] != nil || open.orphaned {
                 open.dirty = false
                 return nil
             }
-            guard let metadata = database.metadata(identity: state.aliases[inode] ?? inode) else {
+            guard let metadata = database.metadata(identity: state.names.aliases[inode] ?? inode) else {
                 open.orphaned = true
                 open.dirty = false
                 return nil
@@ -118,17 +118,17 @@ extension NotesFileSystem {
         try locked { (state) throws in
             // The inode may have been renamed, retyped or replaced meanwhile: then save as before,
             // under the lock.
-            guard state.openFiles[inode] === open, open.content === plan.content, open.dirty else { return }
+            guard state.files.open[inode] === open, open.content === plan.content, open.dirty else { return }
             switch plan.target {
             case .pending(let file):
                 let type = EntryNames.isNoteFileName(file.name) ? Note.recordType : Attachment.recordType
-                guard state.scratch[inode] === file, file.isPendingRecord, !open.orphaned, type == plan.recordType else {
+                guard state.scratchFiles.files[inode] === file, file.isPendingRecord, !open.orphaned, type == plan.recordType else {
                     try save(inode, &state)
                     return
                 }
                 try savePending(file, &state, bytes: bytes, generation: plan.generation)
             case .record(let identity):
-                guard let metadata = database.metadata(identity: state.aliases[inode] ?? inode), metadata.identity == identity,
+                guard let metadata = database.metadata(identity: state.names.aliases[inode] ?? inode), metadata.identity == identity,
                     metadata.recordType == plan.recordType
                 else {
                     try save(inode, &state)
@@ -144,16 +144,16 @@ extension NotesFileSystem {
     /// - Throws: `ESTALE` when the note changed elsewhere, `EIO`/`ENOSPC` when the store cannot
     ///   write. The bytes stay in the buffer on failure.
     func save(_ inode: Inode, _ state: inout FileSystemState) throws {
-        guard let open = state.openFiles[inode], open.dirty else { return }
-        if let file = state.scratch[inode], file.isPendingRecord, !file.isUnnamed, !open.orphaned {
+        guard let open = state.files.open[inode], open.dirty else { return }
+        if let file = state.scratchFiles.files[inode], file.isPendingRecord, !file.isUnnamed, !open.orphaned {
             try savePending(file, &state)
             return
         }
-        if state.scratch[inode] != nil || open.orphaned {
+        if state.scratchFiles.files[inode] != nil || open.orphaned {
             open.dirty = false
             return
         }
-        guard let metadata = database.metadata(identity: state.aliases[inode] ?? inode) else {
+        guard let metadata = database.metadata(identity: state.names.aliases[inode] ?? inode) else {
             open.orphaned = true
             open.dirty = false
             return
@@ -184,7 +184,7 @@ extension NotesFileSystem {
         open.baseTag = saved.recordChangeTag
         if open.generation == generation { open.dirty = false }
         open.pendingModificationTime = nil
-        state.inodeCaches[cachedTag: inode] = saved.recordChangeTag
+        state.pageCache.inodeCaches[cachedTag: inode] = saved.recordChangeTag
         if options.synchronous { try database.sync() }
     }
 
@@ -193,14 +193,14 @@ extension NotesFileSystem {
     func savePending(_ file: ScratchFile, _ state: inout FileSystemState, bytes: StoredBytes? = nil, generation: UInt64? = nil) throws {
         let saved = try createRecord(
             named: file.name, folder: try folderReference(file.parent, state), from: file, bytes: bytes,
-            accessTime: state.inodeCaches.removeAccessTime(file.inode), touching: try touchedFolders([file.parent], &state))
-        state.scratch[file.inode] = nil
-        if let open = state.openFiles[file.inode] {
+            accessTime: state.pageCache.inodeCaches.removeAccessTime(file.inode), touching: try touchedFolders([file.parent], &state))
+        state.scratchFiles.files[file.inode] = nil
+        if let open = state.files.open[file.inode] {
             open.baseTag = saved.recordChangeTag
             if generation == nil || open.generation == generation { open.dirty = false }
             open.pendingModificationTime = nil
         }
-        state.inodeCaches[cachedTag: file.inode] = saved.recordChangeTag
+        state.pageCache.inodeCaches[cachedTag: file.inode] = saved.recordChangeTag
         if options.synchronous { try database.sync() }
     }
 
@@ -252,7 +252,7 @@ extension NotesFileSystem {
         state.withLock { state in
             applyPendingChanges(&state)
             var failures = 0
-            for (inode, open) in state.openFiles where open.dirty {
+            for (inode, open) in state.files.open where open.dirty {
                 do { try save(inode, &state) } catch {
                     if (error as? Errno) == .stale, saveAsConflictCopy(inode, open, &state) { continue }
                     failures += 1
@@ -281,26 +281,26 @@ extension NotesFileSystem {
         let (permissions, inherited) = newEntryAccess(mode, in: parent, directory: false, context, state)
         if ScratchNames.isScratch(name) {
             let file = ScratchFile(
-                inode: state.nextScratchInode, parent: parent, name: name,
+                inode: state.scratchFiles.nextInode, parent: parent, name: name,
                 content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), mode: permissions,
                 uid: context.uid, gid: context.gid)
             file.extendedAttributes = inherited  // a save renamed over a note carries it
-            state.nextScratchInode += 1
-            state.scratch[file.inode] = file
-            state.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it
+            state.scratchFiles.nextInode += 1
+            state.scratchFiles.files[file.inode] = file
+            state.names.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it
             return file.inode
         }
-        if let inode = state.detached[parent]?[name], let metadata = database.metadata(identity: inode) {
+        if let inode = state.names.detached[parent]?[name], let metadata = database.metadata(identity: inode) {
             // vim/emacs: the note renamed to a backup name comes back under its name, emptied.
             try reattach(inode, in: parent, name: name, &state)
             // Emptied: a new buffer (the old bytes are not read), or the open one truncated.
             let open: OpenFile
-            if let existing = state.openFiles[inode] {
+            if let existing = state.files.open[inode] {
                 open = existing
                 try open.content.truncate(0)
             } else {
                 open = OpenFile(content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), baseTag: nil)
-                state.openFiles[inode] = open
+                state.files.open[inode] = open
             }
             open.baseTag = metadata.recordChangeTag
             open.markChanged()
@@ -313,22 +313,22 @@ extension NotesFileSystem {
             uid: context.uid, gid: context.gid)
         file.extendedAttributes = inherited
         file.isPendingRecord = true
-        state.scratch[file.inode] = file
-        state.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it
+        state.scratchFiles.files[file.inode] = file
+        state.names.listings[parent]?.upsert(file.inode, scratchMember(file))  // listing(parent) above built it
         let open = OpenFile(content: file.content, baseTag: nil)
         open.markChanged()
-        state.openFiles[file.inode] = open
+        state.files.open[file.inode] = open
         return file.inode
     }
 
     /// Brings back a record hidden by a rename to a scratch name.
     func reattach(_ inode: Inode, in parent: Inode, name: String, _ state: inout FileSystemState) throws {
-        state.detached[parent]?[name] = nil
-        for file in state.scratch.values where file.detachedRecord?.inode == inode { file.detachedRecord = nil }
+        state.names.detached[parent]?[name] = nil
+        for file in state.scratchFiles.files.values where file.detachedRecord?.inode == inode { file.detachedRecord = nil }
         if let metadata = database.metadata(identity: inode), let member = member(for: metadata) {
             _ = try listing(parent, &state)
-            state.listings[parent]?.upsert(inode, member)
-            state.parentOf[inode] = parent
+            state.names.listings[parent]?.upsert(inode, member)
+            state.names.parentOf[inode] = parent
         }
     }
 
@@ -342,8 +342,8 @@ extension NotesFileSystem {
             let open = try openFile(inode, &state)
             open.handles += 1
             let handle = state.newHandle()
-            state.handles[handle] = inode
-            state.inodeCaches[cachedTag: inode] = open.baseTag
+            state.files.handles[handle] = inode
+            state.pageCache.inodeCaches[cachedTag: inode] = open.baseTag
             return (try entry(inode, state), Opened(handle: handle))
         }
     }
@@ -358,7 +358,7 @@ extension NotesFileSystem {
         return try locked { (state) throws in
             let inode = try createFile(context, parent: parent, name: string, mode: mode, &state)
             try save(inode, &state)
-            if let open = state.openFiles[inode], open.handles == 0, !open.dirty { state.openFiles[inode] = nil }
+            if let open = state.files.open[inode], open.handles == 0, !open.dirty { state.files.open[inode] = nil }
             return try entry(inode, state)
         }
     }
@@ -381,18 +381,18 @@ extension NotesFileSystem {
             let node = try self.node(inode, state)
             if case .folder = node { throw Errno.isDirectory }
             let handle = state.newHandle()
-            state.handles[handle] = inode
+            state.files.handles[handle] = inode
             if writable {
-                if flags & O_TRUNC != 0, state.openFiles[inode] == nil, let metadata = node.metadata {
+                if flags & O_TRUNC != 0, state.files.open[inode] == nil, let metadata = node.metadata {
                     // The old bytes are about to go: do not read them.
                     let open = OpenFile(
                         content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), baseTag: metadata.recordChangeTag)
                     open.markChanged()
-                    state.openFiles[inode] = open
+                    state.files.open[inode] = open
                 }
                 try openFile(inode, &state).handles += 1
             } else {
-                state.readers[inode, default: 0] += 1
+                state.files.readers[inode, default: 0] += 1
             }
             // A read served from the kernel's pages never reaches the daemon: when a read would
             // move the atime, the pages are not kept, so that the read reaches the daemon (which
@@ -406,7 +406,7 @@ extension NotesFileSystem {
             case .note(let m) where flags & O_ACCMODE != O_WRONLY, .attachment(let m) where flags & O_ACCMODE != O_WRONLY:
                 movesAccessTime = readMovesAccessTime(inode, m, state)
                 let storedSize = m.field(FieldName.content)?.assetValue?.size ?? Int64(m.byteCount(of: FieldName.text) ?? 0)
-                let isEmpty = state.openFiles[inode].map { $0.content.count == 0 } ?? (storedSize == 0)
+                let isEmpty = state.files.open[inode].map { $0.content.count == 0 } ?? (storedSize == 0)
                 if movesAccessTime, isEmpty {
                     noteRead(inode, m, &state)
                     notifyKernel([.attributes(inode)])
@@ -416,9 +416,9 @@ extension NotesFileSystem {
             // Keep the kernel's pages while the record is unchanged since they were cached, or
             // stored just now.
             let tag = node.metadata?.recordChangeTag
-            let cached = tag != nil && state.inodeCaches[cachedTag: inode] == tag && state.openFiles[inode]?.dirty != true
+            let cached = tag != nil && state.pageCache.inodeCaches[cachedTag: inode] == tag && state.files.open[inode]?.dirty != true
             let keep = !movesAccessTime && (cached || stored.map { $0 == tag && isStorable(inode, tag: $0, state) } == true)
-            state.inodeCaches[cachedTag: inode] = tag
+            state.pageCache.inodeCaches[cachedTag: inode] = tag
             // A read-only open has nothing to save at close: no flush round trip.
             var opened = Opened(handle: handle, keepCache: keep)
             opened.noFlush = !writable
@@ -443,7 +443,7 @@ extension NotesFileSystem {
         guard offset >= 0, size >= 0 else { throw .invalidArgument }
         if let bytes = try readVirtualFile(inode, handle: handle, offset: offset, size: size) { return bytes }
         let source: ReadSource = try locked { (state) throws in
-            if let open = state.openFiles[inode] {
+            if let open = state.files.open[inode] {
                 // An unlinked file still open has no node: its buffer is all there is.
                 switch try? node(inode, state) {
                 case .note(let m), .attachment(let m): noteRead(inode, m, &state)
@@ -460,7 +460,7 @@ extension NotesFileSystem {
                 noteRead(inode, m, &state)
                 if let asset = m.field(FieldName.content)?.assetValue { return .asset(path: database.assetPath(asset), size: asset.size) }
                 if case .attachment = node { return .bytes([]) }
-                if let cached = state.readCache[inode], cached.tag == m.recordChangeTag {
+                if let cached = state.files.readCache[inode], cached.tag == m.recordChangeTag {
                     return .bytes(Self.slice(cached.bytes, offset: offset, size: size))
                 }
                 return .text(m.recordID)
@@ -480,13 +480,13 @@ extension NotesFileSystem {
             if let tag = record.recordChangeTag, bytes.count <= Note.maxInlineTextBytes {
                 // Kept while a reader has the file open, so that reading it in chunks reads the record once.
                 try locked { state in
-                    guard state.readers[inode] != nil else { return }
-                    var total = state.readCache.values.reduce(0) { $0 + $1.bytes.count }
-                    while total + bytes.count > Self.readCacheLimit, let victim = state.readCache.first {
+                    guard state.files.readers[inode] != nil else { return }
+                    var total = state.files.readCache.values.reduce(0) { $0 + $1.bytes.count }
+                    while total + bytes.count > Self.readCacheLimit, let victim = state.files.readCache.first {
                         total -= victim.value.bytes.count
-                        state.readCache[victim.key] = nil
+                        state.files.readCache[victim.key] = nil
                     }
-                    state.readCache[inode] = (tag, bytes)
+                    state.files.readCache[inode] = (tag, bytes)
                 }
             }
             return Self.slice(bytes, offset: offset, size: size)
@@ -520,7 +520,7 @@ extension NotesFileSystem {
         guard offset >= 0 else { throw .invalidArgument }
         guard offset <= ContentBuffer.maximumSize - Int64(data.count) else { throw .fileTooLarge }
         let open: OpenFile = try locked { (state) throws in
-            guard state.handles[handle] == inode, let open = state.openFiles[inode] else { throw Errno.badFileDescriptor }
+            guard state.files.handles[handle] == inode, let open = state.files.open[inode] else { throw Errno.badFileDescriptor }
             try refuse(inode, ifFlagged: .immutable, state)  // a descriptor opened before `chattr +i`
             // Append-only: nothing before the end (a descriptor whose O_APPEND was cleared by fcntl).
             if offset < Int64(open.content.count), inodeFlags(inode, state).contains(.appendOnly) { throw Errno.permissionDenied }
@@ -530,10 +530,10 @@ extension NotesFileSystem {
         open.operationLock.lock()
         defer { open.operationLock.unlock() }
         let content: ContentBuffer = try locked { (state) throws in
-            guard state.handles[handle] == inode, state.openFiles[inode] === open else { throw Errno.badFileDescriptor }
+            guard state.files.handles[handle] == inode, state.files.open[inode] === open else { throw Errno.badFileDescriptor }
             open.markChanged()
             // A write moves mtime (saved with the bytes; ctime with it).
-            if let file = state.scratch[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
+            if let file = state.scratchFiles.files[inode] { file.modificationTime = .now } else { open.pendingModificationTime = .now }
             return open.content
         }
         let position = flags & O_APPEND != 0 ? content.count : offset
@@ -546,7 +546,7 @@ extension NotesFileSystem {
     }
 
     public func fsync(_ context: RequestContext, inode: Inode, handle: UInt64, dataOnly: Bool) throws(Errno) {
-        let (open, generation) = try locked { state in (state.openFiles[inode], state.openFiles[inode]?.generation) }
+        let (open, generation) = try locked { state in (state.files.open[inode], state.files.open[inode]?.generation) }
         try saveFile(inode)
         do { try database.sync() } catch { throw ErrnoMapping.errno(for: error) }
         // What was saved is final (the writer asked for it), unless a write came in meanwhile.
@@ -567,8 +567,8 @@ extension NotesFileSystem {
     public func recordsBeingWritten() -> Set<String> {
         state.withLock { state in
             var names = Set<String>()
-            for (inode, open) in state.openFiles where open.handles > 0 && open.changedSinceFsync && !open.orphaned {
-                if let metadata = database.metadata(identity: state.aliases[inode] ?? inode) { names.insert(metadata.recordID.recordName) }
+            for (inode, open) in state.files.open where open.handles > 0 && open.changedSinceFsync && !open.orphaned {
+                if let metadata = database.metadata(identity: state.names.aliases[inode] ?? inode) { names.insert(metadata.recordID.recordName) }
             }
             return names
         }
@@ -579,41 +579,41 @@ extension NotesFileSystem {
         var writerClosed = false
         defer { if writerClosed { for handler in writerClosedHandlers.withLock({ $0 }) { handler() } } }
         let unsaved: OpenFile? = try locked { (state) throws in
-            state.handles[handle] = nil
-            if flags & O_ACCMODE == O_RDONLY, let open = state.openFiles[inode], open.orphaned, open.handles <= 0,
-                !state.handles.values.contains(inode)
+            state.files.handles[handle] = nil
+            if flags & O_ACCMODE == O_RDONLY, let open = state.files.open[inode], open.orphaned, open.handles <= 0,
+                !state.files.handles.values.contains(inode)
             {
-                state.openFiles[inode] = nil  // the last reader of an unlinked file
+                state.files.open[inode] = nil  // the last reader of an unlinked file
             }
             if flags & O_ACCMODE == O_RDONLY {
-                let remaining = (state.readers[inode] ?? 1) - 1
+                let remaining = (state.files.readers[inode] ?? 1) - 1
                 if remaining <= 0 {
-                    state.readers[inode] = nil
-                    state.readCache[inode] = nil
+                    state.files.readers[inode] = nil
+                    state.files.readCache[inode] = nil
                 } else {
-                    state.readers[inode] = remaining
+                    state.files.readers[inode] = remaining
                 }
             }
-            guard flags & O_ACCMODE != O_RDONLY, let open = state.openFiles[inode] else { return nil }
+            guard flags & O_ACCMODE != O_RDONLY, let open = state.files.open[inode] else { return nil }
             open.handles -= 1
             guard open.handles <= 0 else { return nil }
             writerClosed = open.changedSinceFsync
             open.changedSinceFsync = false
-            if let file = state.scratch[inode], file.isUnnamed, !state.handles.values.contains(inode) {
+            if let file = state.scratchFiles.files[inode], file.isUnnamed, !state.files.handles.values.contains(inode) {
                 // An O_TMPFILE file closed without a name: gone.
-                state.scratch[inode] = nil
-                state.openFiles[inode] = nil
+                state.scratchFiles.files[inode] = nil
+                state.files.open[inode] = nil
                 return nil
             }
             if open.dirty && !open.orphaned { return open }
-            state.openFiles[inode] = nil
+            state.files.open[inode] = nil
             queueStore(inode, open, &state)
             return nil
         }
         guard let open = unsaved else { return }
         do { try saveAndDrop(inode, open) } catch {
             Log.error("inode \(inode): save failed at close (\(error)); the bytes stay in memory and the save is tried again")
-            try locked { state in _ = state.failedSaves.insert(inode) }
+            try locked { state in _ = state.files.failedSaves.insert(inode) }
         }
     }
 
@@ -632,8 +632,8 @@ extension NotesFileSystem {
     /// After `open` (the buffer of `inode`) was saved with no handle left: drops it, unless a new
     /// handle opened it meanwhile, and queues its page-cache store.
     func dropSavedBuffer(_ inode: Inode, _ open: OpenFile, _ state: inout FileSystemState) {
-        guard state.openFiles[inode] === open, open.handles <= 0, !open.dirty else { return }
-        state.openFiles[inode] = nil
+        guard state.files.open[inode] === open, open.handles <= 0, !open.dirty else { return }
+        state.files.open[inode] = nil
         queueStore(inode, open, &state)
     }
 
@@ -642,8 +642,8 @@ extension NotesFileSystem {
         try refuseVirtualChange(in: parent, name: name)
         // A file still open keeps its bytes after the unlink: load them now, outside the state lock.
         let openElsewhere: Inode? = try locked { state in
-            guard let inode = try? child(parent, string, &state), state.openFiles[inode] == nil,
-                state.handles.values.contains(inode)
+            guard let inode = try? child(parent, string, &state), state.files.open[inode] == nil,
+                state.files.handles.values.contains(inode)
             else { return nil }
             return inode
         }
@@ -671,7 +671,7 @@ extension NotesFileSystem {
                     let folders = try touchedFolders([parent], &state)
                     if try promoteLink(of: m, touching: folders, &state) { return }
                     // Open descriptors keep reading (and writing) the bytes until the last close.
-                    if state.handles.values.contains(inode) { _ = try openFile(inode, &state) }
+                    if state.files.handles.values.contains(inode) { _ = try openFile(inode, &state) }
                     try database.modify(saving: folders, deleting: [m.recordID], deleteConditions: Self.unchanged(m))
                 }
             }
@@ -682,11 +682,11 @@ extension NotesFileSystem {
     func removeScratch(_ file: ScratchFile, _ state: inout FileSystemState) throws {
         if let hidden = file.detachedRecord {
             if let metadata = database.metadata(identity: hidden.inode) { try database.modify(deleting: [metadata.recordID]) }
-            state.detached[file.parent]?[hidden.name] = nil
+            state.names.detached[file.parent]?[hidden.name] = nil
         }
-        state.scratch[file.inode] = nil
-        state.listings[file.parent]?.remove(file.inode)
-        state.openFiles[file.inode]?.orphaned = true
-        state.inodeCaches[accessTime: file.inode] = nil
+        state.scratchFiles.files[file.inode] = nil
+        state.names.listings[file.parent]?.remove(file.inode)
+        state.files.open[file.inode]?.orphaned = true
+        state.pageCache.inodeCaches[accessTime: file.inode] = nil
     }
 }

@@ -39,7 +39,7 @@ extension NotesFileSystem {
             var record = changeOnly(metadata, &state)
             record[MountFields.inodeFlags] = flags.isEmpty ? nil : .int64(Int64(flags.rawValue))
             let saved = try saveOne(record)
-            state.openFiles[metadata.identity]?.baseTag = saved.recordChangeTag
+            state.files.open[metadata.identity]?.baseTag = saved.recordChangeTag
             if options.synchronous { try database.sync() }
         }
     }

@@ -94,13 +94,13 @@ extension NotesFileSystem {
             if try listing(parent, &state).names[string] != nil { throw Errno.exists }
             if ScratchNames.isScratch(string) {
                 let file = ScratchFile(
-                    inode: state.nextScratchInode, parent: parent, name: string,
+                    inode: state.scratchFiles.nextInode, parent: parent, name: string,
                     content: ContentBuffer(spillDirectory: database.temporaryDirectoryPath), mode: 0o777, uid: context.uid,
                     gid: context.gid)
                 file.symlinkTarget = target
-                state.nextScratchInode += 1
-                state.scratch[file.inode] = file
-                state.listings[parent]?.upsert(file.inode, scratchMember(file))
+                state.scratchFiles.nextInode += 1
+                state.scratchFiles.files[file.inode] = file
+                state.names.listings[parent]?.upsert(file.inode, scratchMember(file))
                 return try entry(file.inode, state)
             }
             var record = Symlink(name: EntryNames.name(fromFileName: string), target: target, folder: folder).record
@@ -171,10 +171,10 @@ extension NotesFileSystem {
             let freed = try release(existing, &state)
             if !freed.isEmpty { try database.modify(saving: freed.saving, deleting: freed.deleting) }
             if ScratchNames.isScratch(target) {
-                state.listings[file.parent]?.remove(file.inode)
+                state.names.listings[file.parent]?.remove(file.inode)
                 file.parent = newParent
                 file.name = target
-                state.listings[newParent]?.upsert(file.inode, scratchMember(file))
+                state.names.listings[newParent]?.upsert(file.inode, scratchMember(file))
                 return true
             }
             var record = Symlink(name: EntryNames.name(fromFileName: target), target: file.symlinkTarget ?? [], folder: folder).record
@@ -183,7 +183,7 @@ extension NotesFileSystem {
             let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
             try removeScratch(file, &state)
             let newInode = try Self.inode(of: saved)
-            state.aliases[inode] = newInode
+            state.names.aliases[inode] = newInode
             notifyKernel([.entry(parent: newParent, name: target), .inode(newInode)])
             return true
         default:
@@ -317,7 +317,7 @@ extension NotesFileSystem {
             let link = Link(name: EntryNames.name(fromFileName: string), target: target.recordID, folder: folder).record
             let saved = try database.modify(saving: [link, file] + (try touchedFolders([newParent], &state)), deleting: []).savedRecords
             if let tag = saved.first(where: { $0.recordID == target.recordID })?.recordChangeTag {
-                state.openFiles[inode]?.baseTag = tag  // an open (maybe dirty) buffer saves on top of this
+                state.files.open[inode]?.baseTag = tag  // an open (maybe dirty) buffer saves on top of this
             }
             return try entry(inode, state)
         }

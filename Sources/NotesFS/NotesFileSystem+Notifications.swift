@@ -19,7 +19,7 @@ extension NotesFileSystem {
             if round == .woken, !worker.pause(Self.notificationBatchDelay) { return }
             if ContinuousClock.now - lastRetry >= Self.failedSaveRetryInterval {
                 lastRetry = .now
-                if state.withLock({ !$0.failedSaves.isEmpty }) { retryFailedSaves() }
+                if state.withLock({ !$0.files.failedSaves.isEmpty }) { retryFailedSaves() }
             }
             // External changes wake it without draining: apply them here so the kernel hears soon.
             state.withLock { applyPendingChanges(&$0) }

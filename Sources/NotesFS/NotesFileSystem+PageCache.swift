@@ -42,17 +42,17 @@ extension NotesFileSystem {
             isStorable(inode, tag: tag, state)
         else { return }
         let count = open.content.count
-        guard count > 0, count <= Int64(Self.storeFileLimit), state.queuedStoreBytes + Int(count) <= Self.storeQueueLimit,
+        guard count > 0, count <= Int64(Self.storeFileLimit), state.pageCache.queuedStoreBytes + Int(count) <= Self.storeQueueLimit,
             let bytes = try? open.content.bytes(upTo: Self.storeFileLimit)
         else { return }
-        state.queuedStoreBytes += bytes.count
+        state.pageCache.queuedStoreBytes += bytes.count
         notifyKernel([.store(inode, tag: tag, bytes: bytes)])
     }
 
     /// Whether the kernel may hold `tag`'s bytes as `inode`'s pages: the record has that tag and
     /// no buffer, scratch file or rename alias stands for the inode.
     func isStorable(_ inode: Inode, tag: String, _ state: borrowing FileSystemState) -> Bool {
-        state.openFiles[inode] == nil && state.scratch[inode] == nil && state.aliases[inode] == nil
+        state.files.open[inode] == nil && state.scratchFiles.files[inode] == nil && state.names.aliases[inode] == nil
             && database.metadata(identity: inode)?.recordChangeTag == tag
     }
 
@@ -60,8 +60,8 @@ extension NotesFileSystem {
     func store(_ inode: Inode, tag: String, bytes: [UInt8], _ notifier: Notifier) {
         let send: Bool = state.withLock { state in
             applyPendingChanges(&state)
-            state.queuedStoreBytes -= bytes.count
-            guard state.readers[inode] == nil, isStorable(inode, tag: tag, state) else { return false }
+            state.pageCache.queuedStoreBytes -= bytes.count
+            guard state.files.readers[inode] == nil, isStorable(inode, tag: tag, state) else { return false }
             state.beginStore(inode)
             return true
         }
@@ -105,7 +105,7 @@ extension NotesFileSystem {
     func storePagesForOpen(_ inode: Inode) throws(Errno) -> String? {
         guard let notifier = notifierBox.withLock({ $0 }) else { return nil }
         let plan: OpenStore? = try lockedOutsideStore(inode) { (state) throws in
-            guard state.readers[inode] == nil, !state.inodeCaches.mayHoldPages(inode), case .note(let m) = try node(inode, state),
+            guard state.files.readers[inode] == nil, !state.pageCache.inodeCaches.mayHoldPages(inode), case .note(let m) = try node(inode, state),
                 m.field(FieldName.content) == nil, let tag = m.recordChangeTag, let count = m.byteCount(of: FieldName.text), count > 0,
                 count <= Self.storeAtOpenLimit, isStorable(inode, tag: tag, state)
             else { return nil }
@@ -153,7 +153,7 @@ extension NotesFileSystem {
         let deadline = ContinuousClock.now + Self.storeWaitLimit
         while true {
             let result: Gated<T> = try locked { (state) throws in
-                if gated, state.storing[inode] != nil, ContinuousClock.now < deadline {
+                if gated, state.pageCache.storing[inode] != nil, ContinuousClock.now < deadline {
                     return .busy(endedStores: storesEnded.read { $0 })
                 }
                 return .done(try body(&state))

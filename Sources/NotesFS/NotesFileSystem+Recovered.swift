@@ -19,7 +19,7 @@ extension NotesFileSystem {
     /// was, and finding stranded items walks every referenced record (a thousand folders at a
     /// million notes).
     func touchesRecovered(_ change: RecordStoreChange, _ state: inout FileSystemState) -> Bool {
-        if state.listings[Self.rootInode]?.nameOf[Self.recoveredInode] != nil { return true }
+        if state.names.listings[Self.rootInode]?.nameOf[Self.recoveredInode] != nil { return true }
         return change.saved.contains { parentInode(of: $0, &state) == Self.recoveredInode }
     }
 
@@ -28,28 +28,28 @@ extension NotesFileSystem {
     /// must hear.
     func refreshRecovered(foldersChanged: Bool, _ out: inout [Invalidation], _ state: inout FileSystemState) {
         let (root, recovered) = (Self.rootInode, Self.recoveredInode)
-        if foldersChanged, let old = state.listings.removeValue(forKey: recovered) {
+        if foldersChanged, let old = state.names.listings.removeValue(forKey: recovered) {
             for (inode, name) in old.nameOf {
                 out.append(.entry(parent: recovered, name: name))
-                if state.parentOf[inode] == recovered { state.parentOf[inode] = nil }
+                if state.names.parentOf[inode] == recovered { state.names.parentOf[inode] = nil }
             }
         }
-        guard state.listings[root] != nil else { return }  // built with the entry when needed
+        guard state.names.listings[root] != nil else { return }  // built with the entry when needed
         let show = folderTree(&state).showsRecovered(in: database)
-        let shown = state.listings[root]?.nameOf[recovered]
+        let shown = state.names.listings[root]?.nameOf[recovered]
         if show, shown == nil {
-            for rename in state.listings[root]?.upsert(recovered, Self.recoveredMember) ?? [] {
+            for rename in state.names.listings[root]?.upsert(recovered, Self.recoveredMember) ?? [] {
                 if let old = rename.old { out.append(.entry(parent: root, name: old)) }  // a real folder's suffix moved
             }
-            state.parentOf[recovered] = root
+            state.names.parentOf[recovered] = root
             // The kernel may hold the name as a negative entry.
-            if let name = state.listings[root]?.nameOf[recovered] { out.append(.entry(parent: root, name: name)) }
+            if let name = state.names.listings[root]?.nameOf[recovered] { out.append(.entry(parent: root, name: name)) }
         } else if !show, let shown {
-            for rename in state.listings[root]?.remove(recovered) ?? [] where rename.inode != recovered {
+            for rename in state.names.listings[root]?.remove(recovered) ?? [] where rename.inode != recovered {
                 if let old = rename.old { out.append(.entry(parent: root, name: old)) }
             }
-            state.parentOf[recovered] = nil
-            state.listings[recovered] = nil
+            state.names.parentOf[recovered] = nil
+            state.names.listings[recovered] = nil
             out.append(.delete(parent: root, child: recovered, name: shown))
         }
     }

@@ -69,7 +69,7 @@ extension NotesFileSystem {
                 } else if ScratchNames.isScratch(target) {
                     file.isPendingRecord = false
                     moveScratch(file, to: target, in: newParent, &state)
-                } else if let hidden = state.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
+                } else if let hidden = state.names.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
                     try reattach(hidden, in: newParent, name: target, &state)
                     try replace(metadata, with: file.content, time: file.modificationTime, mode: file.mode,
                         extendedAttributes: file.extendedAttributes, &state)
@@ -78,7 +78,7 @@ extension NotesFileSystem {
                 } else if file.isPendingRecord {
                     // A new file not saved yet: save it under its new name (same inode).
                     file.name = target
-                    state.listings[file.parent]?.remove(file.inode)
+                    state.names.listings[file.parent]?.remove(file.inode)
                     file.parent = newParent
                     try savePending(file, &state)
                 } else {
@@ -88,7 +88,7 @@ extension NotesFileSystem {
                 }
             case .note(let metadata), .attachment(let metadata):
                 // The bytes, only where needed (a rename of a title reads none of them).
-                let openContent = state.openFiles[inode]?.content
+                let openContent = state.files.open[inode]?.content
                 func content() throws -> ContentBuffer { try openContent?.copy() ?? loadContent(node) }
                 if ScratchNames.isScratch(target) {
                     // No alias: the hidden note comes back under this inode when its name is created again.
@@ -107,7 +107,7 @@ extension NotesFileSystem {
                     record.setReference(FieldName.folder, to: targetFolder)
                     let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
-                    state.openFiles[inode]?.baseTag = saved.recordChangeTag
+                    state.files.open[inode]?.baseTag = saved.recordChangeTag
                 } else {
                     // note.md → note.txt and back: another record type, so another record.
                     let shown = try attributes(inode, state)  // the file keeps its mode and owner
@@ -124,7 +124,7 @@ extension NotesFileSystem {
             // behind that name now, make the kernel look again and drop that inode's cached pages
             // and size; until it does, the gone source inode stands for the target.
             if targetInode != inode {
-                if sourceGone { state.aliases[inode] = targetInode }
+                if sourceGone { state.names.aliases[inode] = targetInode }
                 notifyKernel([.entry(parent: newParent, name: target), .inode(targetInode)])
             }
         }
@@ -158,7 +158,7 @@ extension NotesFileSystem {
         _ state: inout FileSystemState
     ) throws {
         let replacedInode = target.identity
-        if state.handles.values.contains(replacedInode) { _ = try openFile(replacedInode, &state) }
+        if state.files.handles.values.contains(replacedInode) { _ = try openFile(replacedInode, &state) }
         var record = try database.record(for: target.recordID)
         try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
         for key in [MountFields.mode, MountFields.uid, MountFields.gid, MountFields.accessNanoseconds, MountFields.modificationNanoseconds]
@@ -171,12 +171,12 @@ extension NotesFileSystem {
         record.takeIdentity(inode)
         let saved = try saveOne(record, deleting: [source.recordID], touching: try touchedFolders(parents, &state))
         // The replaced inode is gone from every listing; its open descriptors read the bytes loaded above.
-        for parent in parents { _ = state.listings[parent]?.remove(replacedInode) }
-        state.parentOf[replacedInode] = nil
-        state.openFiles[replacedInode]?.orphaned = true
-        state.inodeCaches.remove(replacedInode)
-        state.openFiles[inode]?.baseTag = saved.recordChangeTag
-        state.inodeCaches[cachedTag: inode] = saved.recordChangeTag
+        for parent in parents { _ = state.names.listings[parent]?.remove(replacedInode) }
+        state.names.parentOf[replacedInode] = nil
+        state.files.open[replacedInode]?.orphaned = true
+        state.pageCache.inodeCaches.remove(replacedInode)
+        state.files.open[inode]?.baseTag = saved.recordChangeTag
+        state.pageCache.inodeCaches[cachedTag: inode] = saved.recordChangeTag
     }
 
     /// `target` keeps its identity and takes `content` (and mtime and mode): a scratch file renamed
@@ -208,10 +208,10 @@ extension NotesFileSystem {
     }
 
     private func moveScratch(_ file: ScratchFile, to name: String, in parent: Inode, _ state: inout FileSystemState) {
-        state.listings[file.parent]?.remove(file.inode)
+        state.names.listings[file.parent]?.remove(file.inode)
         file.parent = parent
         file.name = name
-        state.listings[parent]?.upsert(file.inode, scratchMember(file))
+        state.names.listings[parent]?.upsert(file.inode, scratchMember(file))
     }
 
     /// Hides a note behind a scratch copy named `target` (see the type's documentation).
@@ -221,16 +221,16 @@ extension NotesFileSystem {
     ) -> Inode {
         let attributes = try? self.attributes(inode, state)
         let file = ScratchFile(
-            inode: state.nextScratchInode, parent: newParent, name: target, content: content,
+            inode: state.scratchFiles.nextInode, parent: newParent, name: target, content: content,
             mode: (attributes?.mode ?? 0o644) & 0o7777, uid: attributes?.uid ?? context.uid, gid: attributes?.gid ?? context.gid)
-        state.nextScratchInode += 1
+        state.scratchFiles.nextInode += 1
         if let time = attributes?.modificationTime { file.modificationTime = time }
         file.detachedRecord = (inode, source)
-        state.scratch[file.inode] = file
-        state.listings[newParent]?.upsert(file.inode, scratchMember(file))
-        state.listings[parent]?.remove(inode)
-        state.parentOf[inode] = nil
-        state.detached[parent, default: [:]][source] = inode
+        state.scratchFiles.files[file.inode] = file
+        state.names.listings[newParent]?.upsert(file.inode, scratchMember(file))
+        state.names.listings[parent]?.remove(inode)
+        state.names.parentOf[inode] = nil
+        state.names.detached[parent, default: [:]][source] = inode
         return file.inode
     }
 }

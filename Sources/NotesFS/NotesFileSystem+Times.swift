@@ -30,7 +30,7 @@ extension NotesFileSystem {
         let modification = Self.fileTime(metadata)
         let change = metadata.field(MountFields.changeNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
         let access =
-            state.inodeCaches[accessTime: inode] ?? metadata.field(MountFields.accessNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:))
+            state.pageCache.inodeCaches[accessTime: inode] ?? metadata.field(MountFields.accessNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:))
             ?? modification
         return FileTimes(access: access, modification: modification, change: change)
     }
@@ -52,7 +52,7 @@ extension NotesFileSystem {
     /// Stamps a save of `inode`'s record: ctime now, and the atime a read left in memory.
     static func stampChange(_ record: inout Record, inode: Inode, _ state: inout FileSystemState) {
         record[MountFields.changeNanoseconds] = nanoseconds(.now).map { .int64($0) }
-        if let access = state.inodeCaches.removeAccessTime(inode) {
+        if let access = state.pageCache.inodeCaches.removeAccessTime(inode) {
             record[MountFields.accessNanoseconds] = nanoseconds(access).map { .int64($0) }
         }
     }
@@ -64,7 +64,7 @@ extension NotesFileSystem {
     @discardableResult
     func noteRead(_ inode: Inode, _ metadata: RecordMetadata, _ state: inout FileSystemState) -> Bool {
         guard readMovesAccessTime(inode, metadata, state) else { return false }
-        state.inodeCaches[accessTime: inode] = .now
+        state.pageCache.inodeCaches[accessTime: inode] = .now
         return true
     }
 
@@ -96,7 +96,7 @@ extension NotesFileSystem {
 
     /// A directory's link count: 2 + its subdirectories.
     func directoryLinkCount(_ inode: Inode, _ metadata: RecordMetadata?, _ state: borrowing FileSystemState) -> UInt32 {
-        if let listing = state.listings[inode] {
+        if let listing = state.names.listings[inode] {
             return UInt32(clamping: 2 + listing.directoryCount)
         }
         guard let metadata else { return 2 }

@@ -22,13 +22,13 @@ extension NotesFileSystem {
             file.isPendingRecord = true
             file.isUnnamed = true
             file.extendedAttributes = inherited
-            state.scratch[file.inode] = file
+            state.scratchFiles.files[file.inode] = file
             let open = OpenFile(content: file.content, baseTag: nil)
             open.markChanged()
             open.handles += 1
-            state.openFiles[file.inode] = open
+            state.files.open[file.inode] = open
             let handle = state.newHandle()
-            state.handles[handle] = file.inode
+            state.files.handles[handle] = file.inode
             return (try entry(file.inode, state), Opened(handle: handle))
         }
     }
@@ -41,10 +41,10 @@ extension NotesFileSystem {
         file.isUnnamed = false
         if ScratchNames.isScratch(name) {
             file.isPendingRecord = false
-            state.listings[parent]?.upsert(file.inode, scratchMember(file))
+            state.names.listings[parent]?.upsert(file.inode, scratchMember(file))
             return try entry(file.inode, state)
         }
-        state.listings[parent]?.upsert(file.inode, scratchMember(file))
+        state.names.listings[parent]?.upsert(file.inode, scratchMember(file))
         try savePending(file, &state)
         return try entry(file.inode, state)
     }

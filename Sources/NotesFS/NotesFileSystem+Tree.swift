@@ -13,9 +13,9 @@ extension NotesFileSystem {
 
     /// The folder hierarchy, computed once and again after changes to folders.
     func folderTree(_ state: inout FileSystemState) -> FolderTree {
-        if let tree = state.folderTree { return tree }
+        if let tree = state.names.folderTree { return tree }
         let tree = FolderTree(database: database)
-        state.folderTree = tree
+        state.names.folderTree = tree
         return tree
     }
 
@@ -28,7 +28,7 @@ extension NotesFileSystem {
         let moved = change.saved.contains { metadata in
             guard metadata.recordType == Folder.recordType else { return false }
             let parent = metadata.field(FieldName.parent)?.referenceValue?.recordID
-            switch state.folderTree?.placement(ofFolder: metadata.recordID) {
+            switch state.names.folderTree?.placement(ofFolder: metadata.recordID) {
             case .root?: return parent != nil
             case .folder(let id)?: return parent != id
             default: return true
@@ -36,13 +36,13 @@ extension NotesFileSystem {
         }
         let deletedFolders = change.deleted.filter { $0.recordType == Folder.recordType }.map(\.recordID)
         guard moved || !deletedFolders.isEmpty else { return (false, false) }
-        if var tree = state.folderTree, tree.update(saving: change.saved, deleting: deletedFolders) {
-            state.folderTree = tree  // no recovered folder before or after
+        if var tree = state.names.folderTree, tree.update(saving: change.saved, deleting: deletedFolders) {
+            state.names.folderTree = tree  // no recovered folder before or after
             return (false, true)
         }
-        let old = state.folderTree
+        let old = state.names.folderTree
         let new = FolderTree(database: database)
-        state.folderTree = new
+        state.names.folderTree = new
         return (old.map { $0.recovered != new.recovered } ?? false, true)
     }
 
@@ -59,16 +59,16 @@ extension NotesFileSystem {
             var movedIdentities = Set<Inode>()
             let folders = refreshFolderTree(after: change, &state)
             if folders.rebuild || change.isReset {
-                for (directory, listing) in state.listings {
-                    for (inode, name) in listing.nameOf where state.scratch[inode] == nil {
+                for (directory, listing) in state.names.listings {
+                    for (inode, name) in listing.nameOf where state.scratchFiles.files[inode] == nil {
                         out.append(.entry(parent: directory, name: name))
                         out.append(.inode(inode))
                     }
                 }
-                state.listings = [:]
-                state.folderTree = nil
-                state.parentOf = state.parentOf.filter { state.scratch[$0.key] != nil }
-                state.inodeCaches.removeAllTags()
+                state.names.listings = [:]
+                state.names.folderTree = nil
+                state.names.parentOf = state.names.parentOf.filter { state.scratchFiles.files[$0.key] != nil }
+                state.pageCache.inodeCaches.removeAllTags()
                 continue
             }
             let recovered = folders.moved || touchesRecovered(change, &state)
@@ -79,8 +79,8 @@ extension NotesFileSystem {
                     movedIdentities.insert(inode)
                     continue
                 }
-                if let parent = state.parentOf.removeValue(forKey: inode) {
-                    for rename in state.listings[parent]?.remove(inode) ?? [] {
+                if let parent = state.names.parentOf.removeValue(forKey: inode) {
+                    for rename in state.names.listings[parent]?.remove(inode) ?? [] {
                         guard let old = rename.old else { continue }
                         if rename.inode != inode {
                             out.append(.entry(parent: parent, name: old))  // a collision suffix changed
@@ -89,39 +89,39 @@ extension NotesFileSystem {
                         }
                     }
                 }
-                state.listings[inode] = nil
-                if metadata.recordType == Folder.recordType, state.openDirectories.values.contains(inode) {
-                    state.removedDirectories[inode] = removedDirectoryAttributes(inode, metadata, state)
+                state.names.listings[inode] = nil
+                if metadata.recordType == Folder.recordType, state.directories.open.values.contains(inode) {
+                    state.directories.removed[inode] = removedDirectoryAttributes(inode, metadata, state)
                 }
-                state.openFiles[inode]?.orphaned = true
-                state.inodeCaches.remove(inode)
+                state.files.open[inode]?.orphaned = true
+                state.pageCache.inodeCaches.remove(inode)
             }
             for metadata in change.saved {
                 let inode = metadata.identity
                 guard let parent = parentInode(of: metadata, &state), let member = member(for: metadata) else { continue }
-                if state.detached.values.contains(where: { $0.values.contains(inode) }) { continue }
+                if state.names.detached.values.contains(where: { $0.values.contains(inode) }) { continue }
                 if movedIdentities.contains(inode) {
                     dropReplacedInode(of: metadata, in: parent, external: change.isExternal, &out, &state)
                 }
-                let oldParent = state.parentOf[inode]
+                let oldParent = state.names.parentOf[inode]
                 // The kernel knows about names this mount changed itself; it must hear of collision
                 // suffixes that moved and of everything another process did.
                 if let oldParent, oldParent != parent {
-                    for rename in state.listings[oldParent]?.remove(inode) ?? [] {
+                    for rename in state.names.listings[oldParent]?.remove(inode) ?? [] {
                         if let old = rename.old, change.isExternal || rename.inode != inode {
                             out.append(.entry(parent: oldParent, name: old))
                         }
                     }
                 }
-                if let renames = state.listings[parent]?.upsert(inode, member) {
+                if let renames = state.names.listings[parent]?.upsert(inode, member) {
                     for rename in renames {
                         if let old = rename.old, change.isExternal || rename.inode != inode {
                             out.append(.entry(parent: parent, name: old))
                         }
                     }
-                    state.parentOf[inode] = parent
+                    state.names.parentOf[inode] = parent
                 } else {
-                    state.parentOf[inode] = nil
+                    state.names.parentOf[inode] = nil
                 }
                 if change.isExternal {
                     out.append(.inode(inode))
@@ -141,13 +141,13 @@ extension NotesFileSystem {
     /// record's bytes, since the buffer stands for the file (`stat` sizes, reads) while it is
     /// open. A dirty buffer keeps its bytes: its save then fails with `ESTALE` and keeps them.
     func refreshCleanBuffer(_ inode: Inode, tag: String?, _ state: inout FileSystemState) {
-        if let open = state.openFiles[inode], !open.dirty, state.scratch[inode] == nil,
+        if let open = state.files.open[inode], !open.dirty, state.scratchFiles.files[inode] == nil,
             let node = try? node(inode, state), let content = try? loadContent(node)
         {
             open.content = content
             open.baseTag = tag
         }
-        state.readCache[inode] = nil
+        state.files.readCache[inode] = nil
     }
 
     /// A record that took another's identity (rename over it, by another process: this mount's own
@@ -160,14 +160,14 @@ extension NotesFileSystem {
         // name is parsed once, not per member.
         guard external else { return }
         let name = DirectoryListing.CompactName(metadata.recordID.recordName)
-        guard let listing = state.listings[parent],
+        guard let listing = state.names.listings[parent],
             let (old, _) = listing.members.first(where: { $0.key != metadata.identity && $0.value.isRecord(name) })
         else { return }
         let oldName = listing.nameOf[old]
-        _ = state.listings[parent]?.remove(old)
-        state.parentOf[old] = nil
-        state.openFiles[old]?.orphaned = true
-        state.inodeCaches.remove(old)  // its identity is gone for good
+        _ = state.names.listings[parent]?.remove(old)
+        state.names.parentOf[old] = nil
+        state.files.open[old]?.orphaned = true
+        state.pageCache.inodeCaches.remove(old)  // its identity is gone for good
         if let oldName { out.append(.delete(parent: parent, child: old, name: oldName)) }
     }
 
@@ -199,14 +199,14 @@ extension NotesFileSystem {
     /// The listing of directory `inode`, built from the store if needed.
     /// - Throws: `ENOENT` when there is no such directory, `ENOTDIR` for a file.
     func listing(_ inode: Inode, _ state: inout FileSystemState) throws(Errno) -> DirectoryListing {
-        if let listing = state.listings[inode] { return listing }
-        let hidden = Set(state.detached[inode]?.values.map { $0 } ?? [])
+        if let listing = state.names.listings[inode] { return listing }
+        let hidden = Set(state.names.detached[inode]?.values.map { $0 } ?? [])
         // Each record's member, built from the metadata as it comes (no copies into lists first).
         var entries: [(Inode, DirectoryListing.Member)] = []
         func add(_ metadata: RecordMetadata, _ state: inout FileSystemState) {
             guard !hidden.contains(metadata.identity), let member = member(for: metadata) else { return }
             entries.append((metadata.identity, member))
-            state.parentOf[metadata.identity] = inode
+            state.names.parentOf[metadata.identity] = inode
         }
         let folder: RecordID?
         switch inode {
@@ -214,7 +214,7 @@ extension NotesFileSystem {
         case Self.recoveredInode: folder = FolderContents.recoveredID
         default:
             guard let metadata = database.metadata(identity: inode) else {
-                if state.scratch[inode] != nil { throw .notDirectory }
+                if state.scratchFiles.files[inode] != nil { throw .notDirectory }
                 throw .noEntry
             }
             guard metadata.recordType == Folder.recordType else { throw .notDirectory }
@@ -224,13 +224,13 @@ extension NotesFileSystem {
         FolderContents.forEachMember(of: folder, tree: tree, in: database) { add($0, &state) }
         if inode == Self.rootInode, tree.showsRecovered(in: database) {
             entries.append((Self.recoveredInode, Self.recoveredMember))
-            state.parentOf[Self.recoveredInode] = Self.rootInode
+            state.names.parentOf[Self.recoveredInode] = Self.rootInode
         }
-        for file in state.scratch.values where file.parent == inode && !file.isUnnamed {
+        for file in state.scratchFiles.files.values where file.parent == inode && !file.isUnnamed {
             entries.append((file.inode, scratchMember(file)))
         }
         let listing = DirectoryListing(entries)
-        state.listings[inode] = listing
+        state.names.listings[inode] = listing
         return listing
     }
 

@@ -160,7 +160,7 @@ extension NotesFileSystem {
 
     /// What the virtual listings are made from now (``VirtualNodeTable/CacheKey``).
     func virtualCacheKey(_ state: borrowing FileSystemState) -> VirtualNodeTable.CacheKey {
-        VirtualNodeTable.CacheKey(appliedChanges: state.appliedChanges, hidden: state.detached.values.reduce(0) { $0 + $1.count })
+        VirtualNodeTable.CacheKey(appliedChanges: state.appliedChanges, hidden: state.names.detached.values.reduce(0) { $0 + $1.count })
     }
 
     /// What a tree may use to answer (``VirtualContext``).
@@ -379,7 +379,7 @@ extension NotesFileSystem {
                 entries.append(DirectorySnapshotEntry(name: item.name, inode: 0, mode: mode))
             }
             let handle = state.newHandle()
-            state.directorySnapshots[handle] = entries
+            state.directories.snapshots[handle] = entries
             return Opened(handle: handle)
         }
     }
@@ -394,7 +394,7 @@ extension NotesFileSystem {
         guard isVirtualNode(inode) else { return false }
         let current = (try? virtualItems(inode, caller: caller)) ?? VirtualListing([])
         try locked { (state) throws in
-            guard let entries = state.directorySnapshots[handle] else { throw Errno.badFileDescriptor }
+            guard let entries = state.directories.snapshots[handle] else { throw Errno.badFileDescriptor }
             guard case .directory(let tree, _)? = state.virtualNodes.nodes[inode]?.kind else { return }
             var index = offset < 0 ? entries.count : Int(clamping: offset)
             while index < entries.count {

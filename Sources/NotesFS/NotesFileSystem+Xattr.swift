@@ -141,7 +141,7 @@ extension NotesFileSystem {
             }
             let saved = try saveOne(record)
             // A writer's next save builds on this change, not over it.
-            state.openFiles[metadata.identity]?.baseTag = saved.recordChangeTag
+            state.files.open[metadata.identity]?.baseTag = saved.recordChangeTag
             if options.synchronous { try database.sync() }
         }
     }

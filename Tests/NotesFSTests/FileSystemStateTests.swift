@@ -14,14 +14,14 @@ import Testing
     @Test func brokenInvariantsAreReported() {
         var state = FileSystemState()
         let handle = state.newHandle()
-        state.handles[handle] = 7
+        state.files.handles[handle] = 7
         let open = OpenFile(content: ContentBuffer(spillDirectory: NSTemporaryDirectory()), baseTag: nil)
         open.handles = 2  // one handle is open on inode 7
-        state.openFiles[7] = open
-        state.readCache[8] = (tag: "t", bytes: [])
-        state.openDirectories[99] = 9
-        state.storing[11] = 0
-        state.parentOf[12] = 12
+        state.files.open[7] = open
+        state.files.readCache[8] = (tag: "t", bytes: [])
+        state.directories.open[99] = 9
+        state.pageCache.storing[11] = 0
+        state.names.parentOf[12] = 12
         let problems = state.invariantViolations()
         #expect(problems.contains { $0.contains("inode 7: 2 writable handles, 1 handles open") })
         #expect(problems.contains { $0.contains("inode 8: read cache without a reader") })
