@@ -76,7 +76,8 @@ public struct CommandLineOptions: Hashable, Sendable {
             throw .invalidArguments("invalid options: \(argv.dropFirst().joined(separator: " "))")
         }
         free(cmdline.mountpoint)
-        var options = CommandLineOptions(programName: argv.first ?? "notesfs", positionals: collector.positionals, fuseArguments: arguments.strings)
+        var options = CommandLineOptions(
+            programName: argv.first ?? "notesfs", positionals: collector.positionals, fuseArguments: arguments.strings)
         options.foreground = cmdline.foreground != 0
         options.debug = cmdline.debug != 0
         options.singleThread = cmdline.singlethread != 0

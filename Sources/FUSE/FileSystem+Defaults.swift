@@ -46,23 +46,30 @@ extension FileSystem {
     public func read(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, size: Int) throws(Errno) -> [UInt8] {
         throw .notImplemented
     }
-    public func write(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32) throws(Errno) -> Int {
+    public func write(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32)
+        throws(Errno) -> Int
+    {
         throw .notImplemented
     }
     public func flush(_ context: RequestContext, inode: Inode, handle: UInt64) throws(Errno) {}
     public func release(_ context: RequestContext, inode: Inode, handle: UInt64, flags: Int32) throws(Errno) {}
     public func fsync(_ context: RequestContext, inode: Inode, handle: UInt64, dataOnly: Bool) throws(Errno) {}
-    public func fallocate(_ context: RequestContext, inode: Inode, handle: UInt64, mode: AllocateMode, offset: Int64, length: Int64) throws(Errno) {
+    public func fallocate(_ context: RequestContext, inode: Inode, handle: UInt64, mode: AllocateMode, offset: Int64, length: Int64)
+        throws(Errno)
+    {
         throw .notSupported
     }
     public func opendir(_ context: RequestContext, inode: Inode, flags: Int32) throws(Errno) -> Opened {
         Opened()
     }
-    public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno) {
+    public func readdir(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryBuffer) throws(Errno)
+    {
         throw .notImplemented
     }
     /// Default: `ENOSYS`; never called unless `implementsReaddirplus` is true.
-    public func readdirplus(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryPlusBuffer) throws(Errno) {
+    public func readdirplus(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryPlusBuffer)
+        throws(Errno)
+    {
         throw .notImplemented
     }
     public func releasedir(_ context: RequestContext, inode: Inode, handle: UInt64) throws(Errno) {}
@@ -88,7 +95,9 @@ extension FileSystem {
     }
     public func getFlags(_ context: RequestContext, inode: Inode) throws(Errno) -> InodeFlags { throw Errno(rawValue: ENOTTY) }
     public func setFlags(_ context: RequestContext, inode: Inode, flags: InodeFlags) throws(Errno) { throw Errno(rawValue: ENOTTY) }
-    public func create(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, flags: Int32) throws(Errno) -> (Entry, Opened) {
+    public func create(_ context: RequestContext, parent: Inode, name: FileName, mode: mode_t, flags: Int32) throws(Errno) -> (
+        Entry, Opened
+    ) {
         throw .notImplemented
     }
 }

@@ -85,7 +85,8 @@ public protocol FileSystem: Sendable {
     func read(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, size: Int) throws(Errno) -> [UInt8]
 
     /// Writes `data` at `offset`; returns the number of bytes written.
-    func write(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32) throws(Errno) -> Int
+    func write(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32)
+        throws(Errno) -> Int
 
     /// Called on each close(2) of a file descriptor (may be several per open).
     func flush(_ context: RequestContext, inode: Inode, handle: UInt64) throws(Errno)

@@ -75,7 +75,8 @@ extension Operations {
     ) {
         let handle = info.pointee.fh
         replyStatus(request) { fs, context throws(Errno) in
-            try fs.fallocate(context, inode: inode, handle: handle, mode: AllocateMode(rawValue: mode), offset: Int64(offset), length: Int64(length))
+            try fs.fallocate(
+                context, inode: inode, handle: handle, mode: AllocateMode(rawValue: mode), offset: Int64(offset), length: Int64(length))
         }
     }
 

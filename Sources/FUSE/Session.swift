@@ -71,7 +71,9 @@ public final class Session: Sendable {
     ///   a negative errno.
     public func loop(singleThread: Bool = false, configuration: LoopConfiguration = LoopConfiguration()) -> Int32 {
         if singleThread { return fuse_session_loop(pointer) }
-        if !configuration.cloneFD, let loop = SpinningLoop(session: pointer, configuration: configuration, fileSystem: bridge.fileSystem) { return loop.run() }
+        if !configuration.cloneFD, let loop = SpinningLoop(session: pointer, configuration: configuration, fileSystem: bridge.fileSystem) {
+            return loop.run()
+        }
         let config = fuse_loop_cfg_create()
         defer { fuse_loop_cfg_destroy(config) }
         fuse_loop_cfg_set_clone_fd(config, configuration.cloneFD ? 1 : 0)

@@ -47,7 +47,8 @@ public struct SearchQuery: Sendable, Equatable {
         let tokens = try Self.tokens(text)
         guard !tokens.isEmpty else { throw SyntaxError(description: "the query is empty") }
         guard tokens.contains(where: { if case .term = $0 { true } else { false } }) else {
-            throw SyntaxError(description: "the query has no words to search for (letters or digits; punctuation and emoji are not searched)")
+            throw SyntaxError(
+                description: "the query has no words to search for (letters or digits; punctuation and emoji are not searched)")
         }
         // Check the shape: operators between operands, parentheses balanced and bounded.
         var depth = 0

@@ -55,10 +55,12 @@ extension TextIndex {
             guard snippets else { return hits.map(\.1) }
             // Matches marked by bytes no UTF-8 text holds (0xFF, 0xFE): a note's bytes cannot fake one.
             let describe = try connection.prepare(
-                "SELECT snippet(words, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT), '…', 16) FROM words WHERE words MATCH ?1 AND rowid = ?2")
+                "SELECT snippet(words, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT), '…', 16) FROM words WHERE words MATCH ?1 AND rowid = ?2"
+            )
             let body = try connection.prepare("SELECT body FROM words WHERE rowid = ?")
             for i in hits.indices {
-                hits[i].1.snippet = try describe.rows([.text(query.expression), .integer(hits[i].0)]) { Self.snippet($0.bytes(0)) }.first ?? ""
+                hits[i].1.snippet =
+                    try describe.rows([.text(query.expression), .integer(hits[i].0)]) { Self.snippet($0.bytes(0)) }.first ?? ""
                 if !query.substrings.isEmpty, !hits[i].1.snippet.contains(SearchHit.matchStart),
                     let text = try body.rows([.integer(hits[i].0)], { $0.text(0) }).first,
                     let around = Self.snippet(text, around: query.substrings)

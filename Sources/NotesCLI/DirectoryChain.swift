@@ -1,6 +1,7 @@
 import POSIX
+
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// Descriptors for a chain of nested directories, the top first, entered and left one level at a

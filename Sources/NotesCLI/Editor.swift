@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The user's text editor: `$VISUAL`, else `$EDITOR`, else `vi`, run through `/bin/sh -c` as git does.

@@ -2,7 +2,7 @@ import Foundation
 import POSIX
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The calls that work on a name inside an open directory (`openat(2)` and kin): import and export
@@ -60,7 +60,9 @@ extension FileSystem {
     /// is the file a scan saw (`expected`): a name swapped for a link or another file is refused.
     ///
     /// - Throws: an I/O ``CLIError`` naming `path`.
-    static func openForReading(_ name: String, in directory: Int32, path: @autoclosure () -> String, expected: Identity) throws(CLIError) -> Int32 {
+    static func openForReading(_ name: String, in directory: Int32, path: @autoclosure () -> String, expected: Identity) throws(CLIError)
+        -> Int32
+    {
         // O_NONBLOCK: a FIFO put in a regular file's place must not block the open.
         let fd = Syscall.retrying { openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { throw CLIError.system("open", path(), errno: errno) }
@@ -87,7 +89,8 @@ extension FileSystem {
     ///
     /// - Throws: an I/O ``CLIError`` naming `path`: what is in the way, or the failed call.
     static func replaceFile(
-        _ name: String, in directory: Int32, path: @autoclosure () -> String, modificationDate: Date?, _ body: (Int32) throws(CLIError) -> Void
+        _ name: String, in directory: Int32, path: @autoclosure () -> String, modificationDate: Date?,
+        _ body: (Int32) throws(CLIError) -> Void
     ) throws(CLIError) {
         if let existing = try status(name, in: directory, path: path()), existing.kind != .regular {
             throw CLIError(.io, path(), inTheWay(existing))

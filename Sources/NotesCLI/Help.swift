@@ -8,7 +8,9 @@ enum Help {
         """
 
     static var general: String {
-        var text = usageLines + "\n\nA notes store: folders of markdown notes in a record database, mounted with FUSE\nor used with these commands (also while it is mounted).\n\nCommands:\n"
+        var text =
+            usageLines
+            + "\n\nA notes store: folders of markdown notes in a record database, mounted with FUSE\nor used with these commands (also while it is mounted).\n\nCommands:\n"
         let width = CommandTable.all.map(\.synopsis.count).max() ?? 0
         for spec in CommandTable.all {
             text += "  " + spec.synopsis.padding(toLength: width + 2, withPad: " ", startingAt: 0) + spec.summary + "\n"
@@ -40,7 +42,8 @@ enum Help {
     }
 
     static func actions(of group: String) -> String {
-        CommandTable.all.filter { $0.name.hasPrefix(group + " ") }.map { String($0.name.dropFirst(group.count + 1)) }.joined(separator: ", ")
+        CommandTable.all.filter { $0.name.hasPrefix(group + " ") }.map { String($0.name.dropFirst(group.count + 1)) }.joined(
+            separator: ", ")
     }
 
     /// Help for a command, a command group, or everything (empty topic).
@@ -56,7 +59,9 @@ enum Help {
         let members = CommandTable.all.filter { $0.name.hasPrefix(topic + " ") }
         guard !members.isEmpty else { throw CLIError.usage("no help for '\(topic)': unknown command") }
         let width = members.map(\.synopsis.count).max() ?? 0
-        return "usage:\n" + members.map { "  notesfs " + $0.synopsis.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n")
+        return "usage:\n"
+            + members.map { "  notesfs " + $0.synopsis.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }.joined(
+                separator: "\n")
             + "\n\nSee 'notesfs \(topic) ACTION --help'."
     }
 }

@@ -59,7 +59,9 @@ enum MountCommand {
             return fail("\(error)", status: ExitStatus.notFound.rawValue)
         }
         MallocSettings.applyForDaemon()
-        let fileSystem = NotesFileSystem(databasePath: databasePath, options: NotesFileSystem.Options(
+        let fileSystem = NotesFileSystem(
+            databasePath: databasePath,
+            options: NotesFileSystem.Options(
                 synchronous: options.synchronous, noAccessTime: options.noAccessTime, strictAccessTime: options.strictAccessTime,
                 noDirectoryAccessTime: options.noDirectoryAccessTime))
         var sync: BackgroundSync?

@@ -38,7 +38,8 @@ enum MountSync {
                     Log.error("sync: server record set aside: \(entry.recordName): \(entry.reason)")
                 }
                 if report.setAside.count > SyncReport.setAsideShownLimit {
-                    Log.error("sync: \(report.setAside.count - SyncReport.setAsideShownLimit) more server records set aside (see sync status)")
+                    Log.error(
+                        "sync: \(report.setAside.count - SyncReport.setAsideShownLimit) more server records set aside (see sync status)")
                 }
                 for notice in report.notices { Log.info("sync: \(notice)") }
                 if report.pushed + report.fetched > 0 || !report.conflictCopies.isEmpty {

@@ -4,7 +4,7 @@ import POSIX
 import RecordStore
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The streamed copies between a note's or attachment's stored bytes (``StoredBytes``, as the mount
@@ -99,7 +99,8 @@ extension StoredBytes {
         // Holes are kept only in an empty regular file written from its start, not in append mode
         // (export, `note cat > file`): there `pwrite` puts each extent at its offset and the
         // rest reads as zeros.
-        let sparse = st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 && lseek(out, 0, SEEK_CUR) == 0 && fcntl(out, F_GETFL) & O_APPEND == 0
+        let sparse =
+            st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 && lseek(out, 0, SEEK_CUR) == 0 && fcntl(out, F_GETFL) & O_APPEND == 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         let size = asset.size

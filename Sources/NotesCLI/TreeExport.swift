@@ -132,7 +132,8 @@ struct TreeExport {
             let record: Record
             do { record = try database.record(for: entry.recordID) } catch { throw CLIError.store(error, subject: entry.path) }
             let bytes = StoredBytes(of: record)
-            try FileSystem.replaceFile(name, in: directory, path: path(), modificationDate: entry.modificationDate) { (fd) throws(CLIError) in
+            try FileSystem.replaceFile(name, in: directory, path: path(), modificationDate: entry.modificationDate) {
+                (fd) throws(CLIError) in
                 try bytes.write(to: fd, destination: path(), database: database)
             }
             if !(try FileSystem.setUserAttributes(ExtendedAttributes(record), of: name, in: directory, path: path())) {

@@ -163,7 +163,8 @@ struct TreeImport {
                     default: .fifo
                     }
                 var special = SpecialFile(
-                    name: EntryNames.name(fromFileName: item.name), fileType: type, rdev: type == .character || type == .block ? item.status.rdev : 0,
+                    name: EntryNames.name(fromFileName: item.name), fileType: type,
+                    rdev: type == .character || type == .block ? item.status.rdev : 0,
                     folder: parent)
                 special.ownership = Ownership(mode: UInt32(item.status.mode & 0o7777), uid: getuid(), gid: getgid())
                 record = special.record

@@ -119,7 +119,8 @@ extension NotesFileSystem {
             return Attributes(
                 inode: inode, mode: S_IFREG | (file.mode & 0o7777), uid: file.uid, gid: file.gid,
                 size: UInt64(clamping: file.content.count), blocks: file.content.storedBlocks,
-                accessTime: state.pageCache.inodeCaches[accessTime: inode] ?? file.modificationTime, modificationTime: file.modificationTime,
+                accessTime: state.pageCache.inodeCaches[accessTime: inode] ?? file.modificationTime,
+                modificationTime: file.modificationTime,
                 changeTime: file.modificationTime)
         case .folder(let m), .note(let m), .attachment(let m):
             let isDirectory: Bool

@@ -568,7 +568,9 @@ extension NotesFileSystem {
         state.withLock { state in
             var names = Set<String>()
             for (inode, open) in state.files.open where open.handles > 0 && open.changedSinceFsync && !open.orphaned {
-                if let metadata = database.metadata(identity: state.names.aliases[inode] ?? inode) { names.insert(metadata.recordID.recordName) }
+                if let metadata = database.metadata(identity: state.names.aliases[inode] ?? inode) {
+                    names.insert(metadata.recordID.recordName)
+                }
             }
             return names
         }

@@ -105,7 +105,8 @@ extension NotesFileSystem {
     func storePagesForOpen(_ inode: Inode) throws(Errno) -> String? {
         guard let notifier = notifierBox.withLock({ $0 }) else { return nil }
         let plan: OpenStore? = try lockedOutsideStore(inode) { (state) throws in
-            guard state.files.readers[inode] == nil, !state.pageCache.inodeCaches.mayHoldPages(inode), case .note(let m) = try node(inode, state),
+            guard state.files.readers[inode] == nil, !state.pageCache.inodeCaches.mayHoldPages(inode),
+                case .note(let m) = try node(inode, state),
                 m.field(FieldName.content) == nil, let tag = m.recordChangeTag, let count = m.byteCount(of: FieldName.text), count > 0,
                 count <= Self.storeAtOpenLimit, isStorable(inode, tag: tag, state)
             else { return nil }

@@ -62,7 +62,8 @@ extension NotesFileSystem {
             case .root, .recovered, .folder, .symlink, .special, .link: throw Errno.invalidArgument
             case .scratch(let file):
                 if let replaced {
-                    try replace(replaced, with: file.content, time: file.modificationTime, mode: file.mode,
+                    try replace(
+                        replaced, with: file.content, time: file.modificationTime, mode: file.mode,
                         extendedAttributes: file.extendedAttributes, &state)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (replaced.identity, true)
@@ -71,7 +72,8 @@ extension NotesFileSystem {
                     moveScratch(file, to: target, in: newParent, &state)
                 } else if let hidden = state.names.detached[newParent]?[target], let metadata = database.metadata(identity: hidden) {
                     try reattach(hidden, in: newParent, name: target, &state)
-                    try replace(metadata, with: file.content, time: file.modificationTime, mode: file.mode,
+                    try replace(
+                        metadata, with: file.content, time: file.modificationTime, mode: file.mode,
                         extendedAttributes: file.extendedAttributes, &state)
                     try removeScratch(file, &state)
                     (targetInode, sourceGone) = (hidden, true)

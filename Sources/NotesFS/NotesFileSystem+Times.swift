@@ -30,7 +30,8 @@ extension NotesFileSystem {
         let modification = Self.fileTime(metadata)
         let change = metadata.field(MountFields.changeNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:)) ?? modification
         let access =
-            state.pageCache.inodeCaches[accessTime: inode] ?? metadata.field(MountFields.accessNanoseconds)?.int64Value.map(Self.fileTime(nanoseconds:))
+            state.pageCache.inodeCaches[accessTime: inode] ?? metadata.field(MountFields.accessNanoseconds)?.int64Value.map(
+                Self.fileTime(nanoseconds:))
             ?? modification
         return FileTimes(access: access, modification: modification, change: change)
     }

@@ -63,7 +63,9 @@ extension NotesFileSystem {
                 guard let root = guardedAttributes(Self.rootInode, state) else { return ownerOnly }
                 above = [root]
             }
-            guard let ownership else { return ResolvedAccess(permissions: 0o400, uid: options.uid, gid: options.gid, directories: above, isFolder: false) }
+            guard let ownership else {
+                return ResolvedAccess(permissions: 0o400, uid: options.uid, gid: options.gid, directories: above, isFolder: false)
+            }
             let permissions = mode_t(ownership.mode & 0o7777) & (folderGone ? 0o7700 : 0o7777)
             return ResolvedAccess(permissions: permissions, uid: ownership.uid, gid: ownership.gid, directories: above, isFolder: false)
         }
@@ -78,8 +80,9 @@ extension NotesFileSystem {
     /// `inode`'s attributes, its mode cut to the owner's bits when its record has a POSIX ACL.
     private func guardedAttributes(_ inode: Inode, _ state: borrowing FileSystemState) -> Attributes? {
         guard var attributes = try? attributes(inode, state) else { return nil }
-        if let metadata = database.metadata(identity: inode), metadata.isLarge(ExtendedAttributes.fieldKey)
-            || metadata.field(ExtendedAttributes.fieldKey) != nil,
+        if let metadata = database.metadata(identity: inode),
+            metadata.isLarge(ExtendedAttributes.fieldKey)
+                || metadata.field(ExtendedAttributes.fieldKey) != nil,
             (try? storedAttributes(of: metadata))?[AccessControlList.accessName] != nil
         {
             attributes.mode &= ~mode_t(0o077)

@@ -44,7 +44,11 @@ public enum ConnectionString {
         while let keyword = option.pointee.keyword {
             if let value = option.pointee.val {
                 let name = String(cString: keyword)
-                if name == "password" { password = String(cString: value) } else { parts.append(name + "=" + quoted(String(cString: value))) }
+                if name == "password" {
+                    password = String(cString: value)
+                } else {
+                    parts.append(name + "=" + quoted(String(cString: value)))
+                }
             }
             option += 1
         }
@@ -91,7 +95,14 @@ public enum ConnectionString {
                 var value = ""
                 var escaped = false
                 for character in rest.dropFirst() {
-                    if escaped { value.append(character); escaped = false } else if character == "\\" { escaped = true } else if character == "'" { break } else {
+                    if escaped {
+                        value.append(character)
+                        escaped = false
+                    } else if character == "\\" {
+                        escaped = true
+                    } else if character == "'" {
+                        break
+                    } else {
                         value.append(character)
                     }
                 }

@@ -97,7 +97,10 @@ import Testing
     /// and none that libfuse would refuse reaches it.
     @Test func theAtimeOptionsAreAcceptedAndTheLastWins() throws {
         let options = try CommandLineOptions.parse(
-            ["notesfs", "db", "mnt", "-o", "nodiratime,diratime,nodiratime,strictatime,nostrictatime,relatime,norelatime,lazytime,nosuid,nodev,noexec,rw"])
+            [
+                "notesfs", "db", "mnt", "-o",
+                "nodiratime,diratime,nodiratime,strictatime,nostrictatime,relatime,norelatime,lazytime,nosuid,nodev,noexec,rw",
+            ])
         #expect(options.noDirectoryAccessTime)
         #expect(options.strictAccessTime)
         #expect(!options.noAccessTime)

@@ -234,7 +234,9 @@ final class MemoryFileSystem: FileSystem {
         }
     }
 
-    func write(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32) throws(Errno) -> Int {
+    func write(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32)
+        throws(Errno) -> Int
+    {
         try state.withLock { (state) throws(Errno) -> Int in
             guard var node = state.nodes[inode] else { throw .stale }
             let end = Int(offset) + data.count
@@ -268,7 +270,8 @@ final class MemoryFileSystem: FileSystem {
         }
     }
 
-    func readdirplus(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryPlusBuffer) throws(Errno) {
+    func readdirplus(_ context: RequestContext, inode: Inode, handle: UInt64, offset: Int64, into buffer: DirectoryPlusBuffer) throws(Errno)
+    {
         let listing = state.withLock { $0.directorySnapshots[handle] ?? [] }
         for index in Int(offset)..<max(Int(offset), listing.count) {
             let (name, child) = listing[index]

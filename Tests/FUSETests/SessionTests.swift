@@ -16,7 +16,8 @@ import Testing
             #expect(fileSystem.initialized)
             #expect(!fileSystem.destroyed)
             #expect(Mountpoint.isMountpoint(root))
-            let info = String(decoding: FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            let info = String(
+                decoding: FileHandle(forReadingAtPath: "/proc/self/mountinfo")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
             #expect(info.contains(" \(root) ") && info.contains("fuse.notesfs"))
             _ = mount
         }
@@ -106,10 +107,11 @@ import Testing
         }
         #expect(mkdir(base + "/source", 0o700) == 0)
         #expect(mkdir(base + "/40", 0o700) == 0)
-        let target = try #require(realpath(base + "/40", nil).map { path in
-            defer { free(path) }
-            return String(cString: path)
-        })
+        let target = try #require(
+            realpath(base + "/40", nil).map { path in
+                defer { free(path) }
+                return String(cString: path)
+            })
         #expect(!Mountpoint.isMountpoint(target))
         try #require(try run(["/bin/mount", "--bind", base + "/source", target]) == 0)
         mounted.append(target)

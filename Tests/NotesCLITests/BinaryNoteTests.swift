@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// Notes whose bytes are not UTF-8 text of at most 8 MiB (kept as their `content` asset): the CLI

@@ -22,7 +22,10 @@ import Testing
 
     @Test func usageErrorsExitWithStatus2() throws {
         let db = makeDatabasePath("usage")
-        for arguments in [["ls", "--bogus"], ["folder"], ["folder", "frob"], ["note", "new"], ["query"], ["changes", "--since", "nonsense"], ["help", "nope"], []] {
+        for arguments in [
+            ["ls", "--bogus"], ["folder"], ["folder", "frob"], ["note", "new"], ["query"], ["changes", "--since", "nonsense"],
+            ["help", "nope"], [],
+        ] {
             let result = try notesfs(arguments, db: arguments.isEmpty ? nil : db)
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix("notesfs: "), "\(arguments)")

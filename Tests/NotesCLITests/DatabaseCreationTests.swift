@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 @Suite struct DatabaseCreationTests {
@@ -60,7 +60,9 @@ import Testing
         let scratch = makeTemporaryDirectory("mount-missing")
         let result = try run(notesfsBinary, [scratch + "/nodb", scratch, "-f"])
         #expect(result.status == 6)
-        #expect(result.stderr.contains("no such directory (to mount a new database, create an empty directory first: mkdir \(scratch)/nodb)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("no such directory (to mount a new database, create an empty directory first: mkdir \(scratch)/nodb)"),
+            "\(result.stderr)")
         #expect(mode(scratch + "/nodb") == nil)
         let help = try notesfs(["--help"], db: nil).out
         #expect(help.contains("A DB given to the mount must exist"))

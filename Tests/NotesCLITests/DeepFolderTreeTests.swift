@@ -9,7 +9,7 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 @Suite struct DeepFolderTreeTests {

@@ -11,7 +11,7 @@ import Testing
 @testable import NotesCLI
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 @Suite struct ExportTargetTests {
@@ -33,7 +33,8 @@ import Testing
         try store.close()
         let scratch = (db as NSString).deletingLastPathComponent
         let secret = scratch + "/secret"
-        try #require(FileManager.default.createFile(atPath: secret, contents: Data("top secret".utf8), attributes: [.posixPermissions: 0o600]))
+        try #require(
+            FileManager.default.createFile(atPath: secret, contents: Data("top secret".utf8), attributes: [.posixPermissions: 0o600]))
         return (db, scratch, secret)
     }
 
@@ -53,7 +54,9 @@ import Testing
         let out = try plantedTarget(scratch, name: "Plan.md", pointingAt: secret)
         let export = try notesfs(["export", out], db: db)
         #expect(export.status != 0)
-        #expect(export.stderr.contains("notesfs: \(out)/Plan.md: a symbolic link is in the way (not followed, not replaced)"), "\(export.stderr)")
+        #expect(
+            export.stderr.contains("notesfs: \(out)/Plan.md: a symbolic link is in the way (not followed, not replaced)"),
+            "\(export.stderr)")
         #expect(contents(secret) == "top secret")
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: out + "/Plan.md")) == secret)
         // The rest is exported.
@@ -68,7 +71,8 @@ import Testing
         let out = try plantedTarget(scratch, name: "Work", pointingAt: elsewhere)
         let export = try notesfs(["export", out], db: db)
         #expect(export.status != 0)
-        #expect(export.stderr.contains("notesfs: \(out)/Work: a symbolic link is in the way (not followed, not replaced)"), "\(export.stderr)")
+        #expect(
+            export.stderr.contains("notesfs: \(out)/Work: a symbolic link is in the way (not followed, not replaced)"), "\(export.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
         #expect(contents(out + "/Plan.md") == "new plan")
     }

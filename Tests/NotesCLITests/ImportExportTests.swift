@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// One file's size and mtime in nanoseconds.
@@ -20,7 +20,8 @@ func stamps(under root: String) -> [String: FileStamp] {
         var st = stat()
         guard lstat(root + "/" + relative, &st) == 0 else { continue }
         result[relative] = FileStamp(
-            isDirectory: st.st_mode & S_IFMT == S_IFDIR, size: Int(st.st_size), nanoseconds: st.st_mtim.tv_sec * 1_000_000_000 + st.st_mtim.tv_nsec)
+            isDirectory: st.st_mode & S_IFMT == S_IFDIR, size: Int(st.st_size),
+            nanoseconds: st.st_mtim.tv_sec * 1_000_000_000 + st.st_mtim.tv_nsec)
     }
     return result
 }
@@ -96,17 +97,25 @@ func roundTrip(_ source: String, label: String) throws {
             switch Int.random(in: 0..<10, using: &random) {
             case 0..<7:
                 let lines = (0..<Int.random(in: 0..<40, using: &random)).map { "line \($0) — \(stem) ✓" }
-                try write(Data(("# " + stem + "\n\n" + lines.joined(separator: "\n")).utf8), directory + "/" + (files.count % 11 == 0 ? "." : "") + stem + ".md")
+                try write(
+                    Data(("# " + stem + "\n\n" + lines.joined(separator: "\n")).utf8),
+                    directory + "/" + (files.count % 11 == 0 ? "." : "") + stem + ".md")
             default:
                 let ext = [".png", ".pdf", ".bin", ""][files.count % 4]
-                try write(Data((0..<Int.random(in: 0..<5000, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }), directory + "/" + stem + ext)
+                try write(
+                    Data((0..<Int.random(in: 0..<5000, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }),
+                    directory + "/" + stem + ext)
             }
         }
         for file in files {
-            setModificationTime(file, seconds: Int.random(in: 0..<1_900_000_000, using: &random), nanoseconds: Int.random(in: 0..<1_000_000_000, using: &random))
+            setModificationTime(
+                file, seconds: Int.random(in: 0..<1_900_000_000, using: &random),
+                nanoseconds: Int.random(in: 0..<1_000_000_000, using: &random))
         }
         for directory in directories.dropFirst().reversed() {
-            setModificationTime(directory, seconds: Int.random(in: 1_000_000_000..<1_900_000_000, using: &random), nanoseconds: Int.random(in: 0..<1_000_000_000, using: &random))
+            setModificationTime(
+                directory, seconds: Int.random(in: 1_000_000_000..<1_900_000_000, using: &random),
+                nanoseconds: Int.random(in: 0..<1_000_000_000, using: &random))
         }
         return root
     }
@@ -173,7 +182,8 @@ func roundTrip(_ source: String, label: String) throws {
                     let data = FileManager.default.contents(atPath: from)
                 else { continue }
                 let to = source + base + "/" + relative
-                try FileManager.default.createDirectory(atPath: (to as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: (to as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try data.write(to: URL(fileURLWithPath: to))
                 setModificationTime(to, seconds: st.st_mtim.tv_sec, nanoseconds: st.st_mtim.tv_nsec)
                 copied += 1

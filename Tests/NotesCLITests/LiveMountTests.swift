@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The CLI and a live mount (`notesfs DB MNT -f`, another process) on one database.
@@ -41,13 +41,16 @@ import Testing
             .write(to: URL(fileURLWithPath: editor))
         // Run through sh, not exec'd: a fork elsewhere in the test process may still hold the script's
         // write descriptor (exec would fail with ETXTBSY, "Text file busy").
-        let edit = try notesfs(["note", "edit", "Shared"], db: db, environment: ["EDITOR": "/bin/sh " + editor, "VISUAL": "/bin/sh " + editor])
+        let edit = try notesfs(
+            ["note", "edit", "Shared"], db: db, environment: ["EDITOR": "/bin/sh " + editor, "VISUAL": "/bin/sh " + editor])
         #expect(edit.status == 3, "stderr: \(edit.stderr)")
         #expect(edit.stderr.contains("Shared"))
         // Nothing lost: the mount's change is in the database, the editor's text is kept in a file.
         #expect(try notesfs(["note", "cat", "Shared"], db: db).out == "v1\nfrom the mount\n")
-        let kept = edit.stderr.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "'\":,()"))) }
-            .first { $0.hasPrefix("/") && FileManager.default.fileExists(atPath: $0) }
+        let kept = edit.stderr.split(separator: " ").map {
+            String($0).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "'\":,()")))
+        }
+        .first { $0.hasPrefix("/") && FileManager.default.fileExists(atPath: $0) }
         #expect(kept.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } == "from note edit\n", "stderr: \(edit.stderr)")
     }
 
@@ -95,7 +98,11 @@ import Testing
         let mounts = String(decoding: FileHandle(forReadingAtPath: "/proc/self/mounts")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         #expect(mounts.contains("\(mountpoint) fuse.notesfs"))
         #expect(spawnAndWait("/bin/umount", [mountpoint], path: path) == 0)
-        #expect(eventually { !(String(decoding: FileHandle(forReadingAtPath: "/proc/self/mounts")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)).contains(mountpoint + " ") })
+        #expect(
+            eventually {
+                !(String(decoding: FileHandle(forReadingAtPath: "/proc/self/mounts")?.readDataToEndOfFile() ?? Data(), as: UTF8.self))
+                    .contains(mountpoint + " ")
+            })
         rmdir(mountpoint)
     }
 
@@ -103,7 +110,7 @@ import Testing
     func spawnAndWait(_ executable: String, _ arguments: [String], path: String) -> Int32 {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = [strdup("PATH=" + path), nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         guard posix_spawn(&pid, executable, nil, nil, argv, envp) == 0 else { return -1 }
         var status: Int32 = 0

@@ -6,7 +6,9 @@ import Testing
 
 @Suite struct ProgressBarTests {
     @Test func textShowsCountRateAndTimeLeft() {
-        #expect(ProgressBar.render(label: "import", count: 50, total: 100, elapsed: 5, width: 10) == "import [#####.....] 50/100  10/s  ETA 0:05")
+        #expect(
+            ProgressBar.render(label: "import", count: 50, total: 100, elapsed: 5, width: 10)
+                == "import [#####.....] 50/100  10/s  ETA 0:05")
         #expect(ProgressBar.render(label: "export", count: 100, total: 100, elapsed: 2, width: 4) == "export [####] 100/100  50/s  0:02")
         #expect(ProgressBar.duration(3725) == "1:02:05")
     }

@@ -9,7 +9,8 @@ import Testing
 
 /// `sh -c command` in `directory`, as uid:gid `id` when given; a failure to run shows as status -1.
 private func shell(_ command: String, in directory: String, as id: uid_t? = nil) -> ProgramResult {
-    let argv = id.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups", "/bin/sh", "-c", command] }
+    let argv =
+        id.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups", "/bin/sh", "-c", command] }
         ?? ["/bin/sh", "-c", command]
     return (try? run(argv, in: directory)) ?? ProgramResult(status: -1, stdout: Data(), stderr: "could not run \(command)")
 }

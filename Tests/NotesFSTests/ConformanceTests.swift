@@ -27,12 +27,19 @@ private indirect enum JSONValue: Decodable, Equatable, CustomStringConvertible {
 
     init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? c.decode(Double.self) { self = .number(v) }
-        else if let v = try? c.decode(String.self) { self = .string(v) }
-        else if let v = try? c.decode([JSONValue].self) { self = .array(v) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+        if c.decodeNil() {
+            self = .null
+        } else if let v = try? c.decode(Bool.self) {
+            self = .bool(v)
+        } else if let v = try? c.decode(Double.self) {
+            self = .number(v)
+        } else if let v = try? c.decode(String.self) {
+            self = .string(v)
+        } else if let v = try? c.decode([JSONValue].self) {
+            self = .array(v)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
     }
 
     var description: String {
@@ -81,7 +88,9 @@ private func runSuite(_ command: String, _ root: String, _ options: [String] = [
                     }
                 }
                 #expect(known.isSubset(of: Set(expected.results.keys)), "unknown cases listed: \(known.subtracting(expected.results.keys))")
-                print("conformance: notesfs agrees with tmpfs on \(agreeing) of \(expected.results.count) cases (\(known.count) known differences)")
+                print(
+                    "conformance: notesfs agrees with tmpfs on \(agreeing) of \(expected.results.count) cases (\(known.count) known differences)"
+                )
                 let dump = try runSuite("dump", m.root, ["--blocks"])
                 try #require(dump.status == 0, "\(dump.stderr)")
                 before = dump.out

@@ -62,7 +62,8 @@ func handEditRecord(_ path: String, recordName: String, replacing pattern: Strin
                     #expect(pastStat.st_mtim.tv_sec < 0)
                 }
                 #expect(xattr(m.path("future.md"), "user.notesfs.creationDate")?.hasPrefix("9999-12-31T23:59:59") == true)
-                #expect(xattr(m.path("past.md"), "user.notesfs.creationDate")?.hasPrefix("0001-01-") == true)  // Foundation: Julian before 1582
+                // Foundation: Julian before 1582
+                #expect(xattr(m.path("past.md"), "user.notesfs.creationDate")?.hasPrefix("0001-01-") == true)
                 let ls = try run(["/usr/bin/ls", "-l", "--full-time", m.root])
                 #expect(ls.status == 0, "\(ls)")
                 #expect(ls.out.contains("future.md") && ls.out.contains("past.md"))

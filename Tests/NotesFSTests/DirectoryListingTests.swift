@@ -17,7 +17,8 @@ import Testing
 
     @Test func groupsGrowToSuffixesAndShrinkBackToTheBaseName() {
         var listing = DirectoryListing()
-        let first = UUID().uuidString, second = "b2c3d4e5-other"
+        let first = UUID().uuidString
+        let second = "b2c3d4e5-other"
         #expect(listing.upsert(10, Self.note(first, "Plan", created: 1)) == [.init(inode: 10, old: nil, new: "Plan.md")])
         // A second record wanting the name: the later one gets a suffix from its record name.
         #expect(listing.upsert(11, Self.note(second, "Plan", created: 2)) == [.init(inode: 11, old: nil, new: "Plan (b2c3d4).md")])
@@ -83,7 +84,8 @@ import Testing
             let title = titles.randomElement(using: &rng)!
             let member =
                 i % 7 == 3
-                ? DirectoryListing.Member(recordName: "", recordType: DirectoryListing.scratchType, title: "\(title)~\(i)", created: .distantPast)
+                ? DirectoryListing.Member(
+                    recordName: "", recordType: DirectoryListing.scratchType, title: "\(title)~\(i)", created: .distantPast)
                 : Self.note(UUID().uuidString, title, created: Double(Int.random(in: 0..<4, using: &rng)))
             entries.append((inode, member))
         }

@@ -92,8 +92,12 @@ private func xattrNames(_ path: String) -> Set<String> {
     @Test func cpAndRsyncCarryThemInAndOut() throws {
         let outside = makeTemporaryDirectory("xattrsrc")
         defer { try? FileManager.default.removeItem(atPath: outside) }
-        #expect(try sh("printf hello > \(shellQuoted(outside))/a.md && setfattr -n user.color -v blue \(shellQuoted(outside))/a.md").status == 0)
-        #expect(try sh("printf bin > \(shellQuoted(outside))/p.bin && setfattr -n user.origin -v 0x00ff10 \(shellQuoted(outside))/p.bin").status == 0)
+        #expect(
+            try sh("printf hello > \(shellQuoted(outside))/a.md && setfattr -n user.color -v blue \(shellQuoted(outside))/a.md").status == 0
+        )
+        #expect(
+            try sh("printf bin > \(shellQuoted(outside))/p.bin && setfattr -n user.origin -v 0x00ff10 \(shellQuoted(outside))/p.bin").status
+                == 0)
         try withNotesMount { m in
             #expect(try sh("cp -a \(shellQuoted(outside))/a.md \(shellQuoted(m.root))/cp.md").status == 0)
             #expect(xattrBytes(m.path("cp.md"), "user.color") == Array("blue".utf8))

@@ -84,7 +84,8 @@ func withNotesMount(
     seed: (RecordDatabase) throws -> Void = { _ in },
     _ body: (NotesMount) throws -> Void
 ) throws -> Bool {
-    let setup = MountSetup(options: options, mountOptions: mountOptions, singleThread: singleThread, timeout: timeout, storeWatcher: storeWatcher)
+    let setup = MountSetup(
+        options: options, mountOptions: mountOptions, singleThread: singleThread, timeout: timeout, storeWatcher: storeWatcher)
     if let databasePath {
         return try mountAndRun(databasePath, setup, sourceLocation, seed, body)
     }

@@ -178,7 +178,9 @@ import Testing
         let binary = notesfsBinary
         try withTmpfs("notesfs-full-cli", options: "size=8m") { point in
             let db = point + "/db"
-            func notesfs(_ arguments: String) throws -> ProgramResult { try sh("\(shellQuoted(binary)) --db \(shellQuoted(db)) \(arguments)") }
+            func notesfs(_ arguments: String) throws -> ProgramResult {
+                try sh("\(shellQuoted(binary)) --db \(shellQuoted(db)) \(arguments)")
+            }
             #expect(try notesfs("note new kept --text hello").status == 0)
             let big = String(repeating: "a line of a big note\n", count: 100_000)  // 2.1 MB
             try Data(big.utf8).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "/notesfs-full-big-\(getpid())"))

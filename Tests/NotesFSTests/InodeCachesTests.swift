@@ -33,7 +33,8 @@ import Testing
     @Test func accessTimesReadBackExactlyInsideAndOutsideNanosecondRange() {
         var caches = InodeCaches()
         let times = [
-            FileTime(seconds: 1_764_000_000, nanoseconds: 123_456_789), FileTime(seconds: 0), FileTime(seconds: -1, nanoseconds: 999_999_999),
+            FileTime(seconds: 1_764_000_000, nanoseconds: 123_456_789), FileTime(seconds: 0),
+            FileTime(seconds: -1, nanoseconds: 999_999_999),
             FileTime(seconds: 10_000_000_000, nanoseconds: 5),  // year 2286: beyond Int64 nanoseconds
             FileTime(seconds: -10_000_000_000), FileTime(seconds: Int64.max, nanoseconds: 999_999_999), FileTime(seconds: Int64.min),
             FileTime(seconds: 5, nanoseconds: 1_500_000_000),  // not normalised: kept as given

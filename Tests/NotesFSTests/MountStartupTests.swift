@@ -79,7 +79,8 @@ private func start(database: String, extra: [String] = [], whileMounted: (String
             try database.close()
             let readOnly = makeTemporaryDirectory("notesfsro")
             defer { rmdir(readOnly) }
-            let bind = try sh("mount --bind \(shellQuoted(path)) \(shellQuoted(readOnly)) && mount -o remount,bind,ro \(shellQuoted(readOnly))")
+            let bind = try sh(
+                "mount --bind \(shellQuoted(path)) \(shellQuoted(readOnly)) && mount -o remount,bind,ro \(shellQuoted(readOnly))")
             if bind.status != 0 { _ = try sh("umount \(shellQuoted(readOnly))") }
             try #require(bind.status == 0, "mount --bind: \(bind)")
             defer { _ = try? sh("umount \(shellQuoted(readOnly))") }

@@ -30,7 +30,8 @@ import Testing
 
     @Test func sameTitlesGetStableSuffixes() throws {
         try withDatabaseDirectory { db in
-            var first = "", second = ""
+            var first = ""
+            var second = ""
             var expected: [String] = []
             try withNotesMount(
                 databasePath: db,

@@ -17,7 +17,9 @@ private let operationCount = ProcessInfo.processInfo.environment["NOTESFS_FSX_OP
 private let seedOffset = ProcessInfo.processInfo.environment["NOTESFS_FSX_SEED"].flatMap(UInt64.init) ?? 0
 
 @Suite(.tags(.mount), .needsFUSE) struct RandomOperationTests {
-    @Test(arguments: [("fsx.md", UInt64(1), true), ("fsx.bin", UInt64(2), true), ("fsx.md", UInt64(3), false), ("fsx.bin", UInt64(4), false)])
+    @Test(arguments: [
+        ("fsx.md", UInt64(1), true), ("fsx.bin", UInt64(2), true), ("fsx.md", UInt64(3), false), ("fsx.bin", UInt64(4), false),
+    ])
     func randomOperationsMatchAShadowCopy(name: String, seed baseSeed: UInt64, mmap useMmap: Bool) throws {
         let seed = baseSeed &+ seedOffset
         try withNotesMount(timeout: max(600, Double(operationCount) / 10)) { m in  // the watchdog is for hangs: 100 ms an operation

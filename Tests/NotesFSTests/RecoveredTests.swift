@@ -179,7 +179,9 @@ func seedDamagedTree(_ database: RecordDatabase) throws -> DamagedTree {
             var x = try Folder(record: other.record(for: tree.x))
             x.name = "X2"
             try other.modify(saving: [x.record])
-            #expect(eventually(10) { listing(m.path("Recovered")) == ["Orphan", "X2", "Y", "stranded.md"] }, "\(listing(m.path("Recovered")) ?? [])")
+            #expect(
+                eventually(10) { listing(m.path("Recovered")) == ["Orphan", "X2", "Y", "stranded.md"] },
+                "\(listing(m.path("Recovered")) ?? [])")
             #expect(listing(m.path("Recovered/X2")) == ["Z", "in-x.md"])
             #expect(readFile(m.path("Recovered/X2/in-x.md")) == "inside x")
             // A note written here touches its folder's times: a save of the folder in place.

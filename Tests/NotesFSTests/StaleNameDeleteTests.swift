@@ -17,12 +17,15 @@ import Testing
     @Test func rmOfAFolderKeepsTheNoteMovedOutOfItElsewhere() throws {
         var noteID: RecordID?
         var safeID: RecordID?
-        try withNotesMount(storeWatcher: false, seed: { db in
-            let ra = try saveFolder(db, name: "RA")
-            let inner = try saveFolder(db, name: "In", parent: ra.recordID)
-            safeID = try saveFolder(db, name: "Safe").recordID
-            noteID = try saveNote(db, title: "N", text: "x", folder: inner.recordID).recordID
-        }) { m in
+        try withNotesMount(
+            storeWatcher: false,
+            seed: { db in
+                let ra = try saveFolder(db, name: "RA")
+                let inner = try saveFolder(db, name: "In", parent: ra.recordID)
+                safeID = try saveFolder(db, name: "Safe").recordID
+                noteID = try saveNote(db, title: "N", text: "x", folder: inner.recordID).recordID
+            }
+        ) { m in
             #expect(listing(m.path("RA")) == ["In"])
             #expect(listing(m.path("RA/In")) == ["N.md"])
             let other = try openDatabase(m.databasePath)
@@ -43,10 +46,13 @@ import Testing
     @Test func rmdirOfAFolderFilledElsewhereIsNotEmpty() throws {
         var noteID: RecordID?
         var innerID: RecordID?
-        try withNotesMount(storeWatcher: false, seed: { db in
-            innerID = try saveFolder(db, name: "In").recordID
-            noteID = try saveNote(db, title: "N", text: "kept").recordID
-        }) { m in
+        try withNotesMount(
+            storeWatcher: false,
+            seed: { db in
+                innerID = try saveFolder(db, name: "In").recordID
+                noteID = try saveNote(db, title: "N", text: "kept").recordID
+            }
+        ) { m in
             #expect(listing(m.path("In")) == [])
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }
@@ -61,9 +67,12 @@ import Testing
 
     @Test func unlinkOfANoteEditedElsewhereDeletesItAsItIsNow() throws {
         var noteID: RecordID?
-        try withNotesMount(storeWatcher: false, seed: { db in
-            noteID = try saveNote(db, title: "E", text: "old").recordID
-        }) { m in
+        try withNotesMount(
+            storeWatcher: false,
+            seed: { db in
+                noteID = try saveNote(db, title: "E", text: "old").recordID
+            }
+        ) { m in
             #expect(readFile(m.path("E.md")) == "old")
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }
@@ -78,10 +87,13 @@ import Testing
     @Test func unlinkOfANoteMovedElsewhereIsNoEntry() throws {
         var noteID: RecordID?
         var safeID: RecordID?
-        try withNotesMount(storeWatcher: false, seed: { db in
-            safeID = try saveFolder(db, name: "Safe").recordID
-            noteID = try saveNote(db, title: "M", text: "mine").recordID
-        }) { m in
+        try withNotesMount(
+            storeWatcher: false,
+            seed: { db in
+                safeID = try saveFolder(db, name: "Safe").recordID
+                noteID = try saveNote(db, title: "M", text: "mine").recordID
+            }
+        ) { m in
             #expect(readFile(m.path("M.md")) == "mine")
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }

@@ -37,17 +37,20 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
     static let stranger: uid_t = 1001
 
     @Test func anotherUserIsToldNothingOfAPrivateNote() throws {
-        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
-            var folder = Folder(name: "P")
-            folder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
-            let saved = try db.modify(saving: [folder.record]).savedRecords[0]
-            _ = try savePrivateNote(db, "B", "secret zymurgy plans", folder: saved.recordID, uid: Self.owner, mode: 0o600)
-            // Readable folder, private note: its name shows by walking, but not its text.
-            _ = try savePrivateNote(db, "Hidden", "zymurgy too", folder: nil, uid: Self.owner, mode: 0o600)
-            var open = Note(title: "Open", text: "public zymurgy")
-            open.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
-            try db.modify(saving: [open.record])
-        }) { m in
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                var folder = Folder(name: "P")
+                folder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
+                let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+                _ = try savePrivateNote(db, "B", "secret zymurgy plans", folder: saved.recordID, uid: Self.owner, mode: 0o600)
+                // Readable folder, private note: its name shows by walking, but not its text.
+                _ = try savePrivateNote(db, "Hidden", "zymurgy too", folder: nil, uid: Self.owner, mode: 0o600)
+                var open = Note(title: "Open", text: "public zymurgy")
+                open.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
+                try db.modify(saving: [open.record])
+            }
+        ) { m in
             let root = shellQuoted(m.root)
             // The owner finds all three.
             #expect(try lines(shAs(Self.owner, "ls \(root)/.search/zymurgy")) == ["B.md", "Hidden.md", "Open.md"])
@@ -79,11 +82,14 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
 
     /// A deleted note's versions keep the access it had (its last version's mode and owner).
     @Test func aDeletedPrivateNotesVersionsStayPrivate() throws {
-        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
-            let gone = try savePrivateNote(db, "Gone", "deleted zymurgy", folder: nil, uid: Self.owner, mode: 0o600)
-            let record = try db.record(for: gone.record.recordID)
-            try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [record.recordID])
-        }) { m in
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                let gone = try savePrivateNote(db, "Gone", "deleted zymurgy", folder: nil, uid: Self.owner, mode: 0o600)
+                let record = try db.record(for: gone.record.recordID)
+                try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [record.recordID])
+            }
+        ) { m in
             let root = shellQuoted(m.root)
             let ownerSees = try shAs(Self.owner, "ls \(root)/.history")
             let strangerSees = try shAs(Self.stranger, "ls \(root)/.history")
@@ -98,16 +104,19 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
     /// Names of search hits are made from what the caller sees: a hit of the caller's own never
     /// gets a folder suffix because a private note of the same name matches too.
     @Test func aHitsNameDoesNotTellOfAPrivateNoteOfTheSameName() throws {
-        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
-            var privateFolder = Folder(name: "P")
-            privateFolder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
-            let p = try db.modify(saving: [privateFolder.record]).savedRecords[0]
-            _ = try savePrivateNote(db, "Plan", "quokka secret", folder: p.recordID, uid: Self.owner, mode: 0o600)
-            var mine = Folder(name: "mine")
-            mine.ownership = Ownership(mode: 0o755, uid: Self.stranger, gid: Self.stranger)
-            let m = try db.modify(saving: [mine.record]).savedRecords[0]
-            _ = try savePrivateNote(db, "Plan", "quokka mine", folder: m.recordID, uid: Self.stranger, mode: 0o644)
-        }) { m in
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                var privateFolder = Folder(name: "P")
+                privateFolder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
+                let p = try db.modify(saving: [privateFolder.record]).savedRecords[0]
+                _ = try savePrivateNote(db, "Plan", "quokka secret", folder: p.recordID, uid: Self.owner, mode: 0o600)
+                var mine = Folder(name: "mine")
+                mine.ownership = Ownership(mode: 0o755, uid: Self.stranger, gid: Self.stranger)
+                let m = try db.modify(saving: [mine.record]).savedRecords[0]
+                _ = try savePrivateNote(db, "Plan", "quokka mine", folder: m.recordID, uid: Self.stranger, mode: 0o644)
+            }
+        ) { m in
             let root = shellQuoted(m.root)
             let owner = try shAs(Self.owner, "ls \(root)/.search/quokka")
             let stranger = try shAs(Self.stranger, "ls \(root)/.search/quokka")
@@ -119,14 +128,17 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
     /// A note deleted with its private folder: its versions are its owner's alone (the folder's
     /// access is gone with it).
     @Test func versionsOfANoteDeletedWithItsPrivateFolderStayPrivate() throws {
-        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
-            var secret = Folder(name: "Secret")
-            secret.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
-            let folder = try db.modify(saving: [secret.record]).savedRecords[0]
-            let note = try savePrivateNote(db, "Plan", "wombat plans", folder: folder.recordID, uid: Self.owner, mode: 0o644)
-            let record = try db.record(for: note.record.recordID)
-            try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [folder.recordID])
-        }) { m in
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                var secret = Folder(name: "Secret")
+                secret.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
+                let folder = try db.modify(saving: [secret.record]).savedRecords[0]
+                let note = try savePrivateNote(db, "Plan", "wombat plans", folder: folder.recordID, uid: Self.owner, mode: 0o644)
+                let record = try db.record(for: note.record.recordID)
+                try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [folder.recordID])
+            }
+        ) { m in
             let root = shellQuoted(m.root)
             let ownerSees = try shAs(Self.owner, "ls \(root)/.history/Recovered")
             let strangerSees = try shAs(Self.stranger, "ls \(root)/.history/Recovered")
@@ -139,9 +151,12 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
 
     /// A note with a POSIX ACL counts as its owner's alone in the virtual trees.
     @Test func aNoteWithAnACLIsItsOwnersAloneInTheVirtualTrees() throws {
-        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
-            _ = try savePrivateNote(db, "Diary", "numbat days", folder: nil, uid: Self.owner, mode: 0o644)
-        }) { m in
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                _ = try savePrivateNote(db, "Diary", "numbat days", folder: nil, uid: Self.owner, mode: 0o644)
+            }
+        ) { m in
             let root = shellQuoted(m.root)
             let before = try shAs(Self.stranger, "ls \(root)/.search/numbat")
             #expect(lines(before) == ["Diary.md"], "0644: readable by all")
@@ -158,14 +173,17 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
     }
 
     @Test func aGroupMemberSeesWhatTheGroupBitsGive() throws {
-        try withNotesMount(mountOptions: ["allow_other"], seed: { db in
-            var folder = Folder(name: "Team")
-            folder.ownership = Ownership(mode: 0o750, uid: Self.owner, gid: 2000)
-            let saved = try db.modify(saving: [folder.record]).savedRecords[0]
-            var note = Note(title: "Shared", text: "quorum notes", folder: saved.recordID)
-            note.ownership = Ownership(mode: 0o640, uid: Self.owner, gid: 2000)
-            try db.modify(saving: [note.record])
-        }) { m in
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                var folder = Folder(name: "Team")
+                folder.ownership = Ownership(mode: 0o750, uid: Self.owner, gid: 2000)
+                let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+                var note = Note(title: "Shared", text: "quorum notes", folder: saved.recordID)
+                note.ownership = Ownership(mode: 0o640, uid: Self.owner, gid: 2000)
+                try db.modify(saving: [note.record])
+            }
+        ) { m in
             let query = "ls \(shellQuoted(m.root))/.search/quorum"
             let member = try shAs(Self.stranger, query, groups: [2000])
             let outsider = try shAs(Self.stranger, query)

@@ -101,4 +101,3 @@ import Testing
         #expect(updated > 50)  // the common steps are incremental (none is once a move made a cycle)
     }
 }
-

@@ -16,11 +16,13 @@ import Testing
         try other.modify(saving: [edited])
         // `mine` has not caught up: the tag it holds is the old one, and the commit checks the new.
         #expect(throws: RecordStoreError.self) {
-            try mine.modify(deleting: [seen.recordID], deleteConditions: [seen.recordID: DeleteCondition(recordChangeTag: seen.recordChangeTag)])
+            try mine.modify(
+                deleting: [seen.recordID], deleteConditions: [seen.recordID: DeleteCondition(recordChangeTag: seen.recordChangeTag)])
         }
         #expect(try mine.record(for: seen.recordID)["text"]?.stringValue == "v2")
         let current = try mine.record(for: seen.recordID)
-        try mine.modify(deleting: [seen.recordID], deleteConditions: [seen.recordID: DeleteCondition(recordChangeTag: current.recordChangeTag)])
+        try mine.modify(
+            deleting: [seen.recordID], deleteConditions: [seen.recordID: DeleteCondition(recordChangeTag: current.recordChangeTag)])
         #expect(throws: RecordStoreError.unknownItem(seen.recordID)) { try other.record(for: seen.recordID) }
     }
 

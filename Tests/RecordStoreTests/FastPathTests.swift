@@ -174,7 +174,8 @@ import Testing
             #expect(json.hasSuffix("}"))
             try Data((json.dropLast() + #","extra":"# + nested + "}").utf8).write(to: URL(fileURLWithPath: path))
         }
-        let inF = try RecordStore.Predicate(format: "folder == %@", .reference(Reference(recordID: RecordID(recordName: "f"), action: .deleteSelf)))
+        let inF = try RecordStore.Predicate(
+            format: "folder == %@", .reference(Reference(recordID: RecordID(recordName: "f"), action: .deleteSelf)))
         let records = try db.query(Query(recordType: "Note", predicate: inF)).records
         if depth < 512 {
             #expect(records.count == 64)

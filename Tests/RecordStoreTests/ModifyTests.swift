@@ -72,7 +72,10 @@ import Testing
         var changed = try db.record(for: RecordID(recordName: "a"))
         changed["text"] = "changed"
         let bad = note("bad", folder: "missing-folder")
-        #expect(throws: RecordStoreError.invalidReference(from: RecordID(recordName: "bad"), key: "folder", to: RecordID(recordName: "missing-folder"))) {
+        #expect(
+            throws: RecordStoreError.invalidReference(
+                from: RecordID(recordName: "bad"), key: "folder", to: RecordID(recordName: "missing-folder"))
+        ) {
             try db.modify(saving: [changed, folder("g"), bad], deleting: [RecordID(recordName: "a2")])
         }
         #expect(try db.record(for: RecordID(recordName: "a"))["text"] == "original")
@@ -117,7 +120,8 @@ import Testing
         #expect(throws: JSONSyntaxError.self) { try JSON.parse(#""\ud83e alone""#) }
         #expect(throws: JSONSyntaxError.self) { try JSON.parse(#""\q""#) }
         #expect(throws: JSONSyntaxError.self) { try JSON.parse("\"unterminated") }
-        let record = try RecordCoding.decode(Data(#"{"recordName":"\u0041","recordType":"T","fields":{"s":{"type":"string","value":"\ud83e\uddea"}}}"#.utf8))
+        let record = try RecordCoding.decode(
+            Data(#"{"recordName":"\u0041","recordType":"T","fields":{"s":{"type":"string","value":"\ud83e\uddea"}}}"#.utf8))
         #expect(record.recordID.recordName == "A")
         #expect(record["s"] == .string("🧪"))
     }

@@ -25,7 +25,9 @@ import Testing
         #expect(try db.record(for: RecordID(recordName: "shared"))["n"] == .int64(Int64(2 * perProcess)))
         // The counter process that finished last saw every increment of both (its token counts
         // them); which one that is depends on scheduling.
-        let tokens = outputs.prefix(2).compactMap { $0.split(separator: "\n").first { $0.hasPrefix("token ") }.flatMap { ChangeToken(stringValue: String($0.dropFirst(6))) } }
+        let tokens = outputs.prefix(2).compactMap {
+            $0.split(separator: "\n").first { $0.hasPrefix("token ") }.flatMap { ChangeToken(stringValue: String($0.dropFirst(6))) }
+        }
         #expect(tokens.count == 2)
         #expect(tokens.map(\.seq).max()! >= UInt64(2 * perProcess), "\(tokens)")
         // And this process sees everything through change tokens.

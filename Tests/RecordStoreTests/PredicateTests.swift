@@ -275,19 +275,20 @@ struct PredicateTests {
         #expect(try Predicate(format: c.format, argumentArray: c.arguments).keys == expected)
     }
 
-    @Test(arguments: [
-        (PredicateCase("folder == %@ AND title BEGINSWITH 'a'", f1Ref), "folder", "f1"),
-        (PredicateCase("folder == %@", f2Ref), "folder", "f2"),
-        (PredicateCase("%@ == parent", f2Ref), "parent", "f2"),
-        (PredicateCase("title == 'a' AND (x == 1 OR y == 2) AND owner == %@", f1Ref), "owner", "f1"),
-        (PredicateCase("folder == REFERENCE('n1') && pinned == TRUE"), "folder", "n1"),
-        (PredicateCase("folder == %@ OR x == 1", f1Ref), nil, nil),
-        (PredicateCase("NOT folder == %@", f1Ref), nil, nil),
-        (PredicateCase("folder != %@", f1Ref), nil, nil),
-        (PredicateCase("folder == 'f1'"), nil, nil),
-        (PredicateCase("folder CONTAINS %@", f1Ref), nil, nil),
-        (PredicateCase("TRUEPREDICATE"), nil, nil),
-    ] as [(PredicateCase, String?, String?)])
+    @Test(
+        arguments: [
+            (PredicateCase("folder == %@ AND title BEGINSWITH 'a'", f1Ref), "folder", "f1"),
+            (PredicateCase("folder == %@", f2Ref), "folder", "f2"),
+            (PredicateCase("%@ == parent", f2Ref), "parent", "f2"),
+            (PredicateCase("title == 'a' AND (x == 1 OR y == 2) AND owner == %@", f1Ref), "owner", "f1"),
+            (PredicateCase("folder == REFERENCE('n1') && pinned == TRUE"), "folder", "n1"),
+            (PredicateCase("folder == %@ OR x == 1", f1Ref), nil, nil),
+            (PredicateCase("NOT folder == %@", f1Ref), nil, nil),
+            (PredicateCase("folder != %@", f1Ref), nil, nil),
+            (PredicateCase("folder == 'f1'"), nil, nil),
+            (PredicateCase("folder CONTAINS %@", f1Ref), nil, nil),
+            (PredicateCase("TRUEPREDICATE"), nil, nil),
+        ] as [(PredicateCase, String?, String?)])
     func referenceConstraint(_ c: PredicateCase, _ key: String?, _ recordName: String?) throws {
         let constraint = try Predicate(format: c.format, argumentArray: c.arguments).referenceConstraint
         #expect(constraint?.key == key)

@@ -14,7 +14,8 @@ import Testing
             records.append(n)
         }
         try db.modify(saving: records)
-        let inF = try RecordStore.Predicate(format: "folder == %@", .reference(Reference(recordID: RecordID(recordName: "f"), action: .deleteSelf)))
+        let inF = try RecordStore.Predicate(
+            format: "folder == %@", .reference(Reference(recordID: RecordID(recordName: "f"), action: .deleteSelf)))
         #expect(inF.referenceConstraint?.recordName == "f")
         let query = Query(recordType: "Note", predicate: inF, sortDescriptors: [SortDescriptor(key: "rank", ascending: false)])
         var page = try db.query(query, resultsLimit: 7)
@@ -36,6 +37,8 @@ import Testing
         // Fetch by IDs, each with its own result.
         let fetched = db.records(for: [RecordID(recordName: "n1"), RecordID(recordName: "missing")])
         #expect(try fetched[RecordID(recordName: "n1")]?.get()["rank"] == .int64(7))
-        #expect(throws: RecordStoreError.unknownItem(RecordID(recordName: "missing"))) { try fetched[RecordID(recordName: "missing")]!.get() }
+        #expect(throws: RecordStoreError.unknownItem(RecordID(recordName: "missing"))) {
+            try fetched[RecordID(recordName: "missing")]!.get()
+        }
     }
 }

@@ -148,7 +148,8 @@ import Testing
         func storage(_ db: RecordDatabase, _ names: [String]) throws -> Set<UInt> {
             Set(
                 try names.map { name in
-                    var target = try #require(db.metadata(for: RecordID(recordName: name))?.field("folder")?.referenceValue?.recordID.recordName)
+                    var target = try #require(
+                        db.metadata(for: RecordID(recordName: name))?.field("folder")?.referenceValue?.recordID.recordName)
                     #expect(target == folderName)
                     return target.withUTF8 { UInt(bitPattern: $0.baseAddress) }
                 })

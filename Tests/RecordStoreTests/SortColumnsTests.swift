@@ -8,7 +8,9 @@ import Testing
 /// the one ``SortColumns/order(_:_:)`` gives two values, missing values and mixed kinds included.
 @Suite struct SortColumnsTests {
     static let columns: [String: [FieldValue?]] = [
-        "dates": [.date(Date(timeIntervalSince1970: 5)), nil, .date(Date(timeIntervalSince1970: -3)), .date(Date(timeIntervalSince1970: 5))],
+        "dates": [
+            .date(Date(timeIntervalSince1970: 5)), nil, .date(Date(timeIntervalSince1970: -3)), .date(Date(timeIntervalSince1970: 5)),
+        ],
         "integers": [.int64(3), .int64(-7), nil, .int64(Int64.max), .int64(3), .int64(0)],
         "numbers": [.double(2.5), .int64(2), nil, .double(-0.0), .int64(0), .double(1e300)],
         "dates and numbers": [.date(Date(timeIntervalSince1970: 1)), .int64(1), .double(0.5), nil],

@@ -14,7 +14,8 @@ import Testing
     /// Writes a new version of the server row `name` whose payload is `transform` of the current one.
     static func reforge(_ server: String, name: String, _ transform: (String) -> String) throws {
         let connection = try Connection(server)
-        let payload = try #require(try connection.execute("SELECT payload::text AS p FROM notesfs_records WHERE record_name = $1", [name]).value(0, "p"))
+        let payload = try #require(
+            try connection.execute("SELECT payload::text AS p FROM notesfs_records WHERE record_name = $1", [name]).value(0, "p"))
         let forged = transform(payload)
         #expect(forged != payload, "the forgery changed nothing: \(payload)")
         try connection.execute(
@@ -29,7 +30,10 @@ import Testing
     @Test(arguments: [String(Int64.max), "100000", "0"]) func aForgedSizeOfAnAssetAlreadyHeldIsSetAside(size: String) throws {
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
-        try a.save([Attachment(name: "five.bin", content: try a.database.makeAsset(Data("hello".utf8)), recordID: RecordID(recordName: "att")).record])
+        try a.save([
+            Attachment(name: "five.bin", content: try a.database.makeAsset(Data("hello".utf8)), recordID: RecordID(recordName: "att"))
+                .record
+        ])
         try a.sync()
         try b.sync()
         try Self.reforge(server, name: "att") { $0.replacingOccurrences(of: #""size": "5""#, with: #""size": "\#(size)""#) }
@@ -47,7 +51,9 @@ import Testing
         let (_, machines) = try makeMachines(1)
         let b = machines[0]
         let real = try b.database.makeAsset(Data("hello".utf8))
-        try b.save([Attachment(name: "five.bin", content: Asset(sha256: real.sha256, size: 100_000), recordID: RecordID(recordName: "att")).record])
+        try b.save([
+            Attachment(name: "five.bin", content: Asset(sha256: real.sha256, size: 100_000), recordID: RecordID(recordName: "att")).record
+        ])
         let fsck = try notesfs(b.path, ["fsck"])
         #expect(fsck.status == 4, "\(fsck.out)\(fsck.stderr)")
         #expect((fsck.out + fsck.stderr).contains("100000 bytes, its file 5"), "\(fsck.out)\(fsck.stderr)")
@@ -56,15 +62,24 @@ import Testing
     @Test func aVersionWhoseSizeIsNotItsBytesIsSetAside() throws {
         let (server, machines) = try makeMachines(1)
         let b = machines[0]
-        let common = #""note":{"type":"string","value":"n"},"noteType":{"type":"string","value":"Note"},"title":{"type":"string","value":"T"},"kind":{"type":"string","value":"edit"},"date":{"type":"date","value":"1700000000"}"#
-        try Self.forge(server, name: "n", type: "Note", fields: #""title":{"type":"string","value":"T"},"text":{"type":"string","value":"now"}"#)
-        try Self.forge(server, name: "v-huge", type: "Version", fields: common + #","text":{"type":"string","value":"x"},"size":{"type":"int64","value":"9223372036854775807"}"#)
-        try Self.forge(server, name: "v-short", type: "Version", fields: common + #","text":{"type":"string","value":"xyz"},"size":{"type":"int64","value":"1"}"#)
+        let common =
+            #""note":{"type":"string","value":"n"},"noteType":{"type":"string","value":"Note"},"title":{"type":"string","value":"T"},"kind":{"type":"string","value":"edit"},"date":{"type":"date","value":"1700000000"}"#
+        try Self.forge(
+            server, name: "n", type: "Note", fields: #""title":{"type":"string","value":"T"},"text":{"type":"string","value":"now"}"#)
+        try Self.forge(
+            server, name: "v-huge", type: "Version",
+            fields: common + #","text":{"type":"string","value":"x"},"size":{"type":"int64","value":"9223372036854775807"}"#)
+        try Self.forge(
+            server, name: "v-short", type: "Version",
+            fields: common + #","text":{"type":"string","value":"xyz"},"size":{"type":"int64","value":"1"}"#)
         try Self.forge(
             server, name: "v-delta", type: "Version",
             fields: common
-                + #","deltaBase":{"type":"string","value":"v-good"},"deltaPrefix":{"type":"int64","value":"1"},"deltaSuffix":{"type":"int64","value":"0"},"deltaText":{"type":"string","value":"b"},"size":{"type":"int64","value":"99"}"#)
-        try Self.forge(server, name: "v-good", type: "Version", fields: common + #","text":{"type":"string","value":"ab"},"size":{"type":"int64","value":"2"}"#)
+                + #","deltaBase":{"type":"string","value":"v-good"},"deltaPrefix":{"type":"int64","value":"1"},"deltaSuffix":{"type":"int64","value":"0"},"deltaText":{"type":"string","value":"b"},"size":{"type":"int64","value":"99"}"#
+        )
+        try Self.forge(
+            server, name: "v-good", type: "Version",
+            fields: common + #","text":{"type":"string","value":"ab"},"size":{"type":"int64","value":"2"}"#)
         let report = try b.sync()
         #expect(Set(report.setAside.map(\.recordName)) == ["v-huge", "v-short", "v-delta"], "\(report.setAside)")
         #expect(versionNames(b) == ["v-good"])
@@ -76,13 +91,18 @@ import Testing
         func ownership(_ mode: String) -> String {
             #","mode":{"type":"int64","value":"\#(mode)"},"uid":{"type":"int64","value":"4294967291"},"gid":{"type":"int64","value":"0"}"#
         }
-        try Self.forge(server, name: "all-bits", type: "Note", fields: #""title":{"type":"string","value":"A"},"text":{"type":"string","value":"a"}"# + ownership("-1"))
-        try Self.forge(server, name: "setuid", type: "Note", fields: #""title":{"type":"string","value":"S"},"text":{"type":"string","value":"s"}"# + ownership("3565"))  // 06755
+        try Self.forge(
+            server, name: "all-bits", type: "Note",
+            fields: #""title":{"type":"string","value":"A"},"text":{"type":"string","value":"a"}"# + ownership("-1"))
+        try Self.forge(
+            server, name: "setuid", type: "Note",
+            fields: #""title":{"type":"string","value":"S"},"text":{"type":"string","value":"s"}"# + ownership("3565"))  // 06755
         try Self.forge(
             server, name: "future", type: "Note", fields: #""title":{"type":"string","value":"F"},"text":{"type":"string","value":"f"}"#,
             dates: #""modified":"1e300","created":"1e300","#)
         try Self.forge(
-            server, name: "plain", type: "Note", fields: #""title":{"type":"string","value":"P"},"text":{"type":"string","value":"p"}"# + ownership("420"),
+            server, name: "plain", type: "Note",
+            fields: #""title":{"type":"string","value":"P"},"text":{"type":"string","value":"p"}"# + ownership("420"),
             dates: #""modified":"1700000000","#)
         let report = try b.sync()
         #expect(report.setAside.isEmpty, "\(report.setAside)")
@@ -104,11 +124,14 @@ import Testing
         let (server, machines) = try makeMachines(1)
         let b = machines[0]
         try Self.forge(server, name: "folder", type: "Folder", fields: #""name":{"type":"string","value":"Dir"}"#)
-        try Self.forge(server, name: "target", type: "Note", fields: #""title":{"type":"string","value":"T"},"text":{"type":"string","value":"t"}"#)
+        try Self.forge(
+            server, name: "target", type: "Note", fields: #""title":{"type":"string","value":"T"},"text":{"type":"string","value":"t"}"#)
         func link(_ name: String, to target: String) throws {
             try Self.forge(
                 server, name: name, type: "Link",
-                fields: #""name":{"type":"string","value":"\#(name)"},"target":{"type":"reference","value":{"recordName":"\#(target)","action":"deleteSelf"}}"#)
+                fields:
+                    #""name":{"type":"string","value":"\#(name)"},"target":{"type":"reference","value":{"recordName":"\#(target)","action":"deleteSelf"}}"#
+            )
         }
         try link("self-link", to: "self-link")
         try link("folder-link", to: "folder")

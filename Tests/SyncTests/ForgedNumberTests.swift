@@ -11,7 +11,9 @@ import Testing
 /// of their types: no client traps on them (each sync runs the built binary, so that a trap is a
 /// signal, not the end of the tests), each row is set aside or clamped, and fsck stays clean.
 @Suite(.tags(.postgres), .needsPostgres) struct ForgedNumberTests {
-    static let edges = ["0", "-1", String(Int64.min), String(Int64.max), "9223372036854775808", "1e300", "-1e300", "1.7976931348623157e308"]
+    static let edges = [
+        "0", "-1", String(Int64.min), String(Int64.max), "9223372036854775808", "1e300", "-1e300", "1.7976931348623157e308",
+    ]
 
     /// Inserts a live row as a hostile writer would.
     static func forge(_ connection: Connection, name: String, type: String, payload: String) throws {
@@ -36,9 +38,12 @@ import Testing
         try connection.execute("INSERT INTO notesfs_assets (sha256, size) VALUES ($1, $2)", [hash, String(Int64.max)])
         try Self.forge(
             connection, name: "huge", type: "Attachment",
-            payload: #"{"fields":{"name":{"type":"string","value":"huge.bin"},"content":{"type":"asset","value":{"sha256":"\#(hash)","size":"\#(Int64.max)"}}}}"#
+            payload:
+                #"{"fields":{"name":{"type":"string","value":"huge.bin"},"content":{"type":"asset","value":{"sha256":"\#(hash)","size":"\#(Int64.max)"}}}}"#
         )
-        try Self.forge(connection, name: "fine", type: "Note", payload: #"{"fields":{"title":{"type":"string","value":"Fine"},"text":{"type":"string","value":"ok"}}}"#)
+        try Self.forge(
+            connection, name: "fine", type: "Note",
+            payload: #"{"fields":{"title":{"type":"string","value":"Fine"},"text":{"type":"string","value":"ok"}}}"#)
         let run = try Self.expectSyncSurvives(b)
         #expect(run.stderr.contains("server record set aside: huge"), "\(run.stderr)")
         try b.database.refresh()
@@ -77,7 +82,8 @@ import Testing
                 count += 1
                 try Self.forge(
                     connection, name: "\(type)-dates-\(count)", type: type,
-                    payload: #"{"modified":"\#(edge)","created":"\#(edge)","fields":{\#(fields),"date":{"type":"date","value":"\#(edge)"}}}"#)
+                    payload:
+                        #"{"modified":"\#(edge)","created":"\#(edge)","fields":{\#(fields),"date":{"type":"date","value":"\#(edge)"}}}"#)
                 count += 1
                 try Self.forge(
                     connection, name: "\(type)-double-\(count)", type: type,
@@ -86,7 +92,8 @@ import Testing
                     count += 1
                     try Self.forge(
                         connection, name: "asset-\(count)", type: type,
-                        payload: #"{"fields":{"name":{"type":"string","value":"b\#(count)"},"content":{"type":"asset","value":{"sha256":"\#(hash)","size":"\#(edge)"}}}}"#
+                        payload:
+                            #"{"fields":{"name":{"type":"string","value":"b\#(count)"},"content":{"type":"asset","value":{"sha256":"\#(hash)","size":"\#(edge)"}}}}"#
                     )
                 }
             }
@@ -107,7 +114,9 @@ import Testing
         for type in ["Note", "Folder", "Attachment", "Symlink"] {
             for metadata in b.database.metadata(ofType: type) {
                 let record = try b.database.record(for: metadata.recordID)
-                if let mode = record["mode"]?.int64Value { #expect(mode >= 0 && mode & ~0o1777 == 0, "\(metadata.recordID.recordName): \(mode)") }
+                if let mode = record["mode"]?.int64Value {
+                    #expect(mode >= 0 && mode & ~0o1777 == 0, "\(metadata.recordID.recordName): \(mode)")
+                }
                 let limit = Date().addingTimeInterval(2 * 86_400)
                 #expect((record.modificationDate ?? .distantPast) < limit, "\(metadata.recordID.recordName)")
             }

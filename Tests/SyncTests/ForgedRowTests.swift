@@ -71,7 +71,9 @@ import Testing
 
         let run = try notesfs(b.path, ["sync"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.contains("server record set aside: evil: field content: asset hash is not 64 lower-case hex digits"), "\(run.stderr)")
+        #expect(
+            run.stderr.contains("server record set aside: evil: field content: asset hash is not 64 lower-case hex digits"), "\(run.stderr)"
+        )
         try b.database.refresh()
         #expect(!b.has("evil"))
         #expect(try b.note("after").text == "two")

@@ -35,7 +35,8 @@ import Testing
                 for p in dirs + files:
                     os.utime(os.path.join(d, p), ns=(1_000_000_000_123_456_789, 1_000_000_000_987_654_321), follow_symlinks=False)
             """
-        let result = try run("/usr/bin/python3", ["-c", "import os; os.chdir(\(pythonQuoted(mount.path)))\n" + script], mergingErrors: true)
+        let result = try run(
+            "/usr/bin/python3", ["-c", "import os; os.chdir(\(pythonQuoted(mount.path)))\n" + script], mergingErrors: true)
         try #require(result.status == 0, "\(result.out)")
     }
 

@@ -23,7 +23,8 @@ import Testing
             #expect(added.status == 0, "\(added.stderr)")
             let edit = try run(
                 "/usr/bin/env",
-                ["EDITOR=" + editor, "VISUAL=" + editor, notesfsBinary, "--db", db, "-q", "note", "edit", "Inbox/First \(round - 1)"], mergingErrors: true)
+                ["EDITOR=" + editor, "VISUAL=" + editor, notesfsBinary, "--db", db, "-q", "note", "edit", "Inbox/First \(round - 1)"],
+                mergingErrors: true)
             #expect(edit.status == 0, "\(edit.out)")
             try mount.run("mv 'Inbox/First \(round - 1).md' 'Inbox/First \(round).md'")
         }

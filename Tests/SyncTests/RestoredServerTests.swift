@@ -11,7 +11,9 @@ import Testing
 /// machine sees that the server lost its last syncs (its record of the machine's generation went
 /// back) and reconciles as for a reset, so that all converge.
 @Suite(.tags(.postgres), .needsPostgres) struct RestoredServerTests {
-    static let tables = ["notesfs_records", "notesfs_assets", "notesfs_asset_chunks", "notesfs_pushes", "notesfs_clients", "notesfs_server"]
+    static let tables = [
+        "notesfs_records", "notesfs_assets", "notesfs_asset_chunks", "notesfs_pushes", "notesfs_clients", "notesfs_server",
+    ]
 
     /// A dump of the server's tables (copies beside them); returns the sequence's last value.
     static func dump(_ connection: Connection) throws -> String {

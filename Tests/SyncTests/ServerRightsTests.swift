@@ -34,7 +34,10 @@ import Testing
         let a = machines[0]
         try a.save([note("One", id: "one", text: "1\n")])
         try a.sync()
-        for table in ["notesfs_schema", "notesfs_records", "notesfs_assets", "notesfs_asset_chunks", "notesfs_pushes", "notesfs_server", "notesfs_clients"] {
+        for table in [
+            "notesfs_schema", "notesfs_records", "notesfs_assets", "notesfs_asset_chunks", "notesfs_pushes", "notesfs_server",
+            "notesfs_clients",
+        ] {
             try Connection(server).execute("DROP TABLE \(table)")
         }
         try Connection(server).execute("DROP SEQUENCE notesfs_seq")

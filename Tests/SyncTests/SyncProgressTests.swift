@@ -17,7 +17,8 @@ import Testing
         let up = try run("/usr/bin/script", ["-qec", command, "/dev/null"], mergingErrors: true)
         #expect(up.status == 0, "\(up.out)")
         #expect(up.out.contains("sync: pushed [") && up.out.contains("450/450") && up.out.contains(" KB"), "\(up.out)")
-        let down = try run("/usr/bin/script", ["-qec", "\(notesfsBinary) --db \(shellQuoted(b.path)) sync", "/dev/null"], mergingErrors: true)
+        let down = try run(
+            "/usr/bin/script", ["-qec", "\(notesfsBinary) --db \(shellQuoted(b.path)) sync", "/dev/null"], mergingErrors: true)
         #expect(down.out.contains("sync: fetched [") && down.out.contains("450/450"), "\(down.out)")
         // Not a terminal: no bar.
         try a.save([note("More", id: "more", text: "x\n")])

@@ -41,4 +41,3 @@ func expectEverywhere(
     }
     return held
 }
-

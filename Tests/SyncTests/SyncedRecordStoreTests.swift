@@ -220,7 +220,8 @@ import Testing
         try a.database.modify(deleting: [RecordID(recordName: "gone")])
     }
 
-    @Test(.tags(.postgres), .needsPostgres, arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPushLosesAndDuplicatesNothing(seed: UInt64) throws {
+    @Test(.tags(.postgres), .needsPostgres, arguments: [1, 2, 3, 4])
+    func aKillBetweenTheRecordFilesAndStateJSONOfAPushLosesAndDuplicatesNothing(seed: UInt64) throws {
         var generator = SeededGenerator(state: seed)
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])
@@ -241,7 +242,9 @@ import Testing
         #expect(a.database.metadata(ofType: Note.recordType).count == 41)
     }
 
-    @Test(.tags(.postgres), .needsPostgres, arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPullMakesNoConflict(seed: UInt64) throws {
+    @Test(.tags(.postgres), .needsPostgres, arguments: [1, 2, 3, 4]) func aKillBetweenTheRecordFilesAndStateJSONOfAPullMakesNoConflict(
+        seed: UInt64
+    ) throws {
         var generator = SeededGenerator(state: seed)
         let (server, machines) = try makeMachines(2)
         let (a, b) = (machines[0], machines[1])

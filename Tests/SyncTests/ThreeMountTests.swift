@@ -162,10 +162,13 @@ func expectConverged(_ mounts: [ChildMount], within seconds: Double = 10, source
     for mount in mounts {
         let status = { (try? notesfs(mount.databasePath, ["sync", "status"]))?.out ?? "" }
         #expect(
-            eventually(seconds) { status().contains("pending changes: 0") }, "\(mount.databasePath): \(status())", sourceLocation: sourceLocation)
+            eventually(seconds) { status().contains("pending changes: 0") }, "\(mount.databasePath): \(status())",
+            sourceLocation: sourceLocation)
     }
     for mount in mounts.dropFirst() {
-        let converged = eventually(seconds) { (try? run("/usr/bin/diff", ["-r", mounts[0].path, mount.path], mergingErrors: true))?.status == 0 }
+        let converged = eventually(seconds) {
+            (try? run("/usr/bin/diff", ["-r", mounts[0].path, mount.path], mergingErrors: true))?.status == 0
+        }
         let diff = (try? run("/usr/bin/diff", ["-r", mounts[0].path, mount.path], mergingErrors: true))?.out ?? ""
         #expect(converged, "\(mounts[0].path) and \(mount.path) differ:\n\(diff)", sourceLocation: sourceLocation)
     }

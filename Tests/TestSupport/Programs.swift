@@ -97,7 +97,9 @@ public final class SpawnedProcess {
 
     /// Starts `arguments[0]` (a path) with stdin from `stdin` and stdout/stderr to the given files
     /// (stderr to stdout's file when nil).
-    public init(_ arguments: [String], environment: [String: String] = [:], stdin: String = "/dev/null", stdout: String, stderr: String?) throws {
+    public init(_ arguments: [String], environment: [String: String] = [:], stdin: String = "/dev/null", stdout: String, stderr: String?)
+        throws
+    {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -118,7 +120,7 @@ public final class SpawnedProcess {
         env.merge(environment) { $1 }
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         let code = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
         guard code == 0 else { throw SpawnError(command: arguments, code: code) }

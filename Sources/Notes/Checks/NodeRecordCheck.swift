@@ -10,7 +10,8 @@ public enum NodeRecordCheck {
         var problems: [String] = []
         func report(_ metadata: RecordMetadata, _ text: String) {
             let path = contents.entry(for: metadata.recordID)?.path
-            problems.append((path.map { "\($0) (record \(metadata.recordID.recordName))" } ?? "record \(metadata.recordID.recordName)") + ": " + text)
+            problems.append(
+                (path.map { "\($0) (record \(metadata.recordID.recordName))" } ?? "record \(metadata.recordID.recordName)") + ": " + text)
         }
         for type in [Symlink.recordType, SpecialFile.recordType, Link.recordType] {
             for metadata in database.queryMetadata(Query(recordType: type)) {

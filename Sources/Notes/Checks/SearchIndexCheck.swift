@@ -19,7 +19,7 @@ public enum SearchIndexCheck {
             return NotesSearchIndex(database: database).audit().map {
                 "search index \(path) does not agree with the records: \($0); 'fsck --repair' or 'reindex' rebuilds it"
             }
-        } catch where error.isOtherFormat {
+        } catch  where error.isOtherFormat {
             return []  // an older format (after an upgrade): the next search rebuilds it
         } catch {
             return ["search index \(path) cannot be read (\(error.description)); 'fsck --repair' or 'reindex' rebuilds it"]

@@ -107,7 +107,8 @@ enum FsckCommand {
     static func line(for problem: CheckProblem, contents: FolderContents) -> String {
         var record: RecordID?
         switch problem {
-        case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _), .assetSizeMismatch(let id, _, _, _, _):
+        case .missingRecordFile(let id, _), .missingAsset(let id, _, _), .unindexedRecordFile(let id, _),
+            .assetSizeMismatch(let id, _, _, _, _):
             record = id
         case .danglingReference(let from, _, _): record = from
         case .referenceCycle(_, let members): record = members.first

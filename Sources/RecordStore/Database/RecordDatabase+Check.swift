@@ -54,7 +54,8 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     public var path: String? {
         switch self {
         case .damagedRecordFile(let path, _), .missingRecordFile(_, let path), .missingAsset(_, _, let path),
-            .assetSizeMismatch(_, _, let path, _, _), .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _), .unindexedRecordFile(_, let path):
+            .assetSizeMismatch(_, _, let path, _, _), .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _),
+            .unindexedRecordFile(_, let path):
             path
         case .damagedJournalLine(let damage): damage.copy
         case .danglingReference, .referenceCycle: nil
@@ -126,7 +127,8 @@ extension RecordDatabase {
                     if let status = try? Sys.fileStatus(assetPath) {
                         if Int64(status.st_size) != asset.size {
                             problems.append(
-                                .assetSizeMismatch(metadata.recordID, key: key, path: assetPath, size: asset.size, fileSize: Int64(status.st_size)))
+                                .assetSizeMismatch(
+                                    metadata.recordID, key: key, path: assetPath, size: asset.size, fileSize: Int64(status.st_size)))
                         }
                     } else {
                         problems.append(.missingAsset(metadata.recordID, key: key, path: assetPath))

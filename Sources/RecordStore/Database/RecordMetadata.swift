@@ -106,7 +106,9 @@ public struct RecordMetadata: Sendable, Hashable {
                 value = .reference(reference)
             case .list(var items):
                 // Most lists hold no reference: they are left as they are.
-                guard items.contains(where: { if case .reference = $0 { true } else if case .list = $0 { true } else { false } }) else { return }
+                guard items.contains(where: { if case .reference = $0 { true } else if case .list = $0 { true } else { false } }) else {
+                    return
+                }
                 value = .list([])
                 for i in items.indices { share(&items[i], key: key) }
                 value = .list(items)

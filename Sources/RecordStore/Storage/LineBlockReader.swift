@@ -69,7 +69,9 @@ struct LineBlockReader {
                 block = buffer[0...lastNewline]
             } else {
                 // The first line is longer than a block: its length is known now, check it before reading it.
-                if let first = buffer.indexOfNewline(in: 0..<filled), position + first - consumed > lineLimit { return .tooLong(at: consumed) }
+                if let first = buffer.indexOfNewline(in: 0..<filled), position + first - consumed > lineLimit {
+                    return .tooLong(at: consumed)
+                }
                 block = Data(try Sys.pread(fd, count: blockEnd - consumed, offset: consumed, path: path))
                 guard block.count == blockEnd - consumed else { return .end }
             }
