@@ -30,6 +30,7 @@ extension NotesFileSystem {
                 let inode = try child(parent, string, &state)
                 if inode == Self.recoveredInode { throw Errno.readOnly }
                 guard case .folder(let metadata) = try node(inode, state) else { throw Errno.notDirectory }
+                try refuseStaleName(inode, metadata, in: parent, &state)
                 try refuseRemoval(of: inode, from: parent, state)
                 let contents = try listing(inode, &state)
                 guard contents.names.isEmpty, state.names.detached[inode]?.isEmpty ?? true else { throw Errno.notEmpty }

@@ -654,7 +654,9 @@ extension NotesFileSystem {
             try resolvingAgain(&state) { (state) throws in
                 let inode = try listedChild(parent, string, &state)
                 try refuseRemoval(of: inode, from: parent, state)
-                switch try node(inode, state) {
+                let node = try node(inode, state)
+                if let metadata = node.metadata { try refuseStaleName(inode, metadata, in: parent, &state) }
+                switch node {
                 case .root, .recovered, .folder: throw Errno.isDirectory
                 case .scratch(let file):
                     try removeScratch(file, &state)

@@ -1,3 +1,4 @@
+import FUSE
 import Foundation
 import RecordStore
 
@@ -29,6 +30,22 @@ extension NotesFileSystem {
                 applyPendingChanges(&state)
             }
         }
+    }
+
+    /// Refuses a delete through `name` in `parent` when the store already holds a change made
+    /// elsewhere that took the record away from that name (moved to another folder, renamed)
+    /// while the listings have not applied it yet (a thread of this process caught the store up
+    /// during the operation): the name no longer stands for the record, so `ENOENT`, after the
+    /// listings catch up. The change tag alone cannot tell: it is the new one then.
+    /// - Throws: `ENOENT`.
+    func refuseStaleName(_ inode: Inode, _ metadata: RecordMetadata, in parent: Inode, _ state: inout FileSystemState) throws(Errno) {
+        let movedAway = parentInode(of: metadata, &state).map { $0 != parent } ?? false
+        let listed = state.names.listings[parent]?.members[inode]?.title
+        let current = member(for: metadata)?.title
+        let renamed = listed != nil && current != nil && listed != current
+        guard movedAway || renamed else { return }
+        applyPendingChanges(&state)
+        throw .noEntry
     }
 
     /// The delete condition of `metadata`: deleted only while its change tag is the one seen.

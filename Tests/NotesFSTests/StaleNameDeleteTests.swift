@@ -3,12 +3,15 @@
 /// The mounts here have no store watcher, so the mount's listings stay as they were until a
 /// commit or a refresh catches up: the stale moment is there every time, not by chance.
 
+import FUSE
 import Foundation
 import Glibc
 import Notes
 import RecordStore
 import TestSupport
 import Testing
+
+@testable import NotesFS
 
 @Suite(.tags(.mount), .needsFUSE) struct StaleNameDeleteTests {
     /// `rm -r RA` after another process moved `RA/In/N` out: rm's own calls (its readdir of `In`
@@ -101,6 +104,41 @@ import Testing
             moved["folder"] = .reference(Reference(recordID: try #require(safeID), action: .deleteSelf))
             try other.modify(saving: [moved])
             #expect(errnoOf { unlink(m.path("M.md")) } == ENOENT)
+            #expect(try other.record(for: try #require(noteID))["text"]?.stringValue == "mine")
+        }
+    }
+
+    /// A thread of the mount (the search indexer, the store's own) can catch the store up with
+    /// another process's move while an unlink runs, after the listings took their pending changes
+    /// and before the unlink reads the record: the record the name shows then has the new change
+    /// tag, so the tag alone lets the delete through. The catch-up is made here by hand and its
+    /// change held back from the listings, as in that window.
+    @Test(arguments: ["moved", "renamed"]) func aStoreCaughtUpAheadOfTheListingsDeletesNothing(change: String) throws {
+        var noteID: RecordID?
+        var safeID: RecordID?
+        try withNotesMount(
+            storeWatcher: false,
+            seed: { db in
+                safeID = try saveFolder(db, name: "Safe").recordID
+                noteID = try saveNote(db, title: "M", text: "mine").recordID
+            }
+        ) { m in
+            #expect(readFile(m.path("M.md")) == "mine")
+            let other = try openDatabase(m.databasePath)
+            defer { try? other.close() }
+            var changed = try other.record(for: try #require(noteID))
+            if change == "moved" {
+                changed["folder"] = .reference(Reference(recordID: try #require(safeID), action: .deleteSelf))
+            } else {
+                changed["title"] = .string("N")
+            }
+            try other.modify(saving: [changed])
+            try m.database.refresh()
+            m.fileSystem.pendingChanges.withLock { $0 = [] }
+            let context = RequestContext(uid: getuid(), gid: getgid())
+            #expect(throws: Errno.noEntry) {
+                try m.fileSystem.unlink(context, parent: NotesFileSystem.rootInode, name: FileName("M.md"))
+            }
             #expect(try other.record(for: try #require(noteID))["text"]?.stringValue == "mine")
         }
     }
