@@ -88,23 +88,10 @@ import Testing
     }
 
     @Test func unlinkOfANoteMovedElsewhereIsNoEntry() throws {
-        var noteID: RecordID?
-        var safeID: RecordID?
-        try withNotesMount(
-            storeWatcher: false,
-            seed: { db in
-                safeID = try saveFolder(db, name: "Safe").recordID
-                noteID = try saveNote(db, title: "M", text: "mine").recordID
-            }
-        ) { m in
-            #expect(readFile(m.path("M.md")) == "mine")
-            let other = try openDatabase(m.databasePath)
-            defer { try? other.close() }
-            var moved = try other.record(for: try #require(noteID))
-            moved["folder"] = .reference(Reference(recordID: try #require(safeID), action: .deleteSelf))
-            try other.modify(saving: [moved])
+        try withNoteChangedElsewhere("moved") { m, other, noteID in
             #expect(errnoOf { unlink(m.path("M.md")) } == ENOENT)
-            #expect(try other.record(for: try #require(noteID))["text"]?.stringValue == "mine")
+            let kept = try other.record(for: noteID)["text"]?.stringValue
+            #expect(kept == "mine")
         }
     }
 
@@ -114,6 +101,24 @@ import Testing
     /// tag, so the tag alone lets the delete through. The catch-up is made here by hand and its
     /// change held back from the listings, as in that window.
     @Test(arguments: ["moved", "renamed"]) func aStoreCaughtUpAheadOfTheListingsDeletesNothing(change: String) throws {
+        try withNoteChangedElsewhere(change) { m, other, noteID in
+            try m.database.refresh()
+            m.fileSystem.pendingChanges.withLock { $0 = [] }
+            let context = RequestContext(uid: getuid(), gid: getgid())
+            #expect(throws: Errno.noEntry) {
+                try m.fileSystem.unlink(context, parent: NotesFileSystem.rootInode, name: FileName("M.md"))
+            }
+            let kept = try other.record(for: noteID)["text"]?.stringValue
+            #expect(kept == "mine")
+        }
+    }
+
+    /// A mount without a store watcher that has shown `M.md` (text "mine"), whose note another
+    /// process then `moved` into folder `Safe` or `renamed` to `N`; `body` gets the mount, that
+    /// other process's database and the note's ID.
+    private func withNoteChangedElsewhere(
+        _ change: String, _ body: (NotesMount, RecordDatabase, RecordID) throws -> Void
+    ) throws {
         var noteID: RecordID?
         var safeID: RecordID?
         try withNotesMount(
@@ -126,20 +131,15 @@ import Testing
             #expect(readFile(m.path("M.md")) == "mine")
             let other = try openDatabase(m.databasePath)
             defer { try? other.close() }
-            var changed = try other.record(for: try #require(noteID))
+            let id = try #require(noteID)
+            var changed = try other.record(for: id)
             if change == "moved" {
                 changed["folder"] = .reference(Reference(recordID: try #require(safeID), action: .deleteSelf))
             } else {
                 changed["title"] = .string("N")
             }
             try other.modify(saving: [changed])
-            try m.database.refresh()
-            m.fileSystem.pendingChanges.withLock { $0 = [] }
-            let context = RequestContext(uid: getuid(), gid: getgid())
-            #expect(throws: Errno.noEntry) {
-                try m.fileSystem.unlink(context, parent: NotesFileSystem.rootInode, name: FileName("M.md"))
-            }
-            #expect(try other.record(for: try #require(noteID))["text"]?.stringValue == "mine")
+            try body(m, other, id)
         }
     }
 }
