@@ -16,13 +16,15 @@
 /// - Wiki link written as a name or a path without a leading `/` (`[[Plan B]]`, `[[Work/Plan B]]`):
 ///   the shortest suffix of the new path with at least as many components as the original target
 ///   had (a bare name tries the name, then `Folder/Name`, then `A/Folder/Name`, …; `Work/Plan B`
-///   tries two components first), up to the full path (which always resolves, rule 6a).
+///   tries two components first), up to the full path (which resolves by `LinkResolver`'s rule 6a
+///   unless its rule 5 hides the file).
 /// - Markdown link written without `./`, `../` or `/` (`[x](Other.md)`, `[x](Sub/Other.md)`): first
 ///   the path relative to the note's folder when the new path is inside that folder (what other
-///   markdown tools read), then the suffixes as for wiki links.
+///   markdown tools read; for a note at the root, the full path), then the suffixes as for wiki
+///   links.
 /// - When none of the above resolves: any suffix, `/` and the full path, then the relative path.
-///   Nil when none resolves (only when a note `p.md` hides a file named `p` on every path, see
-///   rule 5, or when no candidate can be written as a wiki link).
+///   Nil when none resolves: only when a note `p.md` hides a file named `p` on every path
+///   (`LinkResolver`'s rule 5), or when no candidate can be written as a wiki link.
 /// - Wiki links cannot carry `|`, `#`, `[[`, `]]`, a line break or a trailing `]` in their target:
 ///   such candidates are skipped, and when none is left the result is nil (the caller leaves the
 ///   link as it was and reports it as broken).
