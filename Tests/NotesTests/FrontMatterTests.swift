@@ -199,6 +199,20 @@ import Testing
         #expect(empty["tags"] == .list([]))
     }
 
+    @Test func tagsWithHashesCommentsAndQuotedOrIndentedValues() throws {
+        let text = "---\ntags: #a, b # a comment\ntag: [#c, \"d e\"]\nTAGS:\n  f g\n  h\n---\n"
+        let fm = try #require(FrontMatter.parse(text))
+        #expect(fm["tag"] == .list(["c", "d e"]))
+        #expect(fm["tags"] == .list(["f", "g", "h"]))
+        #expect(fm.tags.map(\.name) == ["c", "f", "g", "h"])
+        #expect(fm.tags.map { slice(text, $0.range) } == ["c", "f", "g", "h"])
+        #expect(fm.tags.map(\.line) == [3, 5, 5, 6])
+        let quoted = try #require(parse("tags: \"x, #y\"\n"))
+        #expect(quoted.tags.map(\.name) == ["x", "y"])
+        let comment = try #require(parse("tags: a # b\n"))
+        #expect(comment["tags"] == .list(["a"]))
+    }
+
     @Test func tagsWrittenAgainReplaceTheEarlierOnes() throws {
         let fm = try #require(parse("tags: [a]\ntag: b\nTags: [c]\n"))
         #expect(fm.tags.map(\.name) == ["b", "c"])
@@ -252,6 +266,18 @@ import Testing
         let fm = try #require(parse(yaml + "fine: yes\n"))
         #expect(fm.error == "line 2: `a`: anchors and aliases are not supported (`&a`, `*a`)")
         #expect(fm.properties == [Property(key: "fine", value: .text("yes"), line: 12)])
+    }
+
+    @Test func deepNestingIsAnErrorWithoutRecursion() throws {
+        let brackets = try #require(parse("key: " + String(repeating: "[", count: 500_000) + "\nafter: 1\n"))
+        #expect(brackets.error == "line 2: `key`: nested lists and maps are not supported")
+        #expect(brackets["after"] == .number(1))
+        let dashes = try #require(parse("key:\n  " + String(repeating: "- ", count: 200_000) + "a\nafter: 1\n"))
+        #expect(dashes.error == "line 3: `key`: nested lists are not supported")
+        let maps = try #require(
+            parse("key:\n" + (1...1000).map { String(repeating: " ", count: $0) + "k\($0):\n" }.joined() + "after: 1\n"))
+        #expect(maps.error == "line 3: `key`: nested maps are not supported")
+        #expect(maps.properties.map(\.key) == ["after"])
     }
 
     @Test func frontMatterBiggerThanTheLimitIsNotRead() {
