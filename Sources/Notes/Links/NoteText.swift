@@ -40,17 +40,18 @@ public struct ScannedText: Sendable, Hashable {
 /// before the first `#` or `|`, without leading and trailing spaces and tabs, and `targetRange`
 /// covers exactly those bytes (at the `#` or `|` when the target is empty, as in `[[#Heading]]`),
 /// so replacing them keeps `#heading|shown`. The heading is what lies between the first `#` and
-/// the first `|` after it (or the end), trimmed the same way; nil without a `#`, as `[[a#]]`
-/// gives `""`. The shown text is everything after the first `|`, as written; nil without `|`.
+/// the first `|` after it (or the end), trimmed the same way; nil without a `#` (`[[a#]]`
+/// gives `""`). The shown text is everything after the first `|`, as written; nil without `|`.
 /// A `\` right before that `|` (a wiki link in a table cell) belongs to neither side.
 ///
 /// **Markdown links.** `[text](destination)` and `![alt](destination)` (an image, `isEmbed`), with
 /// an optional title: `[text](destination "title")`, `'title'` or `(title)`. Brackets pair as
 /// CommonMark pairs them (the innermost `[` before a `]`; a link contains no link, so the `[`s
-/// around one open none; an image may contain a link). The destination is `<…>` (no line end, no
-/// unescaped `<` or `>` inside; `targetRange` is inside the brackets) or a run of characters other
-/// than spaces and control characters, in which parentheses must balance (nested at most 32
-/// deep), such as `a(b).md`. Destination and title are on the line of `](`; spaces and tabs may
+/// around one open none; an image may contain a link; the bracketed text may span lines, not a
+/// blank line or a fence). The destination is `<…>` (no line end, no unescaped `<` or `>` inside;
+/// `targetRange` is inside the brackets) or a run of characters other than spaces and control
+/// characters, in which parentheses must balance (nested at most 32 deep, cmark's bound), such as
+/// `a(b).md`. Destination and title are on the line of `](`; spaces and tabs may
 /// surround them. The shown text is the bracketed text, as written. The target is the destination
 /// before its first unescaped `#`, with backslash escapes undone and then percent-escapes decoded
 /// (`%20` is a space; an invalid escape, or bytes that decode to invalid UTF-8, stay as written);
