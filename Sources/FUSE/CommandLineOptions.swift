@@ -41,6 +41,9 @@ public struct CommandLineOptions: Hashable, Sendable {
     /// `-o nosync`: notesfs's own option (no background sync with the database's server);
     /// dropped before libfuse, which would refuse it.
     public var noBackgroundSync = false
+    /// `-o nolinks`: notesfs's own option (renames do not rewrite the links to what they move);
+    /// dropped before libfuse. `-o links` turns rewriting back on (the default).
+    public var noLinkRewriting = false
     /// Loop settings from `-o clone_fd`, `-o max_idle_threads=`, `-o max_threads=`.
     public var loop = LoopConfiguration()
     /// What remains for `fuse_session_new` (argv[0] first): mount options (`-o ...`), `-d`.
@@ -90,6 +93,7 @@ public struct CommandLineOptions: Hashable, Sendable {
         options.noDirectoryAccessTime = collector.noDirectoryAccessTime
         options.maxRead = collector.maxRead
         options.noBackgroundSync = collector.noBackgroundSync
+        options.noLinkRewriting = collector.noLinkRewriting
         options.ignoredOptions = collector.ignored
         options.loop.cloneFD = cmdline.clone_fd != 0
         if cmdline.max_idle_threads != UInt32.max && cmdline.max_idle_threads != 0 {
@@ -146,6 +150,7 @@ public struct CommandLineOptions: Hashable, Sendable {
         var noDirectoryAccessTime = false
         var maxRead: UInt32?
         var noBackgroundSync = false
+        var noLinkRewriting = false
         var ignored: [String] = []
 
         /// The `fuse_opt_proc_t`: returns 0 to drop an argument, 1 to keep it.
@@ -174,6 +179,9 @@ public struct CommandLineOptions: Hashable, Sendable {
                 return 0
             case "nosync":
                 collector.noBackgroundSync = true
+                return 0
+            case "links", "nolinks":
+                collector.noLinkRewriting = text == "nolinks"
                 return 0
             case _ where text.hasPrefix("max_read="):
                 collector.maxRead = UInt32(text.dropFirst("max_read=".count))

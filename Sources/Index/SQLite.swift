@@ -17,6 +17,9 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
     /// Whether the disk (or the free-space floor) left no room for a write.
     public var isFull: Bool { code == SQLITE_FULL || code == SQLITE_IOERR }
+
+    /// The index file is not there (or could not be opened) where it should be.
+    public static func cannotOpen(_ message: String) -> SQLiteError { SQLiteError(code: SQLITE_CANTOPEN, message: message) }
 }
 
 /// One SQLite connection: the only code that calls `sqlite3_*` (with ``Statement``).

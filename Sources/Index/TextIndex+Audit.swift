@@ -33,3 +33,35 @@ extension TextIndex {
         ]) { ($0.text(0), $0.text(1), $0.text(2)) }.first
     }
 }
+
+extension TextIndex {
+    /// The links, tags and properties a document's rows hold (in the order stored), and its
+    /// file name and lookup key; nil when it has no row.
+    ///
+    /// - Throws: ``SQLiteError``.
+    public func storedDerived(of name: String) throws(SQLiteError) -> (
+        fileName: String, nameKey: String, links: [IndexedLink], tags: [String], properties: [IndexedProperty]
+    )? {
+        guard
+            let row = try connection.prepare("SELECT id, file_name, name_key FROM docs WHERE name = ?").rows(
+                [.text(name)],
+                {
+                    ($0.int(0), $0.text(1), $0.text(2))
+                }
+            ).first
+        else { return nil }
+        let links = try connection.prepare("SELECT key, target, style, line FROM links WHERE doc = ? ORDER BY rowid").rows([.integer(row.0)]
+        ) {
+            IndexedLink(key: $0.text(0), target: $0.text(1), style: Int($0.int(2)), line: Int($0.int(3)))
+        }
+        let tags = try connection.prepare("SELECT tag FROM tags WHERE doc = ? ORDER BY rowid").rows([.integer(row.0)]) { $0.text(0) }
+        let properties = try connection.prepare("SELECT key, kind, text, number FROM props WHERE doc = ? ORDER BY rowid").rows([
+            .integer(row.0)
+        ]) {
+            IndexedProperty(
+                key: $0.text(0), kind: IndexedProperty.Kind(rawValue: $0.text(1)) ?? .text, text: $0.isNull(2) ? nil : $0.text(2),
+                number: $0.isNull(3) ? nil : $0.double(3))
+        }
+        return (row.1, row.2, links, tags, properties)
+    }
+}

@@ -7,8 +7,14 @@ import RecordStore
 /// ```
 /// <db>/indexes/text.sqlite (+ -wal, -shm)
 ///   meta(key, value)            format, the change token it holds every commit up to
-///   docs(id, name, type, folder, file_name, modified, unreadable)   one row per indexed record
+///   docs(id, name, type, folder, file_name, name_key, modified, unreadable)   one row per indexed record
+///                               (name_key: the link lookup key of file_name, LinkResolver.key)
 ///   folders(name, path)         every folder's path as the mount shows it
+///   links(doc, key, target, style, line)   every link of a note as written (key: its last
+///                               component's lookup key; style 0 wiki, 1 markdown), for backlinks
+///   tags(doc, tag, folded)      every tag of a note (folded: lowercased, for counts and lookups)
+///   props(doc, key, kind, text, number)    front-matter properties (key lowercased; a list has
+///                               one row per item, kind 'list'; dates are numbers: seconds since 2001)
 ///   words   FTS5 unicode61 remove_diacritics 2: title, body, cjk   (search: ranks, snippets;
 ///           cjk: CJKText.indexForm of title and body, so CJK text is found by substring)
 ///   grams   FTS5 trigram, contentless, detail=none: body in Predicate.substringForm (query CONTAINS)
@@ -27,7 +33,7 @@ import RecordStore
 /// (`NotesSearchIndex`'s `writer` and `reader` mutexes) or on one thread (a CLI command).
 public final class TextIndex: @unchecked Sendable {
     /// Bumped whenever the schema or what is stored changes: an index of another format is rebuilt.
-    public static let formatVersion = 2
+    public static let formatVersion = 3
 
     public let path: String
     let connection: SQLiteConnection
@@ -115,8 +121,20 @@ public final class TextIndex: @unchecked Sendable {
                 """
                 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
                 CREATE TABLE docs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, type TEXT NOT NULL, folder TEXT,
-                    file_name TEXT NOT NULL, modified REAL, unreadable INTEGER NOT NULL DEFAULT 0);
+                    file_name TEXT NOT NULL, name_key TEXT NOT NULL DEFAULT '', modified REAL, unreadable INTEGER NOT NULL DEFAULT 0);
                 CREATE INDEX docs_folder ON docs(folder);
+                CREATE INDEX docs_name_key ON docs(name_key);
+                CREATE TABLE links(doc INTEGER NOT NULL, key TEXT NOT NULL, target TEXT NOT NULL, style INTEGER NOT NULL,
+                    line INTEGER NOT NULL);
+                CREATE INDEX links_doc ON links(doc);
+                CREATE INDEX links_key ON links(key);
+                CREATE TABLE tags(doc INTEGER NOT NULL, tag TEXT NOT NULL, folded TEXT NOT NULL);
+                CREATE INDEX tags_doc ON tags(doc);
+                CREATE INDEX tags_folded ON tags(folded);
+                CREATE TABLE props(doc INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, text TEXT, number REAL);
+                CREATE INDEX props_doc ON props(doc);
+                CREATE INDEX props_text ON props(key, text);
+                CREATE INDEX props_number ON props(key, number);
                 CREATE INDEX docs_modified ON docs(modified);
                 CREATE INDEX docs_unreadable ON docs(name) WHERE unreadable != 0;
                 CREATE TABLE folders(name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
@@ -231,6 +249,7 @@ public struct IndexWriter {
         try connection.execute(
             """
             DELETE FROM docs; DELETE FROM folders; DELETE FROM meta WHERE key != 'format';
+            DELETE FROM links; DELETE FROM tags; DELETE FROM props;
             DELETE FROM words; INSERT INTO grams(grams) VALUES ('delete-all');
             """)
     }
@@ -240,15 +259,19 @@ public struct IndexWriter {
         let id: Int64
         if let existing = try rowID(document.name) {
             try removeText(existing)
-            try connection.prepare("UPDATE docs SET type = ?, folder = ?, file_name = ?, modified = ?, unreadable = ? WHERE id = ?").run(
-                document.rowValues + [.integer(existing)])
+            try removeDerived(existing)
+            try connection.prepare(
+                "UPDATE docs SET type = ?, folder = ?, file_name = ?, name_key = ?, modified = ?, unreadable = ? WHERE id = ?"
+            ).run(document.rowValues + [.integer(existing)])
             id = existing
         } else {
-            try connection.prepare("INSERT INTO docs(type, folder, file_name, modified, unreadable, name) VALUES (?, ?, ?, ?, ?, ?)").run(
-                document.rowValues + [.text(document.name)])
+            try connection.prepare(
+                "INSERT INTO docs(type, folder, file_name, name_key, modified, unreadable, name) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            ).run(document.rowValues + [.text(document.name)])
             id = index.connection.lastInsertRowID
         }
         guard !document.unreadable else { return }
+        try saveDerived(document, id: id)
         try connection.prepare("INSERT INTO words(rowid, title, body, cjk) VALUES (?, ?, ?, ?)").run([
             .integer(id), .text(document.title), .text(document.body), .text(document.cjk),
         ])
@@ -263,12 +286,13 @@ public struct IndexWriter {
     public func delete(_ name: String) throws(SQLiteError) {
         guard let id = try rowID(name) else { return }
         try removeText(id)
+        try removeDerived(id)
         try connection.prepare("DELETE FROM docs WHERE id = ?").run([.integer(id)])
     }
 
-    /// Sets the file name a document shows under in its folder.
-    public func setFileName(_ name: String, _ fileName: String) throws(SQLiteError) {
-        try connection.prepare("UPDATE docs SET file_name = ? WHERE name = ?").run([.text(fileName), .text(name)])
+    /// Sets the file name a document shows under in its folder (and its link lookup key).
+    public func setFileName(_ name: String, _ fileName: String, key: String) throws(SQLiteError) {
+        try connection.prepare("UPDATE docs SET file_name = ?, name_key = ? WHERE name = ?").run([.text(fileName), .text(key), .text(name)])
     }
 
     /// The file names of the documents in `folder` (nil: the root), by record name.
@@ -312,7 +336,7 @@ public struct IndexWriter {
         Set(try connection.prepare("SELECT name FROM docs").rows { $0.text(0) })
     }
 
-    private func rowID(_ name: String) throws(SQLiteError) -> Int64? {
+    func rowID(_ name: String) throws(SQLiteError) -> Int64? {
         try connection.prepare("SELECT id FROM docs WHERE name = ?").rows([.text(name)]) { $0.int(0) }.first
     }
 
@@ -338,6 +362,12 @@ public struct IndexedDocument: Sendable {
     public var folder: String?
     /// Its file name in that folder, as the mount shows it.
     public var fileName: String
+    /// The lookup key links find it by (``LinkResolver``'s key of ``fileName``).
+    public var nameKey: String = ""
+    /// A note's links, tags and front-matter properties (none for other records).
+    public var links: [IndexedLink] = []
+    public var tags: [String] = []
+    public var properties: [IndexedProperty] = []
     /// Ranked above the body (a note's title, an attachment's name).
     public var title: String
     public var body: String
@@ -368,7 +398,7 @@ public struct IndexedDocument: Sendable {
 
     var rowValues: [SQLiteValue] {
         [
-            .text(recordType), folder.map(SQLiteValue.text) ?? .null, .text(fileName),
+            .text(recordType), folder.map(SQLiteValue.text) ?? .null, .text(fileName), .text(nameKey),
             modificationDate.map { .real($0.timeIntervalSinceReferenceDate) } ?? .null, .integer(unreadable ? 1 : 0),
         ]
     }

@@ -63,7 +63,7 @@ enum MountCommand {
             databasePath: databasePath,
             options: NotesFileSystem.Options(
                 synchronous: options.synchronous, noAccessTime: options.noAccessTime, strictAccessTime: options.strictAccessTime,
-                noDirectoryAccessTime: options.noDirectoryAccessTime))
+                noDirectoryAccessTime: options.noDirectoryAccessTime, noLinkRewriting: options.noLinkRewriting))
         var sync: BackgroundSync?
         defer { sync?.stop(waitingUpTo: 5) }
         do {

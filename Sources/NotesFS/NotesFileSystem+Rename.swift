@@ -28,6 +28,7 @@ extension NotesFileSystem {
         if flags.contains(.exchange) {
             return try locked { (state) throws in try exchange(parent: parent, source, newParent: newParent, target, &state) }
         }
+        prepareLinkRewrites()
         try locked { (state) throws in
             let inode = try listedChild(parent, source, &state)
             if inode == Self.recoveredInode { throw Errno.readOnly }
@@ -107,9 +108,15 @@ extension NotesFileSystem {
                         metadata.recordType == Note.recordType
                             ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record.setReference(FieldName.folder, to: targetFolder)
-                    let saved = try saveOne(record, touching: try touchedFolders([parent, newParent], &state))
+                    let rewrites = linkRewrites(for: .file(metadata.recordID, folder: targetFolder, fileName: target))
+                    mergeRewrite(rewrites, into: &record)
+                    let saved = try saveOne(
+                        record,
+                        touching: try touchedFolders([parent, newParent], &state)
+                            + rewrittenRecords(rewrites, except: metadata.recordID, &state))
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
                     state.files.open[inode]?.baseTag = saved.recordChangeTag
+                    finishRewrites(rewrites, &state)
                 } else {
                     // note.md → note.txt and back: another record type, so another record.
                     let shown = try attributes(inode, state)  // the file keeps its mode and owner
@@ -146,10 +153,12 @@ extension NotesFileSystem {
         var record = changeOnly(metadata, inode: inode, &state)
         record[FieldName.name] = .string(EntryNames.name(fromFileName: target))
         record.setReference(FieldName.parent, to: folder)
+        let rewrites = linkRewrites(for: .folder(metadata.recordID, parent: folder, name: target))
         // The replaced folder must still be empty at commit time (another process may fill it).
         try database.modify(
-            saving: [record] + (try touchedFolders([parent, newParent], &state)), deleting: deletes,
+            saving: [record] + (try touchedFolders([parent, newParent], &state)) + rewrittenRecords(rewrites, &state), deleting: deletes,
             deleteConditions: Dictionary(uniqueKeysWithValues: deletes.map { ($0, DeleteCondition(refusesCascade: true)) }))
+        finishRewrites(rewrites, &state)
     }
 
     /// Rename of record `source` (inode `inode`) over record `target`: one modify saves the target

@@ -64,13 +64,18 @@ public final class NotesFileSystem: FileSystem {
         public var strictAccessTime = false
         /// `-o nodiratime`: listing a folder never moves its atime.
         public var noDirectoryAccessTime = false
+        /// `-o nolinks`: a rename leaves the links to what it moves as they are (else every link
+        /// that resolved to a moved file is rewritten in the rename's commit, ``LinkRewrites``).
+        public var noLinkRewriting = false
         /// The search behind `.search/QUERY` (``NoteSearching``), made once the database is open;
         /// by default ``IndexedSearch`` (the full-text index, ``StoreSearch`` while it is built).
         public var search: @Sendable (RecordDatabase) -> any NoteSearching = { IndexedSearch(database: $0, log: { Log.warning($0) }) }
 
         public init(
-            synchronous: Bool = false, noAccessTime: Bool = false, strictAccessTime: Bool = false, noDirectoryAccessTime: Bool = false
+            synchronous: Bool = false, noAccessTime: Bool = false, strictAccessTime: Bool = false, noDirectoryAccessTime: Bool = false,
+            noLinkRewriting: Bool = false
         ) {
+            self.noLinkRewriting = noLinkRewriting
             self.synchronous = synchronous
             self.noAccessTime = noAccessTime
             self.strictAccessTime = strictAccessTime
@@ -101,7 +106,7 @@ public final class NotesFileSystem: FileSystem {
     let mountTime = FileTime.now
     /// The read-only trees at the root (`NotesFileSystem+Virtual.swift`); a tree's number in
     /// ``VirtualNodeTable`` is its index here.
-    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults(), NoteHistory()]
+    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults(), NoteHistory(), Backlinks(), Tags()]
     /// The search `.search` asks (``Options/search``), set with the database; a leaf lock.
     let searchBox = Mutex<(any NoteSearching)?>(nil)
 

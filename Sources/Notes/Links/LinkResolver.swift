@@ -105,7 +105,7 @@ public enum LinkResolver {
     }
 
     /// `.`, `..` and empty components of `target` resolved against `folder`; nil above the root.
-    private static func normalized(_ target: String, in folder: String) -> String? {
+    static func normalized(_ target: String, in folder: String) -> String? {
         var components = folder.isEmpty ? [] : folder.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         for component in target.split(separator: "/", omittingEmptySubsequences: true) {
             switch component {

@@ -20,8 +20,9 @@
 ///   unless its rule 5 hides the file).
 /// - Markdown link written without `./`, `../` or `/` (`[x](Other.md)`, `[x](Sub/Other.md)`): first
 ///   the path relative to the note's folder when the new path is inside that folder (what other
-///   markdown tools read; for a note at the root, the full path), then the suffixes as for wiki
-///   links.
+///   markdown tools read; for a note at the root, the full path), or anywhere (`../Other.md`) when
+///   the link read as a relative path before the move (`keepingRelative`), then the suffixes as
+///   for wiki links.
 /// - When none of the above resolves: any suffix, `/` and the full path, then the relative path.
 ///   Nil when none resolves: only when a note `p.md` hides a file named `p` on every path
 ///   (`LinkResolver`'s rule 5), or when no candidate can be written as a wiki link.
@@ -42,15 +43,21 @@ public enum LinkRewriter {
     /// The new text for `link.targetRange` so that the link, written in the note now at
     /// `sourcePath`, resolves to `newTargetPath` in `targets` (the world after the move); nil when
     /// it already resolves there, or when no destination of its kind can (see the type's rules).
+    ///
+    /// `keepingRelative`: the link read as a path relative to its note's folder before the move
+    /// (``readsAsRelative(_:from:naming:)``), as other markdown tools read it: it is written
+    /// relative again (`../Archive/Plan.md`), even where its name alone would still resolve.
     public static func newTarget(
         for link: NoteLink, writtenAs original: Substring, from sourcePath: String, to newTargetPath: String,
-        in targets: some LinkTargets
+        in targets: some LinkTargets, keepingRelative: Bool = false
     ) -> String? {
-        if let now = LinkResolver.resolve(link, from: sourcePath, in: targets), now.utf8.elementsEqual(newTargetPath.utf8) {
+        if let now = LinkResolver.resolve(link, from: sourcePath, in: targets), now.utf8.elementsEqual(newTargetPath.utf8),
+            !keepingRelative || readsAsRelative(link, from: sourcePath, naming: newTargetPath)
+        {
             return nil
         }
         let isWiki = link.style == .wiki
-        for candidate in candidates(for: link, from: sourcePath, to: newTargetPath) {
+        for candidate in candidates(for: link, from: sourcePath, to: newTargetPath, relativeFirst: keepingRelative) {
             if isWiki ? !isWritableInWiki(candidate) : isReadAsURL(candidate) { continue }
             guard let resolved = LinkResolver.resolve(target: candidate, from: sourcePath, in: targets),
                 resolved.utf8.elementsEqual(newTargetPath.utf8)
@@ -61,7 +68,7 @@ public enum LinkRewriter {
     }
 
     /// The decoded destinations to try, in order.
-    private static func candidates(for link: NoteLink, from sourcePath: String, to newTargetPath: String) -> [String] {
+    private static func candidates(for link: NoteLink, from sourcePath: String, to newTargetPath: String, relativeFirst: Bool) -> [String] {
         let written = link.target
         let keepsMD = written.isEmpty ? link.style == .markdown : LinkResolver.fold(written).hasSuffix(".md")
         var components = newTargetPath.split(separator: "/").map(String.init)
@@ -92,12 +99,23 @@ public enum LinkRewriter {
             ordered = ["/" + full]
         } else {
             let writtenCount = written.split(separator: "/").count
-            if link.style == .markdown && upward.isEmpty { ordered.append(relative) }
+            if link.style == .markdown && (upward.isEmpty || relativeFirst) { ordered.append(relative) }
             ordered += suffixes(from: writtenCount)
         }
         ordered += suffixes(from: 1) + ["/" + full, dotRelative]
         var seen = Set<String>()
         return ordered.filter { seen.insert($0).inserted }
+    }
+
+    /// Whether a markdown `link` in the note at `sourcePath` reads, as other markdown tools read
+    /// it, as a path relative to the note's folder that names `targetPath` (`[x](Plan.md)` beside
+    /// `Plan.md`, `[x](../Work/Plan.md)`; compared as ``LinkResolver`` compares names).
+    public static func readsAsRelative(_ link: NoteLink, from sourcePath: String, naming targetPath: String) -> Bool {
+        guard link.style == .markdown, !link.target.isEmpty, !link.target.hasPrefix("/"),
+            let path = LinkResolver.normalized(link.target, in: LinkResolver.folder(of: sourcePath))
+        else { return false }
+        let (folded, target) = (LinkResolver.fold(path), LinkResolver.fold(targetPath))
+        return folded == target || folded + ".md" == target
     }
 
     /// Whether a wiki link can carry `target` (rules above).

@@ -10,7 +10,8 @@ extension NotesSearchIndex {
     /// agrees, is absent or cannot be compared). Reports an index whose token is ahead of the
     /// journal (of another database or damaged: it would miss every new commit). Otherwise
     /// catches it up (when it can be written; being behind is no problem), then compares the
-    /// record names, each table's row count, and the stored title and text of a sample.
+    /// record names, each table's row count, and the stored title, text, links, tags and properties
+    /// of a sample.
     public func audit() -> [String] {
         guard let index = try? TextIndex(databasePath: database.path, create: false) else { return [] }
         defer { index.close() }
@@ -63,6 +64,14 @@ extension NotesSearchIndex {
             }
             if stored.title != document.title || stored.body != document.body || stored.cjk != document.cjk {
                 problems.append("record \(id.recordName): the text indexed is not the record's")
+            }
+            if let derived = try index.storedDerived(of: id.recordName) {
+                if derived.nameKey != LinkResolver.key(of: derived.fileName) {
+                    problems.append("record \(id.recordName): its link lookup key is not its file name's")
+                }
+                if derived.links != document.links || derived.tags != document.tags || derived.properties != document.properties {
+                    problems.append("record \(id.recordName): the links, tags or properties indexed are not the record's")
+                }
             }
         }
         return problems

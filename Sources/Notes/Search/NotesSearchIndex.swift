@@ -210,7 +210,7 @@ public final class NotesSearchIndex: Sendable {
             let stored = try w.fileNames(inFolder: folder)
             for entry in contents.children(of: folder.map(RecordID.init(recordName:)))
             where stored[entry.recordID.recordName].map({ $0 != entry.fileName }) ?? false {
-                try w.setFileName(entry.recordID.recordName, entry.fileName)
+                try w.setFileName(entry.recordID.recordName, entry.fileName, key: LinkResolver.key(of: entry.fileName))
             }
         }
         try w.setToken(changes.token)
@@ -230,11 +230,11 @@ public final class NotesSearchIndex: Sendable {
             case .success(let record):
                 try w.save(Self.document(record, folder: folder?.recordName, fileName: fileName))
             case .failure, nil:
-                try w.save(
-                    IndexedDocument(
-                        name: id.recordName, recordType: metadata.recordType, folder: folder?.recordName, fileName: fileName, title: "",
-                        body: "",
-                        modificationDate: metadata.record.modificationDate, unreadable: true))
+                var document = IndexedDocument(
+                    name: id.recordName, recordType: metadata.recordType, folder: folder?.recordName, fileName: fileName, title: "",
+                    body: "", modificationDate: metadata.record.modificationDate, unreadable: true)
+                document.nameKey = LinkResolver.key(of: fileName)
+                try w.save(document)
             }
         }
     }
@@ -252,9 +252,12 @@ public final class NotesSearchIndex: Sendable {
         default:
             title = ""
         }
-        return IndexedDocument(
+        var document = IndexedDocument(
             name: record.recordID.recordName, recordType: record.recordType, folder: folder, fileName: fileName, title: title, body: body,
             modificationDate: record.modificationDate)
+        document.nameKey = LinkResolver.key(of: fileName)
+        if record.recordType == Note.recordType { NoteIndexing.describe(body, into: &document) }
+        return document
     }
 
     // MARK: Background

@@ -1,4 +1,5 @@
 import Foundation
+import Index
 import Notes
 import POSIX
 import RecordStore
@@ -40,13 +41,16 @@ enum NoteCommand {
         CommandSpec(
             name: "note rm", synopsis: "note rm PATH", summary: "delete a note or an attachment", writes: true, run: remove),
         CommandSpec(
-            name: "note mv", synopsis: "note mv SRC DST", summary: "move or rename a note or an attachment",
+            name: "note mv", synopsis: "note mv SRC DST [--no-links]", summary: "move or rename a note or an attachment",
             help: """
                 The record keeps its identity (record name, creation date). DST is an existing
                 folder (the note keeps its title; use / for the root), or a new path whose last
                 component is the new title. An existing note at DST is not replaced.
+                Every link that resolved to it is rewritten to resolve to it again, and its own
+                relative links follow it, in the same commit (docs/links.md).
+                  --no-links   leave every link as it is
                 """,
-            writes: true, run: move),
+            options: [OptionSpec("--no-links")], writes: true, run: move),
     ]
 
     // MARK: new
@@ -273,7 +277,30 @@ enum NoteCommand {
         record.setReference(FolderContents.parentKey(entry.kind), to: folder)
         // A move is not an edit of the content: keep the modification date, as rename(2) keeps mtime.
         record.modificationDate = preserved
-        do { try database.modify(saving: [record]) } catch { throw CLIError.store(error, subject: entry.path) }
+        var rewrites = LinkRewrites()
+        if !context.arguments.has("--no-links") {
+            let fileName = EntryNames.baseName(name, kind: entry.kind)
+            do throws(SQLiteError) {
+                rewrites = try NotesSearchIndex(database: database).linkRewrites(
+                    for: .file(entry.recordID, folder: folder, fileName: fileName))
+            } catch {
+                throw CLIError(
+                    .io, TextIndex.path(forDatabaseAt: database.path),
+                    "links cannot be rewritten: \(error.description) (--no-links moves without)")
+            }
+        }
+        if let own = rewrites.notes.first(where: { $0.record.recordID == record.recordID }) {
+            record[FieldName.text] = own.record[FieldName.text]
+        }
+        let others = rewrites.notes.filter { $0.record.recordID != record.recordID }.map { rewrite in
+            var note = rewrite.record
+            note.modificationDate = Date()
+            return note
+        }
+        do { try database.modify(saving: [record] + others) } catch { throw CLIError.store(error, subject: entry.path) }
+        for broken in rewrites.leftBroken {
+            context.output.info("\(broken.path):\(broken.line): link \(broken.target) could not be rewritten")
+        }
         try context.finish(database)
         contents.invalidate()
         context.output.detail("moved \(entry.path) to \(contents.entry(for: entry.recordID)?.path ?? destination)")

@@ -93,13 +93,18 @@ enum SearchCommand {
 
     /// The hit's snippet on one line, matches between `start` and `end`.
     static func snippet(_ hit: SearchHit, start: String, end: String) -> String {
+        printable(hit.snippet, start: start, end: end)
+    }
+
+    /// A note's text on one line for a terminal: line ends and tabs as spaces, no control
+    /// character (C0, DEL and C1: ESC and CSI sequences); a search's match marks as `start`/`end`.
+    static func printable(_ text: String, start: String = "", end: String = "") -> String {
         var out = ""
-        for c in hit.snippet {
+        for c in text {
             switch c {
             case SearchHit.matchStart: out += start
             case SearchHit.matchEnd: out += end
             case "\n", "\r", "\t": out += " "
-            // No control character of a note reaches the terminal (C0, DEL and C1: ESC and CSI sequences).
             default: if c.unicodeScalars.allSatisfy({ $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }) { out.append(c) }
             }
         }

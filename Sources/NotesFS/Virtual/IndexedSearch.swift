@@ -13,6 +13,7 @@ import RecordStore
 /// records are read into a temporary index (the same rules).
 public final class IndexedSearch: NoteSearching {
     let index: NotesSearchIndex
+    public var notesIndex: NotesSearchIndex? { index }
 
     public init(database: RecordDatabase, log: @escaping @Sendable (String) -> Void) {
         index = NotesSearchIndex(database: database)

@@ -1,3 +1,4 @@
+import Notes
 import RecordStore
 
 /// The search behind the mount's `.search/QUERY` directories.
@@ -10,4 +11,12 @@ public protocol NoteSearching: Sendable {
     /// - Throws: whatever keeps it from answering (the request that asked gets `EIO`, or the
     ///   errno ``ErrnoMapping`` gives a store error).
     func search(_ query: String, limit: Int) throws -> [RecordID]
+
+    /// The index that knows the links (rename rewrites, `.backlinks`, `.tags`); nil: none, and
+    /// renames rewrite no link.
+    var notesIndex: NotesSearchIndex? { get }
+}
+
+extension NoteSearching {
+    public var notesIndex: NotesSearchIndex? { nil }
 }

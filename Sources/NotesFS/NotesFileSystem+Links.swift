@@ -1,0 +1,73 @@
+import FUSE
+import Foundation
+import Notes
+import RecordStore
+
+/// Renames keep links right: a rename of a note, an attachment or a folder saves, in its own
+/// commit, every note whose links it would otherwise break (``NotesSearchIndex/linkRewrites(for:)``),
+/// so no moment exists where such a link is broken and one history step undoes both.
+///
+/// A rewritten note gets a new mtime and ctime, its clean open buffers take the new bytes and the
+/// kernel drops its pages; a buffer with unsaved writes is not touched: its save then meets a
+/// newer record, and the rule of the conflict copy applies. Nothing is rewritten with
+/// `-o nolinks`, or when the index cannot answer (logged; the rename itself goes on).
+extension NotesFileSystem {
+    /// The index renames ask, nil with `-o nolinks` or without one.
+    var linkIndex: NotesSearchIndex? {
+        options.noLinkRewriting ? nil : searchBox.withLock { $0?.notesIndex }
+    }
+
+    /// Catches the index up before a rename takes the state lock, so the catch-up the rename makes
+    /// under it (``linkRewrites(for:)``) has little left to do.
+    func prepareLinkRewrites() {
+        guard let index = linkIndex else { return }
+        do { try index.catchUp() } catch { Log.warning("links: \(error.description)") }
+    }
+
+    /// The notes a move of `item` rewrites; none when rewriting is off or the index cannot answer.
+    func linkRewrites(for item: MovedItem) -> LinkRewrites {
+        guard let index = linkIndex else { return LinkRewrites() }
+        do { return try index.linkRewrites(for: item) } catch {
+            Log.warning("links: not rewritten for this rename: \(error.description)")
+            return LinkRewrites()
+        }
+    }
+
+    /// The rewritten notes as records for the rename's modify (mtime now, ctime stamped); a note
+    /// that is also `renamed` is left out: ``mergeRewrite(_:into:)`` puts its text in that record.
+    func rewrittenRecords(_ rewrites: LinkRewrites, except renamed: RecordID? = nil, _ state: inout FileSystemState) -> [Record] {
+        let now = FileTime.now
+        return rewrites.notes.compactMap { rewrite in
+            guard rewrite.record.recordID != renamed else { return nil }
+            var record = rewrite.record
+            Self.setModificationTime(now, of: &record)
+            if let identity = database.metadata(for: record.recordID)?.identity {
+                Self.stampChange(&record, inode: identity, &state)
+            }
+            return record
+        }
+    }
+
+    /// The renamed note's own rewritten text (its relative links, or a link to itself), in the
+    /// record the rename saves.
+    func mergeRewrite(_ rewrites: LinkRewrites, into record: inout Record) {
+        guard let own = rewrites.notes.first(where: { $0.record.recordID == record.recordID }) else { return }
+        record[FieldName.text] = own.record[FieldName.text]
+        Self.setModificationTime(.now, of: &record)
+    }
+
+    /// After the commit: clean open buffers of rewritten notes take their new bytes, and the
+    /// kernel drops their pages and attributes.
+    func finishRewrites(_ rewrites: LinkRewrites, _ state: inout FileSystemState) {
+        for rewrite in rewrites.notes {
+            guard let metadata = database.metadata(for: rewrite.record.recordID) else { continue }
+            let inode = metadata.identity
+            refreshCleanBuffer(inode, tag: metadata.recordChangeTag, &state)
+            state.pageCache.inodeCaches.remove(inode)
+            notifyKernel([.inode(inode)])
+        }
+        if !rewrites.leftBroken.isEmpty {
+            Log.warning("links: \(rewrites.leftBroken.count) links could not be rewritten (for example \(rewrites.leftBroken[0].target))")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Notes
+import RecordStore
+
+/// `.backlinks`: every path below it is a directory, `.backlinks/Work/Plan.md`, holding symlinks
+/// to the notes whose links resolve to the file at that path (`notesfs backlinks`), in path order.
+/// Answered by the index caught up first (the freshness rule of `.search`); a path that names no
+/// file holds nothing. `.backlinks` itself lists nothing.
+struct Backlinks: VirtualTree {
+    var name: String { ".backlinks" }
+
+    func isDirectory(_ path: [String]) -> Bool { true }
+
+    func entries(in path: [String], _ context: VirtualContext) throws -> [VirtualEntry] {
+        guard !path.isEmpty, let index = context.search.notesIndex else { return [] }
+        let target = path.joined(separator: "/")
+        var seen = Set<String>()
+        return try index.backlinks(of: target).filter { seen.insert($0.sourceName).inserted }.map {
+            VirtualEntry.link(RecordID(recordName: $0.sourceName))
+        }
+    }
+}
+
+/// `.tags`: the tags as directories (`#project/alpha` is `.tags/project/alpha`), each holding a
+/// directory for every tag nested under it and symlinks to the notes that have that very tag.
+/// Tags compare without case; a directory is named with the tag's most common spelling. Answered
+/// by the index caught up first, as `.search`.
+struct Tags: VirtualTree {
+    var name: String { ".tags" }
+
+    func isDirectory(_ path: [String]) -> Bool { true }
+
+    func entries(in path: [String], _ context: VirtualContext) throws -> [VirtualEntry] {
+        guard let index = context.search.notesIndex else { return [] }
+        let tag = path.joined(separator: "/")
+        let (counts, tagged) = try index.tags(listing: path.isEmpty ? nil : tag)
+        let prefix = tag.isEmpty ? "" : tag.lowercased() + "/"
+        var children: [String] = []
+        var seen = Set<String>()
+        for (name, _) in counts where name.lowercased().hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let first = rest.split(separator: "/", omittingEmptySubsequences: true).first else { continue }
+            if seen.insert(first.lowercased()).inserted { children.append(String(first)) }
+        }
+        return children.map { VirtualEntry.directory($0) } + tagged.map { .link(RecordID(recordName: $0.name)) }
+    }
+}
