@@ -19,6 +19,9 @@
 #                                         edit's delay mount to mount (200)
 #   scripts/bench.sh search [NOTES]       full-text index at 100,000 notes: build time and size, 100 searches
 #                                         (process start included) beside /bin/true and grep -rl on tmpfs, .search/
+#   scripts/bench.sh links [NOTES]        links at 100,000 notes (5 each): index build, backlinks and tags
+#                                         (start included) and .backlinks/.tags, mv of notes with 0, 10 and
+#                                         1,000 backlinks beside -o nolinks
 #   scripts/bench.sh history [VERSIONS]   .history/ of a note with 1,000 versions: readdir, ls, ls -l beside tmpfs;
 #                                         then store-bench history and history-year (HISTORY_NOTES=N, default 1,000)
 #   scripts/bench.sh load [ROUNDS]        the kernel test suite's load patterns (6 processes appending small
@@ -243,9 +246,10 @@ cold-reads) bench_cold_reads "${2:-20000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli "${2:-200}" ;;
 search) scripts/bench-search.sh "${2:-100000}" ;;
+links) scripts/bench-links.sh "${2:-100000}" ;;
 history) scripts/bench-history.sh "${2:-1000}" && bench_history_store ;;
 load) bench_load "${2:-3}" ;;
 sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac

@@ -138,10 +138,14 @@ extension TextIndex {
     }
 
     /// Every tag with the number of notes that have it, by folded name (the spelling shown is the
-    /// most common one, then the first in byte order).
+    /// most common one, then the first in byte order); with `under`, only the tags nested under
+    /// that one (`under` itself excluded).
     /// - Throws: ``SQLiteError``.
-    public func tagCounts() throws(SQLiteError) -> [(tag: String, count: Int)] {
-        let rows = try connection.prepare("SELECT folded, tag, count(DISTINCT doc) FROM tags GROUP BY folded, tag").rows {
+    public func tagCounts(under parent: String? = nil) throws(SQLiteError) -> [(tag: String, count: Int)] {
+        // Nested tags are a range of the folded names: `p/` up to `p0` (`0` follows `/`).
+        let range = parent.map { (tag: String) -> String in " WHERE folded > ?1 || '/' AND folded < ?1 || '0'" } ?? ""
+        let values: [SQLiteValue] = parent.map { [.text($0.lowercased())] } ?? []
+        let rows = try connection.prepare("SELECT folded, tag, count(DISTINCT doc) FROM tags\(range) GROUP BY folded, tag").rows(values) {
             ($0.text(0), $0.text(1), Int($0.int(2)))
         }
         var spelling: [String: (String, Int)] = [:]
@@ -154,7 +158,7 @@ extension TextIndex {
             spelling[folded] = (tag, count)
         }
         // A note with two spellings of one tag counts once.
-        let distinct = try connection.prepare("SELECT folded, count(DISTINCT doc) FROM tags GROUP BY folded").rows {
+        let distinct = try connection.prepare("SELECT folded, count(DISTINCT doc) FROM tags\(range) GROUP BY folded").rows(values) {
             ($0.text(0), Int($0.int(1)))
         }
         for (folded, count) in distinct { counts[folded] = count }

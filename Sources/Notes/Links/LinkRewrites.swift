@@ -36,26 +36,28 @@ extension NotesSearchIndex {
     /// ``linkRewrites(for:)-([FileMove])``); the paths before the move are the index's.
     /// - Throws: ``SQLiteError`` when the index cannot be caught up or read.
     public func linkRewrites(for item: MovedItem) throws(SQLiteError) -> LinkRewrites {
-        try catchUp()
-        let moves = try readCurrent { (index) throws(SQLiteError) -> [FileMove] in
+        try readCurrent { (index) throws(SQLiteError) -> LinkRewrites in
             func folderPath(_ folder: RecordID?) throws(SQLiteError) -> String? {
                 guard let folder else { return "" }
                 return try index.folderPath(ofFolder: folder.recordName)
             }
             func joined(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
+            var moves: [FileMove] = []
             switch item {
             case .file(let id, let folder, let fileName):
-                guard let old = try index.path(ofDocument: id.recordName), let newFolder = try folderPath(folder) else { return [] }
-                return [FileMove(oldPath: old, newPath: joined(newFolder, fileName))]
+                if let old = try index.path(ofDocument: id.recordName), let newFolder = try folderPath(folder) {
+                    moves = [FileMove(oldPath: old, newPath: joined(newFolder, fileName))]
+                }
             case .folder(let id, let parent, let name):
-                guard let old = try index.folderPath(ofFolder: id.recordName), let newParent = try folderPath(parent) else { return [] }
-                let new = joined(newParent, name)
-                return try index.documentPaths(underFolder: old).map {
-                    FileMove(oldPath: $0, newPath: new + String(decoding: Array($0.utf8.dropFirst(old.utf8.count)), as: UTF8.self))
+                if let old = try index.folderPath(ofFolder: id.recordName), let newParent = try folderPath(parent) {
+                    let new = joined(newParent, name)
+                    moves = try index.documentPaths(underFolder: old).map {
+                        FileMove(oldPath: $0, newPath: new + String(decoding: Array($0.utf8.dropFirst(old.utf8.count)), as: UTF8.self))
+                    }
                 }
             }
+            return try linkRewrites(for: moves.filter { $0.oldPath != $0.newPath }, in: index)
         }
-        return try linkRewrites(for: moves.filter { $0.oldPath != $0.newPath })
     }
 
     /// The rewrites that keep every link pointing where it pointed when the files of `moves` move:
@@ -69,15 +71,11 @@ extension NotesSearchIndex {
     /// - Throws: ``SQLiteError`` when the index cannot be caught up or read.
     public func linkRewrites(for moves: [FileMove]) throws(SQLiteError) -> LinkRewrites {
         guard !moves.isEmpty else { return LinkRewrites() }
-        try catchUp()
-        let result = try withReader { (index) throws(SQLiteError) -> LinkRewrites in
-            try index.read { () throws(SQLiteError) -> LinkRewrites in try linkRewrites(for: moves, in: index) }
-        }
-        guard let result else { throw .cannotOpen("the index could not be opened") }
-        return result
+        return try readCurrent { (index) throws(SQLiteError) in try linkRewrites(for: moves, in: index) }
     }
 
     private func linkRewrites(for moves: [FileMove], in index: TextIndex) throws(SQLiteError) -> LinkRewrites {
+        guard !moves.isEmpty else { return LinkRewrites() }
         let moveMap = Dictionary(moves.map { ($0.oldPath, $0.newPath) }, uniquingKeysWith: { a, _ in a })
         var keys = Set<String>()
         for move in moves {

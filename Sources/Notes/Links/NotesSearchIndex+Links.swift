@@ -117,14 +117,14 @@ extension NotesSearchIndex {
         try readCurrent { (index) throws(SQLiteError) in try Self.backlinks(of: path, in: index) }
     }
 
-    /// Every tag with its count (see ``TextIndex/tagCounts()``) and the notes that have `tag`
-    /// itself (none for nil), by record name and path.
+    /// The tags nested under `tag` (every tag for nil) with their counts (see
+    /// ``TextIndex/tagCounts(under:)``), and the notes that have `tag` itself (none for nil).
     /// - Throws: ``SQLiteError``.
     public func tags(listing tag: String?) throws(SQLiteError) -> (
         counts: [(tag: String, count: Int)], tagged: [(name: String, path: String)]
     ) {
         try readCurrent { (index) throws(SQLiteError) in
-            (try index.tagCounts(), try tag.map { (tag) throws(SQLiteError) in try index.documents(tagged: tag, nested: false) } ?? [])
+            (try index.tagCounts(under: tag), try tag.map { (tag) throws(SQLiteError) in try index.documents(tagged: tag, nested: false) } ?? [])
         }
     }
 }

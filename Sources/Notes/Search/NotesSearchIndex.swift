@@ -175,7 +175,7 @@ public final class NotesSearchIndex: Sendable {
     }
 
     /// Applies one change set: saved and deleted rows, then the names in every folder they touched
-    /// (and every folder's path when a folder changed).
+    /// (and every folder's path when a folder was renamed, moved or deleted).
     private func apply(_ changes: ChangeSet, to w: IndexWriter) throws(SQLiteError) {
         let contents = FolderContents(database: database)
         var touched = Set<String?>()
@@ -183,7 +183,18 @@ public final class NotesSearchIndex: Sendable {
         var saved: [RecordID] = []
         for metadata in changes.changed {
             if metadata.recordType == Folder.recordType {
-                foldersChanged = true
+                // A folder saved with the path the index has (a new mtime, owner or mode: every
+                // rename and create in it saves it) changes no path and no name; a new one adds its
+                // path and may change its siblings' names; a moved or renamed one changes paths below it.
+                let stored = try w.folderPath(ofFolder: metadata.recordID.recordName)
+                let path = try? contents.folderPath(metadata.recordID)
+                if stored == path { continue }
+                if stored == nil, let path {
+                    try w.setFolderPath(metadata.recordID.recordName, path)
+                    touched.insert(contents.shownFolder(of: metadata)?.recordName)
+                } else {
+                    foldersChanged = true
+                }
             } else if Self.rowTypes.contains(metadata.recordType) {
                 saved.append(metadata.recordID)
                 touched.insert(contents.shownFolder(of: metadata)?.recordName)
