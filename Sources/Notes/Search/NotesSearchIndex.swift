@@ -34,6 +34,10 @@ public final class NotesSearchIndex: Sendable {
     /// The last catch-up failure, for logs and `fsck` (nil after a success).
     private let lastFailure = Mutex<String?>(nil)
     private let observerID = Mutex<UInt64?>(nil)
+    /// The folder tree as of the token the index last caught up to, kept so that a catch-up of a
+    /// few changes does not read every folder again (``tree(after:)``). Used only by a writer
+    /// (under `writer`); a leaf lock.
+    private let folderTree = Mutex<(tree: FolderTree, token: ChangeToken)?>(nil)
 
     /// Records read and written per build transaction.
     public static let buildBatch = 1000
@@ -177,7 +181,7 @@ public final class NotesSearchIndex: Sendable {
     /// Applies one change set: saved and deleted rows, then the names in every folder they touched
     /// (and every folder's path when a folder was renamed, moved or deleted).
     private func apply(_ changes: ChangeSet, to w: IndexWriter) throws(SQLiteError) {
-        let contents = FolderContents(database: database)
+        let contents = FolderContents(database: database, tree: tree(after: changes, from: try w.token()))
         var touched = Set<String?>()
         var foldersChanged = false
         var saved: [RecordID] = []
@@ -225,6 +229,28 @@ public final class NotesSearchIndex: Sendable {
             }
         }
         try w.setToken(changes.token)
+    }
+
+    /// The folder tree after `changes` (made from `token`): the kept tree updated in O(changed
+    /// folders) when it is of `token` and the store is at the changes' token, else read again
+    /// (nil: FolderContents reads it). Kept for the next catch-up either way.
+    private func tree(after changes: ChangeSet, from token: ChangeToken?) -> FolderTree? {
+        let current = database.currentToken
+        guard current == changes.token else {
+            folderTree.withLock { $0 = nil }
+            return nil
+        }
+        return folderTree.withLock { (kept) -> FolderTree in
+            if var tree = kept?.tree, kept?.token == token, token != nil,
+                tree.update(saving: changes.changed.filter { $0.recordType == Folder.recordType }, deleting: changes.deleted)
+            {
+                kept = (tree, current)
+                return tree
+            }
+            let tree = FolderTree(database: database)
+            kept = (tree, current)
+            return tree
+        }
     }
 
     /// Reads records and saves their rows (a record that is gone is deleted from the index).
