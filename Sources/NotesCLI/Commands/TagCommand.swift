@@ -31,7 +31,7 @@ enum TagCommand {
         } catch {
             switch error {
             case .invalidName: throw CLIError(.usage, nil, error.description)
-            case .index(let failure): throw CLIError(.io, TextIndex.path(forDatabaseAt: database.path), failure.description)
+            case .index(let failure): throw CLIError(.io, nil, failure.description)  // it names the index
             }
         }
         for (path, reason) in plan.notRewritten {
