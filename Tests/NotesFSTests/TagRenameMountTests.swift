@@ -47,6 +47,13 @@ import Testing
             #expect(renameErrno(m.path(".tags/work/alpha"), m.path(".tags/work/beta")) == 0)
             #expect(readFile(m.path("A.md")) == "#work and #work/beta, `#project` is code\n")
             #expect(listing(m.path(".tags/work")) == ["A.md", "B.md", "beta"])
+
+            // Onto an existing tag (`mv -T`; plain `mv` moves into it): the two merge.
+            let merged = try sh("mv -T \(shellQuoted(m.path(".tags/projects"))) \(shellQuoted(m.path(".tags/other")))")
+            #expect(merged.status == 0, "\(merged.out)")
+            #expect(readFile(m.path("C.md")) == "#other #other\n")
+            #expect(listing(m.path(".tags")) == ["other", "work"])
+            #expect(listing(m.path(".tags/other")) == ["B.md", "C.md"])
         }
     }
 
