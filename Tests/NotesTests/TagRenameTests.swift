@@ -132,4 +132,17 @@ import Testing
         #expect(throws: TagRenameError.self) { try index.tagRename(from: "old", to: "new tag") }
         #expect(throws: TagRenameError.self) { try index.tagRename(from: "old", to: String(repeating: "x", count: 10_000)) }
     }
+
+    @Test func aPlanSavedAfterOneOfItsNotesChangedCommitsNothing() throws {
+        let database = try makeDatabase()
+        let saved = try database.modify(saving: [Note(title: "A", text: "#old\n").record, Note(title: "B", text: "#old/x\n").record])
+        let plan = try NotesSearchIndex(database: database).tagRename(from: "old", to: "new")
+        #expect(plan.notes.count == 2)
+        var changed = saved.savedRecords[1]
+        changed[FieldName.text] = .string("#old/x changed elsewhere\n")
+        try database.modify(saving: [changed])
+        #expect(throws: RecordStoreError.self) { try database.modify(saving: plan.notes.map(\.record)) }
+        let texts = try saved.savedRecords.map { try database.record(for: $0.recordID)[FieldName.text]?.stringValue }
+        #expect(texts == ["#old\n", "#old/x changed elsewhere\n"])
+    }
 }
