@@ -40,7 +40,7 @@ public enum TagRenameError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .invalidName(let name, let reason): "#\(name) is no tag name: \(reason)"
+        case .invalidName(let name, let reason): "#\(name.count > 60 ? name.prefix(60) + "…" : name) is no tag name: \(reason)"
         case .index(let error): error.description
         }
     }
@@ -65,6 +65,14 @@ extension TagRename {
         if name.hasSuffix("/") { return "it ends with /" }
         if name.allSatisfy(\.isNumber) { return "it is only digits" }
         return "it holds a character other than letters, digits, _, - and /"
+    }
+
+    /// `given` without one leading `#`, when that is a tag name.
+    /// - Throws: ``TagRenameError/invalidName(_:reason:)`` when it is not.
+    public static func name(_ given: String) throws(TagRenameError) -> String {
+        let name = given.hasPrefix("#") ? String(given.dropFirst()) : given
+        if let problem = problem(withName: name) { throw .invalidName(name, reason: problem) }
+        return name
     }
 
     /// What `tag` is called after renaming `old` to `new`: `new` for `old` itself (any case),
@@ -130,10 +138,8 @@ extension NotesSearchIndex {
     /// - Throws: ``TagRenameError/invalidName(_:reason:)`` when `new` (or `old`) is no tag name;
     ///   ``TagRenameError/index(_:)`` when the index cannot be caught up or read.
     public func tagRename(from old: String, to new: String) throws(TagRenameError) -> TagRename {
-        let old = old.hasPrefix("#") ? String(old.dropFirst()) : old
-        let new = new.hasPrefix("#") ? String(new.dropFirst()) : new
-        if let problem = TagRename.problem(withName: new) { throw .invalidName(new, reason: problem) }
-        if let problem = TagRename.problem(withName: old) { throw .invalidName(old, reason: problem) }
+        let new = try TagRename.name(new)
+        let old = try TagRename.name(old)
         var plan = TagRename(old: old, new: new)
         guard old != new else { return plan }
         let documents: [(name: String, path: String)]

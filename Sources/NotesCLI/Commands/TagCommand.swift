@@ -24,6 +24,10 @@ enum TagCommand {
     static func rename(_ context: CommandContext) throws(CLIError) {
         let given = try context.positionals(min: 2, max: 2)
         let dryRun = context.arguments.has("--dry-run")
+        do throws(TagRenameError) {
+            _ = try TagRename.name(given[1])
+            _ = try TagRename.name(given[0])
+        } catch { throw CLIError(.usage, nil, error.description) }  // before the store is opened
         let database = try context.openDatabase()
         let plan: TagRename
         do throws(TagRenameError) {
