@@ -79,24 +79,15 @@ import Testing
 
     /// An editor's unsaved writes to a note the rename rewrites: the commit goes to the store, the
     /// buffer is not touched, its save meets the newer record (`ESTALE`) and its bytes are kept as
-    /// a conflict copy. The writer is the filesystem's own open and write, as in
-    /// LinkRewriteFaultTests (a descriptor of this process would be flushed by a forked program).
+    /// a conflict copy.
     @Test(.tags(.mount), .needsFUSE) func aBufferWithUnsavedWritesIsNotOverwritten() throws {
         try withNotesMount(seed: Self.seed) { m in
-            let context = RequestContext(uid: getuid(), gid: getgid())
-            let fs = m.fileSystem
-            let inode = try fs.lookup(context, parent: NotesFileSystem.rootInode, name: FileName("C.md")).inode
-            let handle = try fs.open(context, inode: inode, flags: O_RDWR).handle
             let mine = "mine, longer than the note: #other\n"
-            let written = try Array(mine.utf8).withUnsafeBytes { bytes in
-                try fs.write(context, inode: inode, handle: handle, offset: 0, data: bytes, flags: O_RDWR)
-            }
-            #expect(written == mine.utf8.count)
+            let writer = try UnsavedWrites(m, "C.md", writing: mine)
             #expect(renameErrno(m.path(".tags/other"), m.path(".tags/misc")) == 0)
             let stored = try m.database.record(for: RecordID(recordName: try #require(recordName(m.path("C.md")))))
             #expect(stored[FieldName.text]?.stringValue == "#projects #misc\n")
-            #expect(throws: Errno.stale) { try fs.flush(context, inode: inode, handle: handle) }
-            try fs.release(context, inode: inode, handle: handle, flags: O_RDWR)
+            try writer.saveMeetingANewerRecord()
             let copy = "C (conflict \(ConflictName.day(Date())) \(ConflictName.hostName())).md"
             #expect(eventually(5) { listing(m.root)?.contains(copy) == true }, "\(listing(m.root) ?? [])")
             #expect(readFile(m.path(copy)) == mine)
