@@ -119,17 +119,22 @@ import Testing
             Note(title: "A", text: "#old #older\n", folder: work.recordID).record,
             Note(title: "B", text: "---\ntags: [Old/x]\n---\nbody\n").record,
             Note(title: "C", text: "#older only\n").record,
+            Note(title: "D", text: "---\ntags: [2024, old]\n---\n").record,
             asset,
         ])
         let index = NotesSearchIndex(database: database)
         let plan = try index.tagRename(from: "#old", to: "#new")
         #expect(plan.old == "old" && plan.new == "new")
-        #expect(plan.notes.map(\.path).sorted() == ["B.md", "Work/A.md"])
-        #expect(plan.tagCount == 2)
+        #expect(plan.notes.map(\.path).sorted() == ["B.md", "D.md", "Work/A.md"])
+        #expect(plan.tagCount == 3)
         let texts = plan.notes.map { $0.record[FieldName.text]?.stringValue }
-        #expect(Set(texts.compactMap { $0 }) == ["#new #older\n", "---\ntags: [new/x]\n---\nbody\n"])
+        #expect(Set(texts.compactMap { $0 }) == ["#new #older\n", "---\ntags: [new/x]\n---\nbody\n", "---\ntags: [2024, new]\n---\n"])
         #expect(plan.notRewritten.map(\.path) == ["Big.md"])
+        // A front-matter tag that is only digits can be renamed from.
+        let digits = try index.tagRename(from: "2024", to: "y2024")
+        #expect(digits.notes.map { $0.record[FieldName.text]?.stringValue } == ["---\ntags: [y2024, old]\n---\n"])
         #expect(throws: TagRenameError.self) { try index.tagRename(from: "old", to: "new tag") }
+        #expect(throws: TagRenameError.self) { try index.tagRename(from: "#", to: "new") }
         #expect(throws: TagRenameError.self) { try index.tagRename(from: "old", to: String(repeating: "x", count: 10_000)) }
     }
 

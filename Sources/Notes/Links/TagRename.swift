@@ -67,10 +67,13 @@ extension TagRename {
         return "it holds a character other than letters, digits, _, - and /"
     }
 
-    /// `given` without one leading `#`, when that is a tag name.
+    /// `given` without one leading `#`, when that is a tag name; `existing`: a name to rename
+    /// from, which need only not be empty (a front matter's `tags: [2024]` is a tag that a `#`
+    /// in the text cannot write).
     /// - Throws: ``TagRenameError/invalidName(_:reason:)`` when it is not.
-    public static func name(_ given: String) throws(TagRenameError) -> String {
+    public static func name(_ given: String, existing: Bool = false) throws(TagRenameError) -> String {
         let name = given.hasPrefix("#") ? String(given.dropFirst()) : given
+        if existing, !name.isEmpty { return name }
         if let problem = problem(withName: name) { throw .invalidName(name, reason: problem) }
         return name
     }
@@ -135,11 +138,11 @@ extension NotesSearchIndex {
     ///
     /// Catches the index up first. Nothing is saved: the caller saves ``TagRename/notes`` in one
     /// commit.
-    /// - Throws: ``TagRenameError/invalidName(_:reason:)`` when `new` (or `old`) is no tag name;
+    /// - Throws: ``TagRenameError/invalidName(_:reason:)`` when `new` is no tag name or `old` is empty;
     ///   ``TagRenameError/index(_:)`` when the index cannot be caught up or read.
     public func tagRename(from old: String, to new: String) throws(TagRenameError) -> TagRename {
         let new = try TagRename.name(new)
-        let old = try TagRename.name(old)
+        let old = try TagRename.name(old, existing: true)
         var plan = TagRename(old: old, new: new)
         guard old != new else { return plan }
         let documents: [(name: String, path: String)]

@@ -26,7 +26,7 @@ enum TagCommand {
         let dryRun = context.arguments.has("--dry-run")
         do throws(TagRenameError) {
             _ = try TagRename.name(given[1])
-            _ = try TagRename.name(given[0])
+            _ = try TagRename.name(given[0], existing: true)
         } catch { throw CLIError(.usage, nil, error.description) }  // before the store is opened
         let database = try context.openDatabase()
         let plan: TagRename
