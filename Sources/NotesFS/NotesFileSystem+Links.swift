@@ -36,10 +36,15 @@ extension NotesFileSystem {
     /// The rewritten notes as records for the rename's modify (mtime now, ctime stamped); a note
     /// that is also `renamed` is left out: ``mergeRewrite(_:into:)`` puts its text in that record.
     func rewrittenRecords(_ rewrites: LinkRewrites, except renamed: RecordID? = nil, _ state: inout FileSystemState) -> [Record] {
+        rewrittenRecords(rewrites.notes.map(\.record).filter { $0.recordID != renamed }, &state)
+    }
+
+    /// `records`, notes read from the store with a new text, as records for a modify: mtime now,
+    /// ctime stamped.
+    func rewrittenRecords(_ records: [Record], _ state: inout FileSystemState) -> [Record] {
         let now = FileTime.now
-        return rewrites.notes.compactMap { rewrite in
-            guard rewrite.record.recordID != renamed else { return nil }
-            var record = rewrite.record
+        return records.map { rewritten in
+            var record = rewritten
             Self.setModificationTime(now, of: &record)
             if let identity = database.metadata(for: record.recordID)?.identity {
                 Self.stampChange(&record, inode: identity, &state)
@@ -59,15 +64,22 @@ extension NotesFileSystem {
     /// After the commit: clean open buffers of rewritten notes take their new bytes, and the
     /// kernel drops their pages and attributes.
     func finishRewrites(_ rewrites: LinkRewrites, _ state: inout FileSystemState) {
-        for rewrite in rewrites.notes {
-            guard let metadata = database.metadata(for: rewrite.record.recordID) else { continue }
+        finishRewrites(of: rewrites.notes.map(\.record.recordID), &state)
+        if !rewrites.leftBroken.isEmpty {
+            Log.warning("links: \(rewrites.leftBroken.count) links could not be rewritten (for example \(rewrites.leftBroken[0].target))")
+        }
+    }
+
+    /// After the commit that saved the notes `records` with a new text: their clean open buffers
+    /// take the new bytes, and the kernel drops their pages and attributes. A buffer with unsaved
+    /// writes is left alone (its save meets the newer record: the conflict copy's rule).
+    func finishRewrites(of records: [RecordID], _ state: inout FileSystemState) {
+        for id in records {
+            guard let metadata = database.metadata(for: id) else { continue }
             let inode = metadata.identity
             refreshCleanBuffer(inode, tag: metadata.recordChangeTag, &state)
             state.pageCache.inodeCaches.remove(inode)
             notifyKernel([.inode(inode)])
-        }
-        if !rewrites.leftBroken.isEmpty {
-            Log.warning("links: \(rewrites.leftBroken.count) links could not be rewritten (for example \(rewrites.leftBroken[0].target))")
         }
     }
 }

@@ -15,7 +15,8 @@ import RecordStore
 /// - to an editor scratch name (vim's `x~`) it hides the note behind an in-memory copy, and a file
 ///   created again under the old name brings the same record back (vim, emacs backup-by-rename);
 /// - a folder into itself is `EINVAL`; `RENAME_NOREPLACE` gives `EEXIST`; `RENAME_EXCHANGE` swaps
-///   two files (NotesFileSystem+Exchange.swift); `RENAME_WHITEOUT` is `EINVAL`.
+///   two files (NotesFileSystem+Exchange.swift); `RENAME_WHITEOUT` is `EINVAL`;
+/// - in `.tags`, a tag's directory to another name renames the tag (NotesFileSystem+TagRename.swift).
 extension NotesFileSystem {
     public func rename(
         _ context: RequestContext, parent: Inode, name: FileName, newParent: Inode, newName: FileName, flags: RenameFlags
@@ -23,6 +24,9 @@ extension NotesFileSystem {
         if flags.contains(.whiteout) || (flags.contains(.exchange) && flags.contains(.noReplace)) { throw .invalidArgument }
         let source = try validName(name)
         let target = try validName(newName)
+        if let tags = try tagRenaming(parent: parent, source, newParent: newParent, target, flags: flags, caller: context) {
+            return try renameTag(from: tags.old, to: tags.new)
+        }
         try refuseVirtualChange(in: parent, name: name)
         try refuseVirtualChange(in: newParent, name: newName)
         if flags.contains(.exchange) {

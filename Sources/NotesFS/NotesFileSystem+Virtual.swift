@@ -264,11 +264,11 @@ extension NotesFileSystem {
         }
         guard VirtualNodeTable.isVirtual(parent), let directory = state.withLock({ $0.virtualNodes.nodes[parent] }) else { return nil }
         guard case .directory(let tree, let path) = directory.kind else { throw .notDirectory }
-        let item = try virtualItems(parent, caller: caller)[name]
+        let item = listedItem(named: name, in: try virtualItems(parent, caller: caller), tree: tree)
         return try locked { (state) throws -> Entry? in
             let kind: VirtualNodeTable.Node.Kind
             if let item {
-                kind = item.nodeKind(tree)
+                kind = item.name == name ? item.nodeKind(tree) : .directory(tree: tree, path: path + [name])
             } else if virtualTrees[tree].isDirectory(path + [name]) {
                 kind = .directory(tree: tree, path: path + [name])
             } else {
@@ -277,6 +277,18 @@ extension NotesFileSystem {
             let inode = state.virtualNodes.inode(parent: parent, name: name, kind: kind)
             state.virtualNodes.countLookup(inode)
             return try virtualEntry(inode, item: item, &state)
+        }
+    }
+
+    /// What `listing` (of a directory of tree number `tree`) has under `name`: that very name, or
+    /// for a tree that folds case (``VirtualTree/foldsCase``) a directory named so in another case.
+    func listedItem(named name: String, in listing: VirtualListing, tree: Int) -> VirtualItem? {
+        if let item = listing[name] { return item }
+        guard virtualTrees[tree].foldsCase else { return nil }
+        let folded = name.lowercased()
+        return listing.items.first { item in
+            guard case .directory = item.kind else { return false }
+            return item.name.lowercased() == folded
         }
     }
 

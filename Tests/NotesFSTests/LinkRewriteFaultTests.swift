@@ -19,31 +19,21 @@ import Testing
 
     /// An editor's unsaved writes to a note a rename rewrites: the rename's commit goes to the
     /// store, the buffer is not touched, and its save meets the newer record: the writer gets
-    /// `ESTALE` and its bytes are kept as a conflict copy. The writer is the filesystem's own open
-    /// and write (a descriptor of this process would be flushed by every program a test forks,
-    /// which closes its copy at exec, and the buffer would be saved before the rename).
+    /// `ESTALE` and its bytes are kept as a conflict copy (the writer: ``UnsavedWrites``).
     @Test(.tags(.mount), .needsFUSE) func aNoteWithUnsavedWritesIsNeverOverwritten() throws {
         try withNotesMount(seed: { db in
             _ = try db.modify(saving: [
                 Note(title: "Plan", text: "the plan\n").record, Note(title: "Index", text: "see [[Plan]]\n").record,
             ])
         }) { m in
-            let context = RequestContext(uid: getuid(), gid: getgid())
-            let fs = m.fileSystem
-            let inode = try fs.lookup(context, parent: NotesFileSystem.rootInode, name: FileName("Index.md")).inode
-            let handle = try fs.open(context, inode: inode, flags: O_RDWR).handle
             let mine = "mine: [[Plan]] and more\n"
-            let written = try Array(mine.utf8).withUnsafeBytes { bytes in
-                try fs.write(context, inode: inode, handle: handle, offset: 0, data: bytes, flags: O_RDWR)
-            }
-            #expect(written == mine.utf8.count)
+            let writer = try UnsavedWrites(m, "Index.md", writing: mine)
             try move(m, "Plan.md", "Roadmap.md")
             // The store has the rewritten note; the open buffer was not touched.
             let stored = try m.database.queryMetadata(Query(recordType: Note.recordType, predicate: Predicate(format: "title == 'Index'")))
             #expect(stored.count == 1)
             #expect(try m.database.record(for: stored[0].recordID)[FieldName.text]?.stringValue == "see [[Roadmap]]\n")
-            #expect(throws: Errno.stale) { try fs.flush(context, inode: inode, handle: handle) }
-            try fs.release(context, inode: inode, handle: handle, flags: O_RDWR)
+            try writer.saveMeetingANewerRecord()
             // The writer's bytes are kept as a conflict copy; the note shows the rewritten link.
             let copy = "Index (conflict \(ConflictName.day(Date())) \(ConflictName.hostName())).md"
             #expect(eventually(5) { listing(m.root)?.contains(copy) == true }, "\(listing(m.root) ?? [])")

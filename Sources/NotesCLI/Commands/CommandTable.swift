@@ -3,6 +3,7 @@ enum CommandTable {
     static let all: [CommandSpec] =
         FolderCommand.specs + NoteCommand.specs + HistoryCommand.specs + [ListCommand.spec, QueryCommand.spec, ChangesCommand.spec]
         + [SearchCommand.spec, SearchCommand.reindexSpec, LinksCommand.linksSpec, LinksCommand.backlinksSpec, LinksCommand.tagsSpec]
+        + TagCommand.specs
         + [ImportCommand.spec, ExportCommand.spec, FsckCommand.spec, SyncCommand.spec]
 
     /// Top-level command words (`folder`, `note`, `ls`, ..., `help`).

@@ -22,12 +22,16 @@ struct Backlinks: VirtualTree {
 
 /// `.tags`: the tags as directories (`#project/alpha` is `.tags/project/alpha`), each holding a
 /// directory for every tag nested under it and symlinks to the notes that have that very tag.
-/// Tags compare without case; a directory is named with the tag's most common spelling. Answered
-/// by the index caught up first, as `.search`.
+/// Tags compare without case; a directory is named with the tag's most common spelling, and found
+/// by any spelling (`.tags/Project` when `project` is listed). A name no tag has is `ENOENT`, so
+/// that `mv .tags/old .tags/new` renames the tag rather than moving it into `new`
+/// (NotesFileSystem+TagRename.swift). Answered by the index caught up first, as `.search`.
 struct Tags: VirtualTree {
     var name: String { ".tags" }
 
-    func isDirectory(_ path: [String]) -> Bool { true }
+    func isDirectory(_ path: [String]) -> Bool { false }
+
+    var foldsCase: Bool { true }
 
     func entries(in path: [String], _ context: VirtualContext) throws -> [VirtualEntry] {
         guard let index = context.search.notesIndex else { return [] }

@@ -22,6 +22,10 @@ protocol VirtualTree: Sendable {
     /// cheap (no store access).
     func isDirectory(_ path: [String]) -> Bool
 
+    /// Whether a lookup of a name its directory does not list finds a listed directory whose
+    /// name differs only in case (`.tags/Project` when `project` is listed). False by default.
+    var foldsCase: Bool { get }
+
     /// What directory `path` holds, in the order it is listed (links best first). Runs without
     /// the mount's state lock (it may search a large store); the mount caches the answer until
     /// the store changes (its change token moves).
@@ -36,6 +40,8 @@ protocol VirtualTree: Sendable {
 }
 
 extension VirtualTree {
+    var foldsCase: Bool { false }
+
     func contents(of file: VirtualFile, _ context: VirtualContext) throws -> VirtualFileContents {
         throw VirtualTreeError.noFile
     }
