@@ -2,7 +2,7 @@
 # Installs the Debian packages notesfs builds with and the tools its tests drive. Idempotent:
 # apt-get runs only when something is missing.
 set -euo pipefail
-packages=(libfuse3-dev acl e2fsprogs libssl-dev libpq-dev libsqlite3-dev sqlite3 postgresql fuse3 pkg-config python3 rsync vim emacs-nox jq attr psmisc util-linux findutils grep sed coreutils procps bc time gcc strace)
+packages=(libfuse3-dev acl e2fsprogs libssl-dev libpq-dev libsqlite3-dev sqlite3 postgresql fuse3 pkg-config python3 rsync vim emacs-nox jq attr psmisc util-linux findutils grep sed coreutils procps bc time gcc strace git)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
