@@ -189,6 +189,65 @@ import Testing
         }
     }
 
+    /// Editors' saves rename the note away and back (vim with `backupcopy=no`, emacs'
+    /// backup-by-rename) or rename a new file over it (sed -i, Python's `os.replace`, a note moved
+    /// over it): none of them is a move of the note, so no link to it changes, and the index
+    /// still finds every link to it.
+    @Test(.tags(.mount), .needsFUSE) func editorSavesRewriteNoLink() throws {
+        try withNotesMount(timeout: 300) { m in
+            let (root, db) = (m.root, m.databasePath)
+            for folder in ["Work", "Archive"] { try #require(mkdir(root + "/" + folder, 0o755) == 0) }
+            let linking = [
+                "Index.md": "[[Work/Plan]], [x](Work/Plan.md), [y](<Work/Plan.md>) and [[Plan]]\n",
+                "Work/Sibling.md": "[[Plan]], [[Plan|p]], [z](./Plan.md#Goals), ![[Plan]]\n",
+                "Archive/Plan.md": "the other plan\n",
+            ]
+            for (path, text) in linking { try #require(writeFile(root + "/" + path, text) == 0) }
+            try #require(writeFile(root + "/Work/Plan.md", "# Goals\nsee [[Index]]\n") == 0)
+            let plan = try #require(recordName(root + "/Work/Plan.md"))
+            let backlinksBefore = try Self.backlinks(of: "Work/Plan.md", db: db)
+            #expect(backlinksBefore.count == 8, "\(backlinksBefore)")  // Index's `[[Plan]]` too: Work's path is shorter
+            let environment = ["HOME": root, "TERM": "dumb"]
+            let emacs = """
+                (progn (setq make-backup-files t backup-by-copying nil) (find-file "Work/Plan.md")
+                  (goto-char (point-max)) (insert "by emacs\\n") (save-buffer))
+                """
+            let python =
+                "import os\nopen('Work/p.tmp', 'w').write(open('Work/Plan.md').read() + 'by python\\n')\nos.replace('Work/p.tmp', 'Work/Plan.md')"
+            let saves: [(String, [String])] = [
+                (
+                    "vim",
+                    [
+                        "/bin/sh", "-c",
+                        "vim -u DEFAULTS -i NONE -es -c 'set backupcopy=no writebackup nobackup' -c 'normal Goby vim' -c wq Work/Plan.md",
+                    ]
+                ),
+                ("emacs", ["/usr/bin/emacs", "-Q", "--batch", "--eval", emacs]),
+                ("sed -i", ["/bin/sed", "-i", "$a by sed", "Work/Plan.md"]),
+                ("os.replace", ["/usr/bin/env", "python3", "-c", python]),
+                (
+                    "mv of a note over it",
+                    [
+                        "/bin/sh", "-c",
+                        "cat Work/Plan.md > Work/Plan.new.md && echo by mv >> Work/Plan.new.md && mv Work/Plan.new.md Work/Plan.md",
+                    ]
+                ),
+            ]
+            var lines = ["# Goals", "see [[Index]]"]
+            for (editor, command) in saves {
+                let result = try run(command, in: root, environment: environment)
+                try #require(result.status == 0, "\(editor): \(result)")
+                lines.append("by " + editor.split(separator: " ")[0].replacingOccurrences(of: "os.replace", with: "python"))
+                #expect(readFile(root + "/Work/Plan.md") == lines.joined(separator: "\n") + "\n", "\(editor)")
+                #expect(recordName(root + "/Work/Plan.md") == plan, "\(editor): the note kept its record")
+                for (path, text) in linking { #expect(readFile(root + "/" + path) == text, "\(editor) changed \(path)") }
+                let backlinks = try Self.backlinks(of: "Work/Plan.md", db: db)
+                #expect(backlinks == backlinksBefore, "\(editor)")
+                #expect(listing(root + "/Work") == ["Plan.md", "Sibling.md"], "\(editor)")
+            }
+        }
+    }
+
     /// The text of the `index`th of the notes that link to `Hub/Target.md`, in one of four forms.
     static func linkerText(_ index: Int) -> String {
         switch index % 4 {
