@@ -291,6 +291,7 @@ import Testing
             try Self.shell("mv Hub/Target.md 'Hub/Target (renamed).md'", in: root)
             try Self.shell("mv Hub 'Hub 2'", in: root)
             let status = writer.wait(seconds: 300)
+            if status == nil { kill(writer.pid, SIGKILL) }
             #expect(status == 0, "writer: \(String(describing: status)) \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
 
             // Every link was rewritten, in its own form.
@@ -319,6 +320,59 @@ import Testing
             for i in 1...30 { #expect(readFile(root + "/Inbox/New \(i).md") == "see [[Stable]] \(i)") }
             let stable = try Self.backlinks(of: "Stable.md", db: db)
             #expect(stable.count == 30)
+        }
+    }
+
+    /// The commit sequence number of the record behind `path` (its change tag is that number in
+    /// base 36): which of two commits came first, across processes.
+    static func commitSeq(_ path: String) throws -> Int {
+        let tag = try #require(xattr(path, "user.notesfs.changeTag"), "change tag of \(path)")
+        return try #require(Int(tag, radix: 36), "change tag \(tag)")
+    }
+
+    /// A note that another process commits before a rename's commit has its links to the renamed
+    /// note rewritten too, even when it commits while the mount plans the rename (1,000 notes to
+    /// rewrite make that plan take a while). Two processes write notes linking to
+    /// `[[Hub/Target]]` throughout; a note whose commit came before the rename's must resolve to
+    /// the note after it, and one that came after was broken when written and stays so.
+    @Test(.tags(.mount, .slow), .needsFUSE) func aRenameRewritesNotesOtherProcessesCommittedBeforeIt() throws {
+        try withNotesMount(timeout: 900, seed: Self.seedHub) { m in
+            let (root, db) = (m.root, m.databasePath)
+            let target = try #require(recordName(root + "/Hub/Target.md"))
+            let log = makeTemporaryDirectory("vaultwriter") + "/log"
+            func loop(_ prefix: String) -> String {
+                """
+                i=1; while [ $i -le 40 ]; do
+                  \(shellQuoted(notesfsBinary)) --db \(shellQuoted(db)) note new "Inbox/\(prefix) $i.md" --text "see [[Hub/Target]] $i" || exit 1
+                  i=$((i+1))
+                done
+                """
+            }
+            let writers = try ["A", "B"].map { try SpawnedProcess(["/bin/sh", "-c", loop($0)], stdout: log, stderr: nil) }
+            #expect(eventually(60) { (listing(root + "/Inbox")?.count ?? 0) >= 4 }, "the writers wrote nothing")
+            try Self.shell("mv Hub/Target.md Hub/Moved.md", in: root)
+            let renameSeq = try Self.commitSeq(root + "/Hub/Moved.md")
+            for writer in writers {
+                let status = writer.wait(seconds: 300)
+                if status == nil { kill(writer.pid, SIGKILL) }
+                #expect(status == 0, "writer: \(String(describing: status)) \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            }
+
+            let snapshot = try VaultSnapshot(root: root)
+            var (before, after, missed) = (0, 0, [String]())
+            for (name, note) in snapshot.notes where note.path.hasPrefix("Inbox/") {
+                let resolves = snapshot.targets[name] == [target]
+                if try Self.commitSeq(root + "/" + note.path) < renameSeq || resolves {
+                    before += 1
+                    if !resolves { missed.append("\(note.path): \(note.text)") }
+                } else {
+                    after += 1
+                }
+            }
+            #expect(before + after == 80)
+            #expect(missed.isEmpty, "committed before the rename (seq \(renameSeq)), not rewritten: \(missed.sorted())")
+            let backlinks = try Self.backlinks(of: "Hub/Moved.md", db: db)
+            #expect(backlinks.count == 1_000 + before)
         }
     }
 }
