@@ -81,6 +81,8 @@ struct CLIError: Error, Sendable {
             CLIError(.notADatabase, path, "not a notesfs database: \(reason)")
         case .changeTokenExpired:
             CLIError(.conflict, subject, "change token expired or from another database; fetch everything again (omit --since)")
+        case .changedSince:
+            CLIError(.conflict, subject, error.description)
         case .predicateSyntax(let message, let position):
             CLIError(.usage, subject, "syntax error at column \(position): \(message)")
         case .io(let path, let operation, let code):

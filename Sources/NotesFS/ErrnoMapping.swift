@@ -35,7 +35,7 @@ enum ErrnoMapping {
             case .unknownItem: return .noEntry
             case .invalidReference: return .noEntry
             case .invalidArguments: return .invalidArgument
-            case .damagedRecord, .notADatabase, .unsupportedFormat, .changeTokenExpired: return .io
+            case .damagedRecord, .notADatabase, .unsupportedFormat, .changeTokenExpired, .changedSince: return .io
             case .predicateSyntax: return .invalidArgument
             case .readOnly: return Errno(rawValue: EROFS)
             case .recordTooLarge: return Errno(rawValue: EFBIG)

@@ -242,8 +242,13 @@ extension NotesFileSystem {
         return identity
     }
 
-    func saveOne(_ record: Record, deleting: [RecordID] = [], touching folders: [Record] = []) throws -> Record {
-        guard let saved = try database.modify(saving: [record] + folders, deleting: deleting).savedRecords.first else { throw Errno.io }
+    func saveOne(_ record: Record, deleting: [RecordID] = [], touching folders: [Record] = [], unchangedSince: ChangeToken? = nil) throws
+        -> Record
+    {
+        guard
+            let saved = try database.modify(saving: [record] + folders, deleting: deleting, unchangedSince: unchangedSince).savedRecords
+                .first
+        else { throw Errno.io }
         return saved
     }
 

@@ -24,10 +24,32 @@ extension NotesFileSystem {
         do { try index.catchUp() } catch { Log.warning("links: \(error.description)") }
     }
 
+    /// How many times a rename plans its rewrites again when other processes commit between the
+    /// plan and its commit; the last try commits without that check (and logs it).
+    static let linkRewriteAttempts = 20
+
+    /// Plans the rewrites a move of `item` needs and runs `commit` with them, whose modify must
+    /// pass `rewrites.token` as `unchangedSince`: when another process committed after the plan
+    /// (a note that links to what moves, say), the notes they changed are planned again
+    /// (``NotesSearchIndex/linkRewrites(for:revising:)``), so no such note is missed.
+    func withLinkRewrites<T>(for item: MovedItem, _ commit: (LinkRewrites) throws -> T) throws -> T {
+        var attempt = 1
+        var earlier: LinkRewrites?
+        while true {
+            var rewrites = linkRewrites(for: item, revising: earlier)
+            earlier = rewrites
+            if attempt >= Self.linkRewriteAttempts, rewrites.token != nil {
+                Log.warning("links: other processes kept committing during a rename: committed without waiting for them")
+                rewrites.token = nil
+            }
+            do { return try commit(rewrites) } catch RecordStoreError.changedSince { attempt += 1 }
+        }
+    }
+
     /// The notes a move of `item` rewrites; none when rewriting is off or the index cannot answer.
-    func linkRewrites(for item: MovedItem) -> LinkRewrites {
+    func linkRewrites(for item: MovedItem, revising earlier: LinkRewrites? = nil) -> LinkRewrites {
         guard let index = linkIndex else { return LinkRewrites() }
-        do { return try index.linkRewrites(for: item) } catch {
+        do { return try index.linkRewrites(for: item, revising: earlier) } catch {
             Log.warning("links: not rewritten for this rename: \(error.description)")
             return LinkRewrites()
         }

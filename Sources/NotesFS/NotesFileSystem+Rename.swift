@@ -112,12 +112,14 @@ extension NotesFileSystem {
                         metadata.recordType == Note.recordType
                             ? EntryNames.title(fromFileName: target) : EntryNames.name(fromFileName: target))
                     record.setReference(FieldName.folder, to: targetFolder)
-                    let rewrites = linkRewrites(for: .file(metadata.recordID, folder: targetFolder, fileName: target))
-                    mergeRewrite(rewrites, into: &record)
-                    let saved = try saveOne(
-                        record,
-                        touching: try touchedFolders([parent, newParent], &state)
-                            + rewrittenRecords(rewrites, except: metadata.recordID, &state))
+                    let folders = try touchedFolders([parent, newParent], &state)
+                    let (saved, rewrites) = try withLinkRewrites(for: .file(metadata.recordID, folder: targetFolder, fileName: target)) {
+                        rewrites in
+                        var renamed = record
+                        mergeRewrite(rewrites, into: &renamed)
+                        let others = rewrittenRecords(rewrites, except: metadata.recordID, &state)
+                        return (try saveOne(renamed, touching: folders + others, unchangedSince: rewrites.token), rewrites)
+                    }
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
                     state.files.open[inode]?.baseTag = saved.recordChangeTag
                     finishRewrites(rewrites, &state)
@@ -157,11 +159,15 @@ extension NotesFileSystem {
         var record = changeOnly(metadata, inode: inode, &state)
         record[FieldName.name] = .string(EntryNames.name(fromFileName: target))
         record.setReference(FieldName.parent, to: folder)
-        let rewrites = linkRewrites(for: .folder(metadata.recordID, parent: folder, name: target))
-        // The replaced folder must still be empty at commit time (another process may fill it).
-        try database.modify(
-            saving: [record] + (try touchedFolders([parent, newParent], &state)) + rewrittenRecords(rewrites, &state), deleting: deletes,
-            deleteConditions: Dictionary(uniqueKeysWithValues: deletes.map { ($0, DeleteCondition(refusesCascade: true)) }))
+        let folders = try touchedFolders([parent, newParent], &state)
+        let rewrites = try withLinkRewrites(for: .folder(metadata.recordID, parent: folder, name: target)) { rewrites in
+            // The replaced folder must still be empty at commit time (another process may fill it).
+            try database.modify(
+                saving: [record] + folders + rewrittenRecords(rewrites, &state), deleting: deletes,
+                deleteConditions: Dictionary(uniqueKeysWithValues: deletes.map { ($0, DeleteCondition(refusesCascade: true)) }),
+                unchangedSince: rewrites.token)
+            return rewrites
+        }
         finishRewrites(rewrites, &state)
     }
 

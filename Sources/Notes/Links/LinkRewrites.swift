@@ -19,6 +19,11 @@ public struct LinkRewrites: Sendable {
     /// Links that resolved before and cannot be written to resolve again (a wiki link to a name
     /// with `|`, `#` or `]]`), and notes whose bytes are not inline text: left as they are.
     public var leftBroken: [(path: String, line: Int, target: String)] = []
+    /// The store's state these were found at (the index's token): the commit that saves them
+    /// must be refused when anything was committed after it (`modify(…, unchangedSince:)`), or a
+    /// note committed meanwhile with a link to what moved would be missed. Nil: nothing was
+    /// looked up (no index, rewriting off).
+    public var token: ChangeToken?
 
     public init() {}
 }
@@ -35,8 +40,18 @@ extension NotesSearchIndex {
     /// The rewrites that keep every link pointing where it pointed when `item` moves (see
     /// ``linkRewrites(for:)-([FileMove])``); the paths before the move are the index's.
     /// - Throws: ``SQLiteError`` when the index cannot be caught up or read.
-    public func linkRewrites(for item: MovedItem) throws(SQLiteError) -> LinkRewrites {
-        try readCurrent { (index) throws(SQLiteError) -> LinkRewrites in
+    ///
+    /// `revising`: a plan made earlier for the same move whose commit was refused because other
+    /// commits came after its token: only the notes those commits changed are planned again, and
+    /// the earlier plan's other notes kept (a plan of 1,000 notes is not made again from scratch
+    /// while other processes keep committing). When the commits since cannot be listed, all of it
+    /// is planned again.
+    public func linkRewrites(for item: MovedItem, revising earlier: LinkRewrites? = nil) throws(SQLiteError) -> LinkRewrites {
+        var changedNames: Set<String>?
+        if let earlier, let token = earlier.token, let changes = try? database.changes(since: token) {
+            changedNames = Set(changes.changed.map(\.recordID.recordName) + changes.deleted.map(\.recordName))
+        }
+        let plan = try readCurrent { (index) throws(SQLiteError) -> LinkRewrites in
             func folderPath(_ folder: RecordID?) throws(SQLiteError) -> String? {
                 guard let folder else { return "" }
                 return try index.folderPath(ofFolder: folder.recordName)
@@ -56,8 +71,13 @@ extension NotesSearchIndex {
                     }
                 }
             }
-            return try linkRewrites(for: moves.filter { $0.oldPath != $0.newPath }, in: index)
+            return try linkRewrites(for: moves.filter { $0.oldPath != $0.newPath }, in: index, onlyNotes: changedNames)
         }
+        guard let earlier, let changedNames else { return plan }
+        var merged = plan
+        merged.notes = earlier.notes.filter { !changedNames.contains($0.record.recordID.recordName) } + plan.notes
+        merged.leftBroken = earlier.leftBroken + plan.leftBroken
+        return merged
     }
 
     /// The rewrites that keep every link pointing where it pointed when the files of `moves` move:
@@ -74,8 +94,13 @@ extension NotesSearchIndex {
         return try readCurrent { (index) throws(SQLiteError) in try linkRewrites(for: moves, in: index) }
     }
 
-    private func linkRewrites(for moves: [FileMove], in index: TextIndex) throws(SQLiteError) -> LinkRewrites {
-        guard !moves.isEmpty else { return LinkRewrites() }
+    /// `onlyNotes`: plan only these notes (by record name); nil: every note the moves concern.
+    private func linkRewrites(for moves: [FileMove], in index: TextIndex, onlyNotes: Set<String>? = nil) throws(SQLiteError)
+        -> LinkRewrites
+    {
+        var result = LinkRewrites()
+        result.token = try index.token()
+        guard !moves.isEmpty else { return result }
         let moveMap = Dictionary(moves.map { ($0.oldPath, $0.newPath) }, uniquingKeysWith: { a, _ in a })
         var keys = Set<String>()
         for move in moves {
@@ -88,9 +113,9 @@ extension NotesSearchIndex {
         for move in moves where EntryNames.isNoteFileName(FileMove.lastComponent(move.oldPath)) {
             if let document = try index.document(atPath: move.oldPath) { sources[document.name] = move.oldPath }
         }
+        if let onlyNotes { sources = sources.filter { onlyNotes.contains($0.key) } }
         let before = IndexLinkTargets(index: index)
         let after = MovedLinkTargets(base: before, moves: moveMap)
-        var result = LinkRewrites()
         let names = sources.keys.sorted()
         let records = database.records(for: names.map { RecordID(recordName: $0) })
         for name in names {

@@ -277,27 +277,35 @@ enum NoteCommand {
         record.setReference(FolderContents.parentKey(entry.kind), to: folder)
         // A move is not an edit of the content: keep the modification date, as rename(2) keeps mtime.
         record.modificationDate = preserved
+        // Planned again (the notes changed meanwhile) while other processes commit between the
+        // plan and the commit, so that no note linking to it is missed.
+        let index = NotesSearchIndex(database: database)
+        let item = MovedItem.file(entry.recordID, folder: folder, fileName: EntryNames.baseName(name, kind: entry.kind))
         var rewrites = LinkRewrites()
-        if !context.arguments.has("--no-links") {
-            let fileName = EntryNames.baseName(name, kind: entry.kind)
-            do throws(SQLiteError) {
-                rewrites = try NotesSearchIndex(database: database).linkRewrites(
-                    for: .file(entry.recordID, folder: folder, fileName: fileName))
-            } catch {
-                throw CLIError(
-                    .io, TextIndex.path(forDatabaseAt: database.path),
-                    "links cannot be rewritten: \(error.description) (--no-links moves without)")
+        for attempt in 1...20 {
+            if !context.arguments.has("--no-links") {
+                do throws(SQLiteError) { rewrites = try index.linkRewrites(for: item, revising: attempt > 1 ? rewrites : nil) } catch {
+                    throw CLIError(
+                        .io, TextIndex.path(forDatabaseAt: database.path),
+                        "links cannot be rewritten: \(error.description) (--no-links moves without)")
+                }
             }
+            var moved = record
+            if let own = rewrites.notes.first(where: { $0.record.recordID == record.recordID }) {
+                moved[FieldName.text] = own.record[FieldName.text]
+            }
+            let others = rewrites.notes.filter { $0.record.recordID != record.recordID }.map { rewrite in
+                var note = rewrite.record
+                note.modificationDate = Date()
+                return note
+            }
+            do {
+                try database.modify(saving: [moved] + others, unchangedSince: attempt < 20 ? rewrites.token : nil)
+                break
+            } catch .changedSince {
+                continue
+            } catch { throw CLIError.store(error, subject: entry.path) }
         }
-        if let own = rewrites.notes.first(where: { $0.record.recordID == record.recordID }) {
-            record[FieldName.text] = own.record[FieldName.text]
-        }
-        let others = rewrites.notes.filter { $0.record.recordID != record.recordID }.map { rewrite in
-            var note = rewrite.record
-            note.modificationDate = Date()
-            return note
-        }
-        do { try database.modify(saving: [record] + others) } catch { throw CLIError.store(error, subject: entry.path) }
         for broken in rewrites.leftBroken {
             context.output.info("\(broken.path):\(broken.line): link \(broken.target) could not be rewritten")
         }

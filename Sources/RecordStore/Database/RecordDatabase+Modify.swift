@@ -63,11 +63,15 @@ extension RecordDatabase {
     ///     time (``DeleteCondition``); one that does not hold fails the whole modify with
     ///     ``RecordStoreError/serverRecordChanged(serverRecord:clientRecord:)`` (the client record
     ///     is the stored one's ID and type with the tag the caller gave).
+    ///   - unchangedSince: the state the change was planned on: when any commit (another
+    ///     process's too) came after this token, nothing is committed and the modify throws
+    ///     ``RecordStoreError/changedSince(_:)`` (a rename whose link rewrites were found at that
+    ///     token must not miss a note committed meanwhile).
     @discardableResult
     public func modify(
         saving records: [Record] = [], deleting recordIDs: [RecordID] = [],
         savePolicy: SavePolicy = .ifServerRecordUnchanged, asExternalChange: Bool = false, reason: ModifyReason? = nil,
-        deleteConditions: [RecordID: DeleteCondition] = [:]
+        deleteConditions: [RecordID: DeleteCondition] = [:], unchangedSince: ChangeToken? = nil
     ) throws(RecordStoreError) -> ModifyResult {
         var seen = Set<RecordID>()
         for id in records.map(\.recordID) + recordIDs where !seen.insert(id).inserted {
@@ -86,6 +90,9 @@ extension RecordDatabase {
             // delete alone, tried next.
             entry = try commit(asExternalChange: asExternalChange, reserveLimit: Self.spaceReserve / 4) {
                 (index, seq) throws(RecordStoreError) in
+                if let token = unchangedSince, token != ChangeToken(databaseID: databaseID, seq: seq - 1) {
+                    throw .changedSince(token)
+                }
                 try checkDeleteConditions(deleteConditions, index: index)
                 return try prepare(
                     records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: false)
@@ -97,6 +104,9 @@ extension RecordDatabase {
             guard error.isOutOfSpace, !recordIDs.isEmpty, commitHook.withLock({ $0 != nil }) else { throw error }
             log("no room for the records the commit hook adds to a delete: deleting with only those it needs (\(error))")
             entry = try commit(asExternalChange: asExternalChange) { (index, seq) throws(RecordStoreError) in
+                if let token = unchangedSince, token != ChangeToken(databaseID: databaseID, seq: seq - 1) {
+                    throw .changedSince(token)
+                }
                 try checkDeleteConditions(deleteConditions, index: index)
                 return try prepare(
                     records, deleting: recordIDs, policy: savePolicy, seq: seq, index: index, reason: reason, shortOfSpace: true)

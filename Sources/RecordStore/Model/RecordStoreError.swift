@@ -18,6 +18,9 @@ public enum RecordStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case notADatabase(path: String, reason: String)
     /// A change token is from another database or too old; fetch everything again.
     case changeTokenExpired
+    /// A modify required the store to be as it was at this token (``RecordDatabase/modify(saving:deleting:savePolicy:asExternalChange:reason:deleteConditions:unchangedSince:)``)
+    /// and another commit came after it: nothing was committed; plan the change again.
+    case changedSince(ChangeToken)
     /// A predicate could not be parsed; `position` is the 1-based character column.
     case predicateSyntax(message: String, position: Int)
     /// A saved record is larger than the store reads back (its JSON over `limit` bytes): refused,
@@ -43,6 +46,8 @@ public enum RecordStoreError: Error, Sendable, Equatable, CustomStringConvertibl
             "database format \(found) is newer than this notesfs supports (\(supported)); upgrade notesfs"
         case .notADatabase(let path, let reason): "\(path): not a notesfs database: \(reason)"
         case .changeTokenExpired: "change token expired or from another database; fetch all records again"
+        case .changedSince(let token):
+            "the database changed after \(token.stringValue), which this change was planned on; nothing was changed"
         case .predicateSyntax(let message, let position): "predicate syntax error at column \(position): \(message)"
         case .recordTooLarge(let id, let size, let limit):
             "record \(id) is \(size) bytes as JSON, over the \(limit) bytes a record may hold; nothing was saved"
