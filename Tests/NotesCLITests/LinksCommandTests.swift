@@ -31,6 +31,12 @@ import Testing
         // Counted by the tag itself; its spelling the most common, then the first in byte order.
         #expect(try notesfs(["tags"], db: db).out == "#Project  1\n#project/alpha  1\n")
         #expect(try notesfs(["tags", "project"], db: db).out == "Index.md\nWork/Plan.md\n")
+        // search --tag: the hits tagged so (or nested under it).
+        let goals = try notesfs(["search", "goals OR code", "--tag", "project/alpha"], db: db)
+        #expect(goals.status == 0)
+        #expect(goals.out.hasPrefix("Work/Plan.md  ") && !goals.out.contains("Index.md"), "\(goals.out)")
+        #expect(try notesfs(["search", "code", "--tag", "#project"], db: db).out.hasPrefix("Index.md  "))
+        #expect(try notesfs(["search", "code", "--tag", "nothing"], db: db).status == 1)
     }
 
     @Test func noteMoveRewritesLinksUnlessTold() throws {

@@ -10,7 +10,7 @@ import RecordStore
 /// `notesfs search QUERY [--folder PATH] [--limit N]` and `notesfs reindex`.
 enum SearchCommand {
     static let spec = CommandSpec(
-        name: "search", synopsis: "search QUERY [--folder PATH] [--limit N]",
+        name: "search", synopsis: "search QUERY [--folder PATH] [--tag TAG] [--limit N]",
         summary: "find notes by words in their title and text (full-text index), best first",
         help: """
             QUERY: words (all must occur), "a phrase", prefix*, AND, OR, NOT, parentheses;
@@ -21,11 +21,12 @@ enum SearchCommand {
             attachments are found by name. Prints each hit's path, modification date and
             the text around the matches (bold on a terminal; **marked** otherwise).
               --folder PATH  only under this folder
+              --tag TAG      only notes tagged TAG or a tag nested under it (TAG/…)
               --limit N      at most N hits (default: a screenful; 0: all)
             Exit status 1 when nothing matches. The index lives in <db>/indexes/ and is
             built on first use (`notesfs reindex` rebuilds it).
             """,
-        options: [OptionSpec("--folder", "-f", value: true), OptionSpec("--limit", "-n", value: true)],
+        options: [OptionSpec("--folder", "-f", value: true), OptionSpec("--tag", value: true), OptionSpec("--limit", "-n", value: true)],
         run: run)
 
     static let reindexSpec = CommandSpec(
@@ -38,9 +39,16 @@ enum SearchCommand {
         do { query = try SearchQuery(text) } catch { throw CLIError(.usage, "search", error.description) }
         let limit = try context.arguments.integer("--limit", command: context.command).map { $0 == 0 ? nil : $0 } ?? screenful
         let folder = context.arguments.value("--folder").map { FolderContents.components($0).joined(separator: "/") }
-        var hits = NotesSearchIndex.searchIfCurrent(query, folder: folder, limit: limit, databasePath: context.databasePath)
-        if hits == nil { hits = try fullSearch(query, folder: folder, limit: limit, context) }
-        let found = hits ?? []
+        let tag = context.arguments.value("--tag").map { $0.hasPrefix("#") ? String($0.dropFirst()) : $0 }
+        // With a tag, every hit first, then those tagged, up to the limit.
+        let searchLimit = tag == nil ? limit : nil
+        var hits = NotesSearchIndex.searchIfCurrent(query, folder: folder, limit: searchLimit, databasePath: context.databasePath)
+        if hits == nil { hits = try fullSearch(query, folder: folder, limit: searchLimit, context) }
+        var found = hits ?? []
+        if let tag {
+            let tagged = Set(try LinksCommand.answer(context) { (index) throws(SQLiteError) in try index.documents(tagged: tag, nested: true) }.map(\.name))
+            found = Array(found.filter { tagged.contains($0.name) }.prefix(limit ?? Int.max))
+        }
         print(found, context)
         if found.isEmpty { throw CLIError(.notFound, nil, "") }
     }
