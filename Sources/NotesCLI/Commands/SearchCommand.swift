@@ -46,7 +46,9 @@ enum SearchCommand {
         if hits == nil { hits = try fullSearch(query, folder: folder, limit: searchLimit, context) }
         var found = hits ?? []
         if let tag {
-            let tagged = Set(try LinksCommand.answer(context) { (index) throws(SQLiteError) in try index.documents(tagged: tag, nested: true) }.map(\.name))
+            let tagged = Set(
+                try LinksCommand.answer(context) { (index) throws(SQLiteError) in try index.documents(tagged: tag, nested: true) }.map(
+                    \.name))
             found = Array(found.filter { tagged.contains($0.name) }.prefix(limit ?? Int.max))
         }
         print(found, context)
