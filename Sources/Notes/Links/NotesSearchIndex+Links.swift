@@ -124,7 +124,10 @@ extension NotesSearchIndex {
         counts: [(tag: String, count: Int)], tagged: [(name: String, path: String)]
     ) {
         try readCurrent { (index) throws(SQLiteError) in
-            (try index.tagCounts(under: tag), try tag.map { (tag) throws(SQLiteError) in try index.documents(tagged: tag, nested: false) } ?? [])
+            (
+                try index.tagCounts(under: tag),
+                try tag.map { (tag) throws(SQLiteError) in try index.documents(tagged: tag, nested: false) } ?? []
+            )
         }
     }
 }
