@@ -21,3 +21,19 @@ import Testing
         #expect(try PropertyQueryCommandTests.paths([#"status == "active""#], db: db).contains("Work/Broken.md"))
     }
 }
+
+extension FrontMatterNoticeTests {
+    /// A block that closes past the 1 MiB read as properties is no front matter: a notice says so.
+    @Test func fsckNamesFrontMatterTooBigToRead() throws {
+        let db = makeDatabasePath("props-fsck-big")
+        let text = "---\nstatus: active\n" + String(repeating: "k: \(String(repeating: "v", count: 1000))\n", count: 1100) + "---\nbody\n"
+        #expect(try notesfs(["note", "new", "Big.md"], db: db, stdin: Data(text.utf8)).status == 0)
+        // A long note that only starts with a rule is no front matter.
+        let rule = "---\n" + String(repeating: "text\n", count: 300_000)
+        #expect(try notesfs(["note", "new", "Rule.md"], db: db, stdin: Data(rule.utf8)).status == 0)
+        let result = try notesfs(["fsck"], db: db)
+        #expect(result.status == 0)
+        let size = text.utf8.count - "body\n".utf8.count
+        #expect(result.out == "notice: Big.md: front matter not read: a block of \(size) bytes, over the 1048576 read as properties\n")
+    }
+}
