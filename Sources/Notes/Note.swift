@@ -16,6 +16,10 @@ public struct Note: RecordWrapper, Hashable {
         set { record["text"] = .string(newValue) }
     }
 
+    /// The properties of the note's front matter, in the order written; none when it has none.
+    /// A front matter that cannot be read in full gives the properties it could read.
+    public var properties: [Property] { FrontMatter.parse(text)?.properties ?? [] }
+
     /// The largest text kept inline as the `text` field (what queries and search see): 8 MiB.
     /// Bigger files, and bytes that are not UTF-8, are kept losslessly in ``content`` instead.
     public static let maxInlineTextBytes = 8 << 20

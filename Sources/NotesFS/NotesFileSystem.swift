@@ -106,7 +106,7 @@ public final class NotesFileSystem: FileSystem {
     let mountTime = FileTime.now
     /// The read-only trees at the root (`NotesFileSystem+Virtual.swift`); a tree's number in
     /// ``VirtualNodeTable`` is its index here.
-    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults(), NoteHistory(), Backlinks(), Tags()]
+    let virtualTrees: [any VirtualTree] = [RecentNotes(), SearchResults(), NoteHistory(), Backlinks(), Tags(), QueryResults()]
     /// The search `.search` asks (``Options/search``), set with the database; a leaf lock.
     let searchBox = Mutex<(any NoteSearching)?>(nil)
 

@@ -14,7 +14,7 @@ import Testing
 @testable import NotesFS
 
 /// `readlink(2)`; nil on error.
-private func linkTarget(_ path: String) -> String? {
+func linkTarget(_ path: String) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
     let count = readlink(path, &buffer, buffer.count)
     guard count >= 0 else { return nil }

@@ -11,7 +11,9 @@ enum FsckCommand {
             Reads every record file (each at most 64 MiB), checks the index, references, folder
             cycles, assets, file modes and note history (versions whose fields or size are
             damaged), and prints each problem with the file or note it is about. Works on a database you may only read. Exits 0 when the database is clean, 4
-            when problems remain.
+            when problems remain. Notes whose front matter cannot be read in full are listed
+            as notices ("notice: PATH: front matter not read: line N: …"): they keep their
+            text, and a notice alone does not change the exit status.
               --repair   move damaged, oversized and foreign record files into <db>/lost+found/
                          (nothing is deleted) and drop their records from the index (a
                          database that syncs fetches them again at its next sync); copy
@@ -42,6 +44,11 @@ enum FsckCommand {
         var movedVersions: [String] = []  // --repair: damaged versions, copied to lost+found and deleted
         // The derived full-text index: damage is a problem (--repair rebuilds it); being behind is not.
         var indexProblems = SearchIndexCheck.problems(database)
+        // Not problems: the notes keep their text; their unread properties are missing from queries.
+        let notices: [String]
+        do { notices = try FrontMatterCheck.notices(in: database, contents: contents) } catch {
+            throw CLIError.notes(error, subject: database.path)
+        }
         if repair {
             movedVersions = try VersionRecordCheck.moveAside(damagedVersions.map(\.id), in: database)
             do { remaining = try database.check().problems } catch { throw CLIError.store(error, subject: database.path) }
@@ -58,6 +65,7 @@ enum FsckCommand {
                 ("problems", .array(zip(report.problems, lines).map { json($0.0, line: $0.1) })),
                 ("nodeRecordProblems", .array(nodeProblems.map(JSONValue.string))),
                 ("searchIndexProblems", .array(indexProblems.map(JSONValue.string))),
+                ("notices", .array(notices.map(JSONValue.string))),
             ]
             if repair {
                 members.append(("movedAside", .array((report.movedAside + movedVersions).map(JSONValue.string))))
@@ -73,10 +81,12 @@ enum FsckCommand {
             out += report.droppedRecords.map { "dropped from the index: record \($0.recordName)" }
             out += report.repaired.map { "repaired: \($0)" }
             out += report.unrepaired.map { "not repaired: \($0)" }
+            out += notices.map { "notice: \($0)" }
             context.output.lines(out)
             context.output.info(
                 Formatting.count(report.recordsChecked, "record file") + " checked, "
                     + Formatting.count(report.problems.count + nodeProblems.count + indexProblems.count, "problem") + " found"
+                    + (notices.isEmpty ? "" : ", " + Formatting.count(notices.count, "notice"))
                     + (repair ? ", \(left) remaining after repair" : ""))
         }
         if left > 0 {

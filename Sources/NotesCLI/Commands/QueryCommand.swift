@@ -9,10 +9,15 @@ enum QueryCommand {
         summary: "find records with the store's predicate language",
         help: """
             PREDICATE is NSPredicate-style: ==, !=, <, <=, >, >=, IN, BEGINSWITH, CONTAINS,
-            AND, OR, NOT, [c], parentheses, TRUEPREDICATE; e.g. 'title BEGINSWITH[c] "plan"'.
+            AND, OR, NOT, [c], parentheses, TRUEPREDICATE, NOW; e.g. 'title BEGINSWITH[c] "plan"'.
+            A key that is no field of a note (title, text, folder, modificationDate, …) is
+            the note's front-matter property, any case: 'status == "active" AND due < now',
+            'priority >= 2', '"x" IN tags', 'due > CAST("2026-12-01", "NSDate")'. A property
+            compares only with values of its kind; a note without it matches no comparison.
             Prints each record's name and path (--json: the whole records).
               --type T       record type (default Note; also Folder, Attachment)
-              --sort KEYS    comma-separated keys, - for descending (e.g. -modificationDate)
+              --sort KEYS    comma-separated keys, - for descending (e.g. -modificationDate,
+                             -priority); notes without a property sort last
               --limit N      at most N records
             """,
         options: [OptionSpec("--type", "-t", value: true), OptionSpec("--sort", "-s", value: true), OptionSpec("--limit", value: true)],
@@ -32,18 +37,10 @@ enum QueryCommand {
         database.setCandidateSource(index)
         defer { database.setCandidateSource(nil) }
         let query = Query(recordType: context.arguments.value("--type") ?? Note.recordType, predicate: predicate, sortDescriptors: sort)
-        var records: [Record] = []
-        do {
-            var page = try database.query(query, resultsLimit: limit)
-            records = page.records
-            while limit == nil, let cursor = page.cursor {
-                page = try database.query(continuing: cursor)
-                records += page.records
-            }
-        } catch {
-            throw CLIError.store(error, subject: "query")
+        let records: [Record]
+        do { records = try NoteQuery.records(query, limit: limit, in: database, index: index) } catch {
+            throw CLIError.notes(error, subject: "query")
         }
-        if let limit, records.count > limit { records.removeLast(records.count - limit) }
         let contents = FolderContents(database: database)
         let paths = records.map { contents.entry(for: $0.recordID)?.displayPath }
         if context.output.json {

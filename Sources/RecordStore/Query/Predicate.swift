@@ -13,12 +13,13 @@ import Foundation
 ///   `[cd]` (case- and diacritic-insensitive);
 /// - `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses (precedence `NOT` > `AND` > `OR`), `TRUEPREDICATE`, `FALSEPREDICATE`;
 /// - literals: quoted strings (`'…'`, `"…"`, escapes `\n \t \r \\ \' \" \uXXXX`), integers, decimals, `TRUE`/`YES`,
-///   `FALSE`/`NO`, `NIL`/`NULL`, aggregates `{a, b}`;
+///   `FALSE`/`NO`, `NIL`/`NULL`, aggregates `{a, b}`, `NOW` (or `NOW()`: the date the parse began);
 /// - keys: identifiers (dotted paths are one key), `#keyword` for a key spelled like a keyword, `` `any text` ``,
 ///   or `%K`; `%@` takes the next argument as a value (a `.list` is an aggregate).
 ///
 /// Extensions so that every ``FieldValue`` has a literal (``description`` uses them):
-/// `CAST(<seconds since 2001-01-01>, "NSDate")` for a date, `REFERENCE("name")` / `REFERENCE("name", "deleteSelf")`,
+/// `CAST(<seconds since 2001-01-01>, "NSDate")` for a date (also `CAST("2026-12-01", "NSDate")`: an ISO 8601
+/// date, midnight UTC, or date and time with a zone), `REFERENCE("name")` / `REFERENCE("name", "deleteSelf")`,
 /// `BYTES("<base64>")` and `ASSET("<sha256>", <size>)`.
 public struct Predicate: Sendable, Hashable, CustomStringConvertible {
     /// How a comparison compares.
@@ -222,7 +223,7 @@ extension Predicate {
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "TRUEPREDICATE", "FALSEPREDICATE", "TRUE", "YES", "FALSE", "NO", "NIL", "NULL",
         "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "BETWEEN", "ANY", "ALL", "SOME", "NONE",
-        "CAST", "REFERENCE", "BYTES", "ASSET", "SELF", "FIRST", "LAST", "SIZE", "SUBQUERY", "FUNCTION",
+        "CAST", "REFERENCE", "BYTES", "ASSET", "SELF", "FIRST", "LAST", "SIZE", "SUBQUERY", "FUNCTION", "NOW",
     ]
 
     static func isIdentifierStart(_ c: Character) -> Bool {

@@ -5,19 +5,20 @@ import Foundation
 #endif
 
 extension Predicate.Node {
-    func evaluate(_ value: (String) -> FieldValue?) -> Bool {
+    /// `isStrict`: the keys compared the SQL way (see ``Predicate/evaluate(_:strictKeys:)``); nil: none.
+    func evaluate(_ value: (String) -> FieldValue?, strict isStrict: ((String) -> Bool)? = nil) -> Bool {
         switch self {
         case .constant(let b): b
-        case .comparison(let c): c.evaluate(value)
-        case .not(let inner): !inner.evaluate(value)
-        case .and(let terms): terms.allSatisfy { $0.evaluate(value) }
-        case .or(let terms): terms.contains { $0.evaluate(value) }
+        case .comparison(let c): c.evaluate(value, strict: isStrict)
+        case .not(let inner): !inner.evaluate(value, strict: isStrict)
+        case .and(let terms): terms.allSatisfy { $0.evaluate(value, strict: isStrict) }
+        case .or(let terms): terms.contains { $0.evaluate(value, strict: isStrict) }
         }
     }
 }
 
 extension Predicate.Comparison {
-    func evaluate(_ value: (String) -> FieldValue?) -> Bool {
+    func evaluate(_ value: (String) -> FieldValue?, strict isStrict: ((String) -> Bool)? = nil) -> Bool {
         func resolve(_ operand: Predicate.Operand) -> FieldValue? {
             switch operand {
             case .key(let k): value(k)
@@ -27,6 +28,11 @@ extension Predicate.Comparison {
         }
         let left = resolve(lhs)
         let right = resolve(rhs)
+        if let isStrict, isStrictOperand(lhs, isStrict) || isStrictOperand(rhs, isStrict), lhs != .null, rhs != .null {
+            // SQL's way: a missing value, or one of another kind, matches no comparison, `!=` included.
+            guard let left, let right else { return false }
+            if op == .notEqual && !PredicateMatching.sameKind(left, right) { return false }
+        }
         guard let left, let right else {
             // A missing field or NIL: equal only to another missing field or NIL; never ordered or contained.
             let bothNil = left == nil && right == nil
@@ -38,10 +44,25 @@ extension Predicate.Comparison {
         }
         return PredicateMatching.apply(op, left, right, options)
     }
+
+    private func isStrictOperand(_ operand: Predicate.Operand, _ isStrict: (String) -> Bool) -> Bool {
+        if case .key(let key) = operand { isStrict(key) } else { false }
+    }
 }
 
 /// The value semantics of comparisons: never traps, type mismatches do not match.
 enum PredicateMatching {
+    /// Whether two values are of one kind for `==` and `!=` (numbers are one kind, whatever their width).
+    static func sameKind(_ l: FieldValue, _ r: FieldValue) -> Bool {
+        switch (l, r) {
+        case (.string, .string), (.int64, .int64), (.int64, .double), (.double, .int64), (.double, .double), (.date, .date),
+            (.bool, .bool), (.reference, .reference), (.reference, .string), (.string, .reference), (.bytes, .bytes),
+            (.asset, .asset), (.list, .list):
+            return true
+        default: return false
+        }
+    }
+
     static func apply(
         _ op: Predicate.Operator, _ l: FieldValue, _ r: FieldValue, _ options: Predicate.Options
     ) -> Bool {

@@ -62,6 +62,8 @@ struct PredicateParser {
     private var consumedEnd = 0
     /// How many nesting levels enclose the token being parsed.
     private var nesting = 0
+    /// What `NOW` stands for: the time the parse began, the same for every `NOW` of one predicate.
+    private let now = Date()
 
     init(format: String, arguments: [FieldValue]) {
         self.chars = Array(format)
@@ -239,6 +241,17 @@ struct PredicateParser {
             case "NIL", "NULL":
                 _ = try next()
                 return .null
+            case "NOW":
+                // `NOW` or `NOW()`: the current date (NSPredicate's `now()`).
+                _ = try next()
+                if try peek().isSymbol("(") {
+                    let open = try next()
+                    guard try peek().isSymbol(")") else {
+                        throw fail("NOW() takes no arguments, found \(try peek().quoted)", at: open.column + 1)
+                    }
+                    _ = try next()
+                }
+                return .value(.date(now))
             case "AND", "OR", "NOT", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "TRUEPREDICATE",
                 "FALSEPREDICATE":
                 throw fail("\(expected), found \(t.quoted)", at: t.column)
@@ -359,7 +372,14 @@ struct PredicateParser {
             case .int64(let i): return .date(Date(timeIntervalSinceReferenceDate: Double(i)))
             case .double(let d): return .date(Date(timeIntervalSinceReferenceDate: d))
             case .date(let d): return .date(d)
-            default: throw wrongArguments("(<number>, \"NSDate\")")
+            case .string(let text):
+                guard let date = Self.isoDate(text) else {
+                    throw fail(
+                        "CAST(\"\(text)\", \"NSDate\"): not an ISO 8601 date (2026-12-01, 2026-12-01T09:30:00Z)",
+                        at: args[0].token.column)
+                }
+                return .date(date)
+            default: throw wrongArguments("(<number> or \"<ISO 8601 date>\", \"NSDate\")")
             }
         case "REFERENCE":
             guard (1...2).contains(args.count), case .string(let recordName) = args[0].value else {
@@ -386,6 +406,20 @@ struct PredicateParser {
             else { throw wrongArguments("(\"<sha256>\", <size>)") }
             return .asset(Asset(sha256: sha, size: size))
         }
+    }
+
+    /// A date written `2026-12-01` (midnight UTC) or `2026-12-01T09:30:00Z` (a zone or `Z`
+    /// required, fractional seconds allowed); nil for anything else.
+    static func isoDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds]] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date }
+        }
+        // The date-only format ignores whatever follows the date: only a date alone is one.
+        guard text.utf8.count == 10 else { return nil }
+        formatter.formatOptions = [.withFullDate, .withDashSeparatorInDate]
+        return formatter.date(from: text)
     }
 
     // MARK: Lexer
