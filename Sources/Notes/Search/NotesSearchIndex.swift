@@ -214,6 +214,15 @@ public final class NotesSearchIndex: Sendable {
                 foldersChanged = true  // paths and names may change
             }
         }
+        // The paths of the folders it names entries in, from the index when no folder moved: else
+        // a folder's path is found by listing every folder above it, the root's listing included,
+        // which reads every record of the database (a rename in a folder of 1,000 would cost a
+        // scan of all of them).
+        if !foldersChanged {
+            for case let name? in touched where contents.folderPathCache[RecordID(recordName: name)] == nil {
+                if let path = try w.folderPath(ofFolder: name) { contents.folderPathCache[RecordID(recordName: name)] = path }
+            }
+        }
         for start in stride(from: 0, to: saved.count, by: Self.buildBatch) {
             try save(Array(saved[start..<min(saved.count, start + Self.buildBatch)]), to: w, contents: contents)
         }
