@@ -318,11 +318,6 @@ public struct IndexWriter {
     /// The path the index holds for a folder; nil when it has none.
     public func folderPath(ofFolder name: String) throws(SQLiteError) -> String? { try index.folderPath(ofFolder: name) }
 
-    /// Sets one folder's path (a new folder: no other path changes).
-    public func setFolderPath(_ name: String, _ path: String) throws(SQLiteError) {
-        try connection.prepare("INSERT OR REPLACE INTO folders VALUES (?, ?)").run([.text(name), .text(path)])
-    }
-
     /// The folder a document is in (`.some(nil)`: the root); nil when it has no row.
     public func folder(of name: String) throws(SQLiteError) -> String?? {
         let rows = try connection.prepare("SELECT folder FROM docs WHERE name = ?").rows([.text(name)]) { $0.isNull(0) ? nil : $0.text(0) }

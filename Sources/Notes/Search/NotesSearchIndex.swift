@@ -188,17 +188,11 @@ public final class NotesSearchIndex: Sendable {
         for metadata in changes.changed {
             if metadata.recordType == Folder.recordType {
                 // A folder saved with the path the index has (a new mtime, owner or mode: every
-                // rename and create in it saves it) changes no path and no name; a new one adds its
-                // path and may change its siblings' names; a moved or renamed one changes paths below it.
+                // rename and create in it saves it) changes no path and no name; a new, moved or
+                // renamed one changes paths (its siblings' too, when names collide).
                 let stored = try w.folderPath(ofFolder: metadata.recordID.recordName)
-                let path = try? contents.folderPath(metadata.recordID)
-                if stored == path { continue }
-                if stored == nil, let path {
-                    try w.setFolderPath(metadata.recordID.recordName, path)
-                    touched.insert(contents.shownFolder(of: metadata)?.recordName)
-                } else {
-                    foldersChanged = true
-                }
+                if let stored, try keepsPath(metadata, stored: stored, w, contents) { continue }
+                if stored == nil || stored != (try? contents.folderPath(metadata.recordID)) { foldersChanged = true }
             } else if Self.rowTypes.contains(metadata.recordType) {
                 saved.append(metadata.recordID)
                 touched.insert(contents.shownFolder(of: metadata)?.recordName)
@@ -260,6 +254,22 @@ public final class NotesSearchIndex: Sendable {
             kept = (tree, current)
             return tree
         }
+    }
+
+    /// Whether a saved folder still has the path the index holds for it, told without listing the
+    /// folders above it (that lists the root, which reads every record): its parent's path in the
+    /// index and its own name unsuffixed give that path. False when unsure (a name with a suffix):
+    /// then the caller computes the path.
+    private func keepsPath(_ folder: RecordMetadata, stored: String, _ w: IndexWriter, _ contents: FolderContents) throws(SQLiteError)
+        -> Bool
+    {
+        var parentPath = ""
+        if let parent = contents.shownFolder(of: folder) {
+            guard let known = try w.folderPath(ofFolder: parent.recordName) else { return false }
+            parentPath = known + "/"
+        }
+        let name = EntryNames.baseName(FolderContents.storedName(of: folder, in: database), kind: .folder)
+        return parentPath + name == stored
     }
 
     /// Reads records and saves their rows (a record that is gone is deleted from the index).
