@@ -133,7 +133,7 @@ extension NotesFileSystem {
             let visible = entries.map { entry in
                 let access = Self.access(of: entry)
                 if let known = decided[access] { return known }
-                let may = mayFind(resolve(access, &state), &asking)
+                let may = mayFind(access, &asking, &state)
                 decided[access] = may
                 return may
             }

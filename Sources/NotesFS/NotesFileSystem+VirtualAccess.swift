@@ -35,7 +35,7 @@ extension NotesFileSystem {
     func resolve(_ access: VirtualAccess, _ state: inout FileSystemState) -> ResolvedAccess {
         let ownerOnly = ResolvedAccess(permissions: 0o500, uid: options.uid, gid: options.gid, directories: [], isFolder: false)
         switch access {
-        case .tree:
+        case .tree, .anyRecord:
             return ResolvedAccess(permissions: 0o555, uid: options.uid, gid: options.gid, directories: [], isFolder: true)
         case .record(let id):
             guard let metadata = database.metadata(for: id), let attributes = guardedAttributes(metadata.identity, state),
@@ -100,6 +100,13 @@ extension NotesFileSystem {
             result.append(attributes)
         }
         return result
+    }
+
+    /// Whether `caller` may be told of an entry that gives `access`: ``mayFind(_:_:)`` of its
+    /// record, or of any one of them for ``VirtualAccess/anyRecord(_:)``.
+    func mayFind(_ access: VirtualAccess, _ caller: inout Caller, _ state: inout FileSystemState) -> Bool {
+        guard case .anyRecord(let ids) = access else { return mayFind(resolve(access, &state), &caller) }
+        return ids.contains { mayFind(resolve(.record($0), &state), &caller) }
     }
 
     /// Whether `caller` may be told of an entry whose record has `access`: it may list and search

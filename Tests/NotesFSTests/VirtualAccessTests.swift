@@ -36,6 +36,34 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
     static let owner: uid_t = 1000
     static let stranger: uid_t = 1001
 
+    /// `.tags` names a tag only to a user who may find a note that has it (or a tag under it):
+    /// a private note's tags are as private as its text.
+    @Test func anotherUserIsToldNoTagOfAPrivateNote() throws {
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                _ = try savePrivateNote(db, "Plans", "#merger/acme and #shared", folder: nil, uid: Self.owner, mode: 0o600)
+                var open = Note(title: "Open", text: "#shared #open/topic")
+                open.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
+                try db.modify(saving: [open.record])
+            }
+        ) { m in
+            let tags = shellQuoted(m.root + "/.tags")
+            let ownerSees = try lines(shAs(Self.owner, "ls \(tags)"))
+            let ownerNested = try lines(shAs(Self.owner, "ls \(tags)/merger"))
+            let strangerSees = try lines(shAs(Self.stranger, "ls \(tags)"))
+            let strangerShared = try lines(shAs(Self.stranger, "ls \(tags)/shared"))
+            let strangerPrivate = try shAs(Self.stranger, "ls \(tags)/merger").status
+            let strangerNested = try shAs(Self.stranger, "stat \(tags)/merger/acme").status
+            #expect(ownerSees == ["merger", "open", "shared"])
+            #expect(ownerNested == ["acme"])
+            #expect(strangerSees == ["open", "shared"])
+            #expect(strangerShared == ["Open.md"])
+            #expect(strangerPrivate != 0)
+            #expect(strangerNested != 0)
+        }
+    }
+
     @Test func anotherUserIsToldNothingOfAPrivateNote() throws {
         try withNotesMount(
             mountOptions: ["allow_other"],

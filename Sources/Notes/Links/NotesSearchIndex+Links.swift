@@ -117,17 +117,26 @@ extension NotesSearchIndex {
         try readCurrent { (index) throws(SQLiteError) in try Self.backlinks(of: path, in: index) }
     }
 
-    /// The tags nested under `tag` (every tag for nil) with their counts (see
-    /// ``TextIndex/tagCounts(under:)``), and the notes that have `tag` itself (none for nil).
+    /// What `.tags/TAG` lists: the tags one level under `tag` (the top-level tags for nil), each
+    /// in its most common spelling (``TextIndex/tagCounts(under:)``) with the record names of the
+    /// notes that have it or a tag under it, and the notes that have `tag` itself (none for nil).
     /// - Throws: ``SQLiteError``.
     public func tags(listing tag: String?) throws(SQLiteError) -> (
-        counts: [(tag: String, count: Int)], tagged: [(name: String, path: String)]
+        children: [(name: String, notes: [String])], tagged: [(name: String, path: String)]
     ) {
         try readCurrent { (index) throws(SQLiteError) in
-            (
-                try index.tagCounts(under: tag),
-                try tag.map { (tag) throws(SQLiteError) in try index.documents(tagged: tag, nested: false) } ?? []
-            )
+            let prefix = tag.map { $0.lowercased() + "/" } ?? ""
+            var children: [(name: String, notes: [String])] = []
+            var seen = Set<String>()
+            for (name, _) in try index.tagCounts(under: tag) where name.lowercased().hasPrefix(prefix) {
+                guard let first = name.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: true).first,
+                    seen.insert(first.lowercased()).inserted
+                else { continue }
+                let child = (tag.map { $0 + "/" } ?? "") + first
+                children.append((String(first), try index.documents(tagged: child, nested: true).map(\.name)))
+            }
+            let tagged = try tag.map { (tag) throws(SQLiteError) in try index.documents(tagged: tag, nested: false) } ?? []
+            return (children, tagged)
         }
     }
 }

@@ -25,7 +25,8 @@ struct Backlinks: VirtualTree {
 /// Tags compare without case; a directory is named with the tag's most common spelling, and found
 /// by any spelling (`.tags/Project` when `project` is listed). A name no tag has is `ENOENT`, so
 /// that `mv .tags/old .tags/new` renames the tag rather than moving it into `new`
-/// (NotesFileSystem+TagRename.swift). Answered by the index caught up first, as `.search`.
+/// (NotesFileSystem+TagRename.swift). A tag is named only to a caller who may find one of the
+/// notes that have it (or a tag under it). Answered by the index caught up first, as `.search`.
 struct Tags: VirtualTree {
     var name: String { ".tags" }
 
@@ -35,16 +36,9 @@ struct Tags: VirtualTree {
 
     func entries(in path: [String], _ context: VirtualContext) throws -> [VirtualEntry] {
         guard let index = context.search.notesIndex else { return [] }
-        let tag = path.joined(separator: "/")
-        let (counts, tagged) = try index.tags(listing: path.isEmpty ? nil : tag)
-        let prefix = tag.isEmpty ? "" : tag.lowercased() + "/"
-        var children: [String] = []
-        var seen = Set<String>()
-        for (name, _) in counts where name.lowercased().hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let first = rest.split(separator: "/", omittingEmptySubsequences: true).first else { continue }
-            if seen.insert(first.lowercased()).inserted { children.append(String(first)) }
-        }
-        return children.map { VirtualEntry.directory($0) } + tagged.map { .link(RecordID(recordName: $0.name)) }
+        let (children, tagged) = try index.tags(listing: path.isEmpty ? nil : path.joined(separator: "/"))
+        // A tag's name tells of the notes that have it: named only to a caller who may find one.
+        return children.map { VirtualEntry.directory($0.name, access: .anyRecord($0.notes.map { RecordID(recordName: $0) })) }
+            + tagged.map { .link(RecordID(recordName: $0.name)) }
     }
 }

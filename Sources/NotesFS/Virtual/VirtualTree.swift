@@ -62,6 +62,10 @@ enum VirtualAccess: Sendable, Hashable {
     /// owner may read it), in the folder it was in while that is still there (`folderGone`: it
     /// was in a folder that is gone too, whose access can no longer be known).
     case deleted(Ownership?, folder: RecordID?, folderGone: Bool)
+    /// A tree's own directory whose name tells of these records (a tag of `.tags`: the notes that
+    /// have it or a tag under it): named only to a caller who may find one of them; its
+    /// attributes are the tree's.
+    case anyRecord([RecordID])
 }
 
 /// One entry a virtual directory holds.
