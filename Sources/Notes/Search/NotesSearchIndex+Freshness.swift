@@ -28,13 +28,10 @@ extension NotesSearchIndex {
     /// shows it); nil when it cannot answer so (no index, behind, damaged or busy, a folder it
     /// does not know): then ``search(_:folder:limit:snippets:progress:)`` on the open store does.
     public static func searchIfCurrent(_ query: SearchQuery, folder: String?, limit: Int?, databasePath: String) -> [SearchHit]? {
-        guard let index = try? TextIndex(databasePath: databasePath, create: false) else { return nil }
-        defer { index.close() }
-        return try? index.read { () throws(SQLiteError) -> [SearchHit]? in
-            guard try isCurrent(index, databasePath: databasePath) else { return nil }
+        readIfCurrent(databasePath: databasePath) { (index) throws(SQLiteError) -> [SearchHit]? in
             if let folder, !folder.isEmpty, try !index.hasFolder(path: folder) { return nil }
             return try index.search(query, folder: folder, limit: limit)
-        }
+        } ?? nil
     }
 
     /// Stores the journal's stamp beside a token the index already holds (nothing when it is there).
