@@ -13,6 +13,16 @@ import Testing
         try TagRename.rewrite(text, from: old, to: new)?.text ?? text
     }
 
+    /// A longer name in every one of many tags: the new text is not built past what a note holds
+    /// as text (300,000 tags renamed to a 40-byte name would be 12 MB), and the plan refuses it.
+    @Test func aRewriteTooLargeToKeepIsNotBuiltWhole() throws {
+        let text = String(repeating: "#a ", count: 300_000)
+        let long = String(repeating: "b", count: 40)
+        let result = try #require(try TagRename.rewrite(text, from: "a", to: long))
+        #expect(result.text.utf8.count > Note.maxInlineTextBytes)
+        #expect(result.text.utf8.count <= Note.maxInlineTextBytes + long.utf8.count + 3)
+    }
+
     @Test func textTagsAndNestedOnesChangeOthersStay() throws {
         let text = "#old and #old/x and (#old/x/y), #older, #bold, a#old, \\#old, # old, #Old/X\n"
         #expect(try renamed(text) == "#new and #new/x and (#new/x/y), #older, #bold, a#old, \\#old, # old, #new/X\n")

@@ -91,7 +91,8 @@ extension TagRename {
     }
 
     /// `text` with every tag `old` (and nested under it) renamed to `new`, and the changes; nil
-    /// when no tag changes. Throws ``TagRenameError/invalidName(_:reason:)`` when a renamed
+    /// when no tag changes. A result longer than `Note.maxInlineTextBytes` is cut just past that
+    /// size (it cannot be kept as text; the caller refuses it by its size). Throws ``TagRenameError/invalidName(_:reason:)`` when a renamed
     /// nested tag would be too long to be a tag.
     public static func rewrite(_ text: String, from old: String, to new: String) throws(TagRenameError) -> (
         text: String, changes: [(line: Int, old: String, new: String)]
@@ -111,14 +112,19 @@ extension TagRename {
         edits.sort { $0.range.lowerBound < $1.range.lowerBound }
         var out: [UInt8] = []
         let bytes = Array(text.utf8)
-        out.reserveCapacity(bytes.count + edits.count * max(0, new.utf8.count - old.utf8.count))
+        // A longer name in every one of millions of tags could ask for gigabytes: the text is built
+        // no further than a note holds inline (and one edit), and a longer one is cut there: it
+        // cannot be kept as text, and the plan refuses it by its size.
+        let limit = Note.maxInlineTextBytes
+        out.reserveCapacity(min(limit, bytes.count + edits.count * max(0, new.utf8.count - old.utf8.count)))
         var position = 0
         for edit in edits {
             out.append(contentsOf: bytes[position..<edit.range.lowerBound])
             out.append(contentsOf: edit.new.utf8)
             position = edit.range.upperBound
+            if out.count > limit { break }
         }
-        out.append(contentsOf: bytes[position...])
+        if out.count <= limit { out.append(contentsOf: bytes[position...]) }
         return (String(decoding: out, as: UTF8.self), edits.map { ($0.line, $0.old, $0.new) })
     }
 
@@ -158,13 +164,14 @@ extension NotesSearchIndex {
                 continue
             }
             guard let (newText, changes) = try TagRename.rewrite(text, from: old, to: new) else { continue }
+            // First the size: a text over the limit is cut where it passed it (``TagRename/rewrite(_:from:to:)``).
+            if newText.utf8.count > Note.maxInlineTextBytes {
+                plan.notRewritten.append((document.path, "its new text would be too large to keep as text"))
+                continue
+            }
             let expected = TagRename.tagNames(text).map { TagRename.renamed($0, from: old, to: new) ?? $0 }
             if TagRename.tagNames(newText) != expected {
                 plan.notRewritten.append((document.path, "its new text would not read back with the renamed tags"))
-                continue
-            }
-            if newText.utf8.count > Note.maxInlineTextBytes {
-                plan.notRewritten.append((document.path, "its new text would be too large to keep as text"))
                 continue
             }
             var rewritten = record
