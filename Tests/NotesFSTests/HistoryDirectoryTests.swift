@@ -255,19 +255,25 @@ private func everySave(_ database: RecordDatabase) {
 
     /// Lists a note's 1,000 versions (made in the store directly) and prints how long `ls` and
     /// `ls -l` took: measured, not asserted.
+    /// Its watchdog (which catches a hung request, not a slow one) allows 300 s: the listings and
+    /// stats it times are some 30,000 requests, 3-8 s per `ls -l` on a loaded 2-core machine, and
+    /// beside a build the 60 s default fired while every request was answered.
     @Test(.tags(.mount), .needsFUSE) func aThousandVersionsAreListed() throws {
-        try withNotesMount(seed: { db in
-            everySave(db)
-            let note = try saveNote(db, title: "Plan", text: "now")
-            var versions: [Record] = []
-            for index in 0..<1000 {
-                var replaced = note.record
-                replaced["text"] = .string("version \(index)\n")
-                replaced.modificationDate = morning + Double(index) * 60
-                versions.append(Version(of: replaced, kind: .edit).record)
+        try withNotesMount(
+            timeout: 300,
+            seed: { db in
+                everySave(db)
+                let note = try saveNote(db, title: "Plan", text: "now")
+                var versions: [Record] = []
+                for index in 0..<1000 {
+                    var replaced = note.record
+                    replaced["text"] = .string("version \(index)\n")
+                    replaced.modificationDate = morning + Double(index) * 60
+                    versions.append(Version(of: replaced, kind: .edit).record)
+                }
+                _ = try db.modify(saving: versions)
             }
-            _ = try db.modify(saving: versions)
-        }) { m in
+        ) { m in
             let names = try #require(listing(m.path(".history/Plan.md")))
             #expect(names.count == 1000)
             #expect(names.first == "2026-12-03T08-00-00.md")
