@@ -42,10 +42,12 @@ let package = Package(
         // Every module's system calls on files: EINTR retried, whole reads and writes, atomic
         // durable replacement, directory fsync, the one name → file name encoding. Glibc only.
         .target(name: "POSIX"),
+        // The one Swift wrapper of SQLite's C API: the store's metadata index and the text index.
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(
             name: "RecordStore",
-            dependencies: ["POSIX", "CCrypto"]),
-        .target(name: "Index", dependencies: ["RecordStore", "CSQLite"]),
+            dependencies: ["POSIX", "CCrypto", "SQLite"]),
+        .target(name: "Index", dependencies: ["RecordStore", "SQLite", "CSQLite"]),
         .target(name: "Notes", dependencies: ["RecordStore", "Index"]),
         .target(name: "FUSE", dependencies: ["CFuse", "POSIX"]),
         .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "POSIX"]),

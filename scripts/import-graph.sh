@@ -17,8 +17,9 @@ quiet=0
 # sits under every Swift module and imports nothing of the project.
 declare -A allowed=(
     [POSIX]=""
-    [RecordStore]=""
-    [Index]="RecordStore CSQLite"
+    [SQLite]="CSQLite"
+    [RecordStore]="SQLite"
+    [Index]="RecordStore SQLite CSQLite"
     [Notes]="RecordStore Index"
     [FUSE]="CFuse"
     [NotesFS]="Notes FUSE RecordStore"

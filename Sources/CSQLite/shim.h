@@ -13,4 +13,13 @@ static inline int csqlite_bind_empty_text(sqlite3_stmt *statement, int index) {
     return sqlite3_bind_text(statement, index, "", 0, SQLITE_STATIC);
 }
 
+// Bound bytes are copied by SQLite too; an empty blob is a zero-length blob, not NULL.
+static inline int csqlite_bind_blob(sqlite3_stmt *statement, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(statement, index, bytes, length, SQLITE_TRANSIENT);
+}
+
+static inline int csqlite_bind_empty_blob(sqlite3_stmt *statement, int index) {
+    return sqlite3_bind_zeroblob(statement, index, 0);
+}
+
 #endif

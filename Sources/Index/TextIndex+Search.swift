@@ -1,3 +1,4 @@
+import SQLite
 import CSQLite
 import Foundation
 import RecordStore

@@ -1,3 +1,4 @@
+import SQLite
 import CSQLite
 import Foundation
 import RecordStore
@@ -406,3 +407,6 @@ public struct IndexedDocument: Sendable {
         ]
     }
 }
+
+/// The SQLite failure the index's callers see (the wrapper lives in the `SQLite` module).
+public typealias SQLiteError = SQLite.SQLiteError

@@ -6,7 +6,8 @@ import Foundation
 /// <db>/notesfs.json      format version and database ID
 /// <db>/lock              flock(2) target that serialises commits across processes
 /// <db>/journal.jsonl     write-ahead log: one line per commit since the last checkpoint
-/// <db>/index.jsonl       index snapshot at the last checkpoint: one line of metadata per record
+/// <db>/indexes/records.sqlite  metadata of every record at the last checkpoint (derived: rebuilt when lost)
+/// <db>/indexes/text.sqlite     full-text, link, tag and property index (derived, the Notes layer's)
 /// <db>/records/xx/*.json one file per record (full record, jq-readable)
 /// <db>/assets/xx/<sha256> asset contents by hash
 /// <db>/tmp/              temp files before rename, asset pins (a dead process's are removed at open)
@@ -28,7 +29,11 @@ struct DatabaseLayout: Sendable {
     var formatFile: String { root + "/notesfs.json" }
     var lockFile: String { root + "/lock" }
     var journal: String { root + "/journal.jsonl" }
+    /// The index snapshot of versions before the metadata index (read once, to build it).
     var snapshot: String { root + "/index.jsonl" }
+    var indexes: String { root + "/indexes" }
+    /// The persistent metadata index (``MetadataIndexFile``).
+    var metadataIndex: String { indexes + "/records.sqlite" }
     var records: String { root + "/records" }
     var assets: String { root + "/assets" }
     var temp: String { root + "/tmp" }
@@ -47,8 +52,10 @@ struct DatabaseLayout: Sendable {
         return "\(assets)/\(sha256.prefix(2))/\(sha256)"
     }
 
-    /// 1: journal lines hold full records; 2: a line may hold a partial record (a metadata-only save).
-    static let formatVersion = 2
+    /// 1: journal lines hold full records; 2: a line may hold a partial record (a metadata-only
+    /// save); 3: the index is `indexes/records.sqlite`, no longer `index.jsonl` (which a version
+    /// of format 2 would read as the index and find behind the journal).
+    static let formatVersion = 3
 
     /// Largest record file read (a record's JSON: its text and small byte fields).
     static let recordFileLimit = 64 << 20

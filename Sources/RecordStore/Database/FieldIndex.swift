@@ -8,11 +8,12 @@ struct IndexedField: Hashable, Sendable {
 }
 
 extension RecordIndex {
-    /// Starts keeping a lookup table for `field` (built now from every record: one scan).
+    /// Starts keeping a lookup table for `field` of the overlay's records (built now by a scan of
+    /// the overlay; the base answers for its own records from its `strings` table).
     mutating func addFieldIndex(_ field: IndexedField) {
         guard fieldIndexes[field] == nil else { return }
         var table: [String: Set<String>] = [:]
-        for metadata in entries.values where metadata.recordType == field.recordType {
+        for metadata in entries.overlay where metadata.recordType == field.recordType {
             if let value = metadata.field(field.key)?.stringValue { table[value, default: []].insert(metadata.recordID.recordName) }
         }
         fieldIndexes[field] = table
@@ -42,13 +43,73 @@ extension RecordIndex {
         }
     }
 
-    /// The records of `recordType` whose small string field `key` is `value`: from the field's
-    /// table when there is one, else by a scan.
+    /// The records of `recordType` whose small string field `key` is `value`: the overlay's from
+    /// the field's table when there is one (else by a scan of the overlay), the base's from its
+    /// `strings` table.
     func metadata(ofType recordType: String, whereField key: String, equals value: String) -> [RecordMetadata] {
+        var found: [RecordMetadata]
         if let table = fieldIndexes[IndexedField(recordType: recordType, key: key)] {
-            return (table[value] ?? []).compactMap { entries[$0] }
+            found = (table[value] ?? []).compactMap { entries.overlayValue($0) }
+        } else {
+            found = entries.overlay.filter { $0.recordType == recordType && $0.field(key)?.stringValue == value }
         }
-        return entries.values.filter { $0.recordType == recordType && $0.field(key)?.stringValue == value }
+        if let base = entries.base {
+            for metadata in base.metadata(ofType: recordType, whereField: key, equals: value)
+            where !entries.isShadowed(metadata.recordID.recordName) {
+                found.append(metadata)
+            }
+        }
+        return found
+    }
+
+    /// The records of `recordType` that may hold `value` in `key` as `==` compares (a string, or a
+    /// reference whose record name it is; a system key as ``RecordDatabase/value(of:in:)`` maps
+    /// it): every one of the overlay's, and the base's found by its `strings` and `refs` tables
+    /// (values compared in NFC, as Swift compares strings). A superset: the caller evaluates.
+    func candidates(ofType recordType: String, key: String, equalTo value: String) -> [RecordMetadata] {
+        guard let base = entries.base else { return entries.values(ofType: recordType) }
+        switch key {
+        case "recordName":
+            let names = Set([value, value.precomposedStringWithCanonicalMapping, value.decomposedStringWithCanonicalMapping])
+            return names.compactMap { entries[$0] }.filter { $0.recordType == recordType }
+        case "recordID", "recordType", "creationDate", "modificationDate", "recordChangeTag":
+            return entries.values(ofType: recordType)
+        default:
+            break
+        }
+        var found = entries.overlay.filter { $0.recordType == recordType }
+        var seen = Set(found.map(\.recordID.recordName))
+        func add(_ metadata: RecordMetadata) {
+            let name = metadata.recordID.recordName
+            guard metadata.recordType == recordType, !entries.isShadowed(name), seen.insert(name).inserted else { return }
+            found.append(metadata)
+        }
+        let normalized = MetadataIndexFile.normalized(value)
+        for metadata in base.metadata(ofType: recordType, whereField: key, equals: value) { add(metadata) }
+        for target in Set([value, normalized, value.decomposedStringWithCanonicalMapping]) {
+            for name in base.referrers(to: target, key: key) where !seen.contains(name) {
+                if let metadata = base.metadata(named: name) { add(metadata) }
+            }
+        }
+        return found
+    }
+
+    /// The values the small string field `key` of records of `recordType` holds, each once: the
+    /// overlay's and the base's (a value only shadowed base records held is checked again).
+    func values(ofField key: String, ofType recordType: String) -> [String] {
+        var values = Set(entries.overlay.compactMap { $0.recordType == recordType ? $0.field(key)?.stringValue : nil })
+        guard let base = entries.base else { return Array(values) }
+        var suspect: Set<String> = []
+        for name in entries.shadowedInBase {
+            if let old = base.metadata(named: name), old.recordType == recordType, let value = old.field(key)?.stringValue {
+                suspect.insert(value)
+            }
+        }
+        for value in base.values(ofField: key, ofType: recordType) where !values.contains(value) {
+            if suspect.contains(value), metadata(ofType: recordType, whereField: key, equals: value).isEmpty { continue }
+            values.insert(value)
+        }
+        return Array(values)
     }
 }
 
@@ -72,6 +133,9 @@ extension RecordDatabase {
     /// The values the string field `key` of records of `recordType` holds (each once, unordered),
     /// from the field's lookup table; nil when ``indexField(_:ofType:)`` keeps none for it.
     public func indexedValues(ofField key: String, ofType recordType: String) -> [String]? {
-        state.withLock { state in state.index.fieldIndexes[IndexedField(recordType: recordType, key: key)].map { Array($0.keys) } }
+        state.withLock { state in
+            state.index.fieldIndexes[IndexedField(recordType: recordType, key: key)] == nil
+                ? nil : state.index.values(ofField: key, ofType: recordType)
+        }
     }
 }

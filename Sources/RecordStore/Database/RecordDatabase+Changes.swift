@@ -1,4 +1,5 @@
 import Foundation
+import SQLite
 
 /// A point in a database's history, as `CKServerChangeToken`. Opaque; persist ``stringValue``.
 public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
@@ -67,10 +68,9 @@ extension RecordDatabase {
             guard token.databaseID == databaseID, token.seq >= state.index.tombstoneHorizon, token.seq <= state.index.seq else {
                 throw .changeTokenExpired
             }
-            let changed = state.index.entries.values.filter { $0.seq > token.seq }.sorted { $0.seq < $1.seq }
+            let changed = state.index.entries.values(changedAfter: token.seq).sorted { $0.seq < $1.seq }
             var deleted: [RecordID] = []
-            for tombstone in state.index.tombstones.reversed() {
-                if tombstone.seq <= token.seq { break }
+            for tombstone in state.index.tombstones(after: token.seq) {
                 if state.index.entries[tombstone.recordID.recordName].map({ $0.seq < tombstone.seq }) ?? true {
                     deleted.append(tombstone.recordID)
                 }
@@ -112,33 +112,24 @@ extension RecordDatabase {
         notify(changes)
     }
 
-    /// Applies every journal line this process has not read (other processes' commits).
+    /// Applies every journal line this process has not read (other processes' commits). When
+    /// another process checkpointed, the old journal is read to its end, and the index file is
+    /// read again as it is now, with the new journal's lines over it.
     func catchUp(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
         let replaced = try state.journal.isReplaced()
         var changes = try applyNewEntries(&state)
-        if replaced {
-            let next = try JournalFile(path: layout.journal, writable: !isReadOnly)
-            // Read to its end, the old journal holds every commit up to the new one's base (a
-            // background checkpoint's journal carries the lines after its base: they are skipped).
-            if next.baseSeq <= state.index.seq {
-                state.journal.close()
-                state.journal = next
-                state.endCheckpoint()  // another process checkpointed first
-                // The checkpoint that started it rewrote every record file lagging at its base.
-                let base = next.baseSeq
-                state.index.staleRecordFiles = state.index.staleRecordFiles.filter { (state.index.entries[$0]?.seq ?? 0) > base }
-                changes += try applyNewEntries(&state)
-            } else {
-                next.close()
-                try reload(&state)
-                changes = [
-                    RecordStoreChange(
-                        saved: [], deleted: [], isExternal: true, isReset: true,
-                        token: ChangeToken(databaseID: databaseID, seq: state.index.seq))
-                ]
-            }
+        guard replaced else { return changes }
+        let caughtUp = state.index.seq
+        try reload(&state)
+        if state.journal.baseSeq > caughtUp {
+            // Commits this process never read (it fell behind more than one checkpoint).
+            changes = [
+                RecordStoreChange(
+                    saved: [], deleted: [], isExternal: true, isReset: true,
+                    token: ChangeToken(databaseID: databaseID, seq: state.index.seq))
+            ]
         }
-        return changes
+        return changes + (try applyNewEntries(&state))
     }
 
     private func applyNewEntries(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
@@ -165,37 +156,31 @@ extension RecordDatabase {
         return changes
     }
 
-    /// Reloads the whole index (this process fell behind more than one checkpoint).
+    /// Reads the index file again as the current journal's base (another process checkpointed):
+    /// the journal is opened again, the index file's read transaction started again, and the
+    /// overlay emptied. Retried when a checkpoint slipped in between the two.
     private func reload(_ state: inout DatabaseState) throws(RecordStoreError) {
-        // Snapshot and journal are each replaced by rename, so they can be read without the lock;
-        // retry when a checkpoint slipped in between the two reads.
+        guard let base = state.index.entries.base else { throw .damagedRecord(nil, path: layout.journal, reason: "no record index") }
         for _ in 0..<10 {
-            guard let loaded = try Snapshot.load(from: layout.snapshot) else {
-                throw .damagedRecord(nil, path: layout.snapshot, reason: "index snapshot is missing after a checkpoint")
-            }
-            var index = loaded.0
-            let (header, bytes) = (loaded.1, loaded.bytes)
             let journal = try JournalFile(path: layout.journal, writable: !isReadOnly)
-            guard journal.baseSeq == header.seq else {
+            do throws(SQLiteError) {
+                try base.pin()
+            } catch {
+                journal.close()
+                throw MetadataIndexFile.storeError(error, path: base.path)
+            }
+            guard base.header.seq == journal.baseSeq else {
                 journal.close()
                 continue
             }
             state.journal.close()
             state.journal = journal
-            state.snapshotBytes = bytes
-            var last: JournalEntry?
-            let damage = try state.journal.readEntries { entry in
-                guard entry.seq > index.seq else { return }
-                index.apply(entry)
-                last = entry
-            }
-            state.endCheckpoint()  // its earlier metadata went with the old index
-            for field in state.index.fieldIndexes.keys { index.addFieldIndex(field) }
-            state.index = index
-            if let damage { log(damage) }
-            state.unverifiedForeignEntry = last
+            // The checkpoint that started this journal rewrote every record file lagging at its base.
+            let lagging = state.index.staleRecordFiles.filter { (state.index.entries.overlayValue($0)?.seq ?? 0) > base.header.seq }
+            state.index = state.index.emptied(over: base)
+            state.index.staleRecordFiles = lagging
             return
         }
-        throw .damagedRecord(nil, path: layout.journal, reason: "journal and index snapshot do not match")
+        throw .damagedRecord(nil, path: layout.journal, reason: "journal and record index do not match")
     }
 }

@@ -108,7 +108,7 @@ extension RecordDatabase {
 
     /// The metadata of the record with this identity; nil when none has it.
     public func metadata(identity: UInt64) -> RecordMetadata? {
-        state.withLock { state in state.index.names[identity].flatMap { state.index.entries[$0] } }
+        state.withLock { state in state.index.name(identity: identity).flatMap { state.index.entries[$0] } }
     }
 
     /// Metadata of the records that reference `target` through field `key` (the reference index: no scan).
@@ -121,14 +121,14 @@ extension RecordDatabase {
     public func referrers(key: String, toRecordsWhere isTarget: (String) -> Bool) -> [RecordMetadata] {
         state.withLock { state in
             var found: [RecordMetadata] = []
-            for (target, byKey) in state.index.referrers where isTarget(target) {
-                for name in byKey[key] ?? [] { if let metadata = state.index.entries[name] { found.append(metadata) } }
+            for target in state.index.targets(key: key) where isTarget(target) {
+                found += state.index.metadata(referringTo: target, key: key)
             }
             return found
         }
     }
 
-    /// Metadata of every record of type `recordType` (a scan of the in-memory index).
+    /// Metadata of every record of type `recordType` (from the index's table of types).
     public func metadata(ofType recordType: String) -> [RecordMetadata] {
         metadata(ofType: recordType, where: { _ in true })
     }
@@ -136,7 +136,7 @@ extension RecordDatabase {
     /// Metadata of the records of type `recordType` for which `isIncluded` holds: tested in the
     /// index under its lock (only those copied out), so `isIncluded` must be quick.
     public func metadata(ofType recordType: String, where isIncluded: (RecordMetadata) -> Bool) -> [RecordMetadata] {
-        metadata { $0.recordType == recordType && isIncluded($0) }
+        state.withLock { state in state.index.entries.values(ofType: recordType).filter(isIncluded) }
     }
 
     /// Metadata of the records for which `isIncluded` holds: one scan of the index under its

@@ -36,12 +36,15 @@ extension RecordDatabase {
                         result.append(entry)
                     }
                 }
-                for entry in state.index.entries.values where entry.seq > narrowed.seq && entry.recordType == query.recordType {
+                for entry in state.index.entries.values(changedAfter: narrowed.seq) where entry.recordType == query.recordType {
                     result.append(entry)
                 }
                 return result
             }
-            return state.index.entries.values.filter { $0.recordType == query.recordType }
+            if let (key, value) = query.predicate.stringEqualityConstraint {
+                return state.index.candidates(ofType: query.recordType, key: key, equalTo: value)
+            }
+            return state.index.entries.values(ofType: query.recordType)
         }
         let neededKeys = Array(query.predicate.keys.union(query.sortDescriptors.map(\.key)))
         let sortKeys = query.sortDescriptors.map(\.key)

@@ -13,27 +13,24 @@ import Synchronization
 /// other processes' commits about four times a second.
 ///
 /// Locks, in the order they may be taken (never the other way round):
-/// 1. `state` (``DatabaseState``): the index, the journal, and this process's bookkeeping. Held
-///    for every read of the index (copied out, then used outside it) and for a whole commit,
-///    catch-up, checkpoint step or sync, including their file I/O.
+/// 1. `state` (``DatabaseState``): the index (and its SQLite connection to the metadata index
+///    file, which only this lock's holder uses), the journal, and this process's bookkeeping.
+///    Held for every read of the index (copied out, then used outside it) and for a whole
+///    commit, catch-up, checkpoint or sync, including their file I/O.
 /// 2. The commit lock: an exclusive `flock(2)` of the lock file through `state.lockFD`, taken only
-///    with `state` held (a commit, a catch-up before a commit, a checkpoint's first and last step,
-///    a sync, an asset collection, the background rewrite of lagging files), so that processes
+///    with `state` held (a commit, a catch-up before a commit, a checkpoint, a sync, an asset collection, the background rewrite of lagging files), so that processes
 ///    commit one at a time. Readers that must not meet a record file half-written take it shared
 ///    through a descriptor of their own (``readStoredRecordFile(_:)``, a query's second scan, the
 ///    journal stamp before a scan), and take no lock of this database while they hold it: a commit
 ///    of this process waits for the commit lock holding `state`.
 /// 3. Leaf locks, under which nothing else is taken: `commitHook` (read inside a commit; the hook
 ///    runs there and must not call the database), `problemLog` (``log(_:)``, called anywhere),
-///    `checkpointWorkers`, `journalDamage`, `checkpointPause` (copied out; the pause runs with no
-///    lock), `candidateSource` (copied out; the source is asked with no lock held), `observers`
+///    `journalDamage`, `candidateSource` (copied out; the source is asked with no lock held), `observers`
 ///    (copied out; ``notify(_:)`` calls them after the commit, with no lock held), and each
 ///    ``BackgroundWorker``'s own lock. `nextObserverID` is an atomic.
 ///
-/// Threads: the background worker (`background`) takes `state` for each of its rounds; a
-/// background checkpoint (``startCheckpoint(_:)``) is started by a commit holding both locks and
-/// takes them itself only after that commit returns. `close()` stops and joins both; they hold
-/// the database while they run, so `deinit` comes after them.
+/// Threads: the background worker (`background`) takes `state` for each of its rounds. `close()`
+/// stops and joins it; it holds the database while it runs, so `deinit` comes after it.
 public final class RecordDatabase: Sendable {
     public let path: String
     /// Identifies this database in change tokens.
@@ -49,12 +46,6 @@ public final class RecordDatabase: Sendable {
     let candidateSource = Mutex<(any QueryCandidateSource)?>(nil)
     /// The store's background thread (``startBackgroundWork()``): stopped and joined by `close()`.
     let background = BackgroundWorker(name: "notesfs.store", interval: .milliseconds(250))
-    /// The background checkpoints this process started (``startCheckpoint(_:)``) that may still
-    /// run: `close()` joins them. A leaf lock.
-    let checkpointWorkers = Mutex<[BackgroundWorker]>([])
-    /// Tests only: called by a background checkpoint after its first slice of metadata, with no
-    /// lock held (so that a test can commit, or checkpoint from another instance, meanwhile).
-    let checkpointPause = Mutex<(@Sendable () -> Void)?>(nil)
     /// Problems met while reading (damaged files), for logs and fsck.
     let problemLog = Mutex<[String]>([])
     /// The journal lines recovery could not read at open, and what it did with them: reported by
@@ -81,14 +72,13 @@ public final class RecordDatabase: Sendable {
             // Read-only: a shared lock, so that no commit is half-done while the index loads.
             try Sys.lock(lockFD, shared: !writable, path: layout.lockFile)
             defer { Sys.unlock(lockFD) }
-            let recovered = try Self.recover(layout, writable: writable)
+            let recovered = try Self.recover(layout, databaseID: databaseID, writable: writable)
             if writable, format < DatabaseLayout.formatVersion {
                 // Format 1 journals hold full records only; from 2 on a line may hold a partial
                 // record (metadata-only save), which a format-1 binary would take for a full one.
                 try Self.writeFormatFile(layout, databaseID: databaseID)
             }
-            var opened = DatabaseState(
-                lockFD: lockFD, index: recovered.index, journal: recovered.journal, snapshotBytes: recovered.snapshotBytes)
+            var opened = DatabaseState(lockFD: lockFD, index: recovered.index, journal: recovered.journal)
             opened.unwrittenRecordFiles = recovered.unwritten
             state = Mutex(opened)
             journalDamage = Mutex(recovered.damages)
@@ -129,7 +119,6 @@ public final class RecordDatabase: Sendable {
     public func close() throws(RecordStoreError) {
         background.stop()
         background.join()
-        waitForCheckpoint()
         try refreshWholeRecordFiles(limit: .max)
         try sync()
     }
@@ -222,9 +211,8 @@ public final class RecordDatabase: Sendable {
     /// A damaged or oversized journal or snapshot is moved into `lost+found/` and what it held is
     /// rebuilt from the record files. Read-only (`writable` false), nothing is written: the index
     /// is built in memory and damage is only logged.
-    private static func recover(_ layout: DatabaseLayout, writable: Bool) throws(RecordStoreError) -> (
-        index: RecordIndex, journal: JournalFile, snapshotBytes: Int, damages: [JournalLineDamage],
-        unwritten: [String: UnwrittenRecordFile]
+    private static func recover(_ layout: DatabaseLayout, databaseID: String, writable: Bool) throws(RecordStoreError) -> (
+        index: RecordIndex, journal: JournalFile, damages: [JournalLineDamage], unwritten: [String: UnwrittenRecordFile]
     ) {
         if writable {
             try Sys.mkdir(layout.temp)
@@ -245,39 +233,11 @@ public final class RecordDatabase: Sendable {
             default:
                 throw error
             }
-            let rebuilt = try rebuildFromRecordFiles(layout, lostAndFound: lostAndFound)
-            return (rebuilt.index, rebuilt.journal, rebuilt.snapshotBytes, [], [:])
+            let rebuilt = try rebuildFromRecordFiles(layout, databaseID: databaseID, lostAndFound: lostAndFound)
+            return (rebuilt.index, rebuilt.journal, [], [:])
         }
-        // Assigned straight from the load (no second reference to the index's storage, which would
-        // make the journal replay's first change copy the whole index).
-        var index = RecordIndex()
-        var snapshotBytes = 0
-        var loaded = false
-        do {
-            if let (snapshotIndex, _, bytes) = try Snapshot.load(from: layout.snapshot) {
-                index = snapshotIndex
-                snapshotBytes = bytes
-                loaded = true
-            }
-        } catch {
-            guard case .damagedRecord = error else { throw error }
-            if writable {
-                let moved = try lostAndFound.moveAside(layout.snapshot)
-                notice("\(error); it was moved to \(moved) and the index is rebuilt from the record files")
-            } else {
-                notice("\(error); the index is rebuilt from the record files (in memory: the database is read-only)")
-            }
-        }
-        if loaded || journal.baseSeq == 0 {
-            // The snapshot's index, or a new database's empty one.
-        } else {
-            index = rebuildIndex(layout)
-            index.seq = journal.baseSeq
-            if writable {
-                snapshotBytes = try Snapshot.write(
-                    index, generation: journal.generation, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
-            }
-        }
+        let base = try openBase(layout, databaseID: databaseID, journal: journal, writable: writable)
+        var index = RecordIndex(base: base)
         // A line that does not decode is skipped, not the lines after it: the journal's lines are
         // consecutive, so it was the commit after the line before it, and an entry built from the
         // record files of the records it names stands in for it (``standIn(for:seq:index:layout:)``).
@@ -330,10 +290,26 @@ public final class RecordDatabase: Sendable {
             }
         }
         if writable { try journal.truncateTail() }
+        if base.header.seq > lastSeq, base.header.seq > journal.baseSeq {
+            // The index holds commits the journal does not: it is not this journal's (a copy, a
+            // journal set aside). The record files, with the journal redone over them, are the truth.
+            notice("\(base.path) holds commit \(base.header.seq), the journal ends at \(lastSeq); it is rebuilt")
+            var rebuilt = rebuildIndex(layout)
+            rebuilt.seq = journal.baseSeq
+            let replay = try JournalFile(path: layout.journal, writable: writable)
+            defer { replay.close() }
+            var reader = replay
+            _ = try reader.readEntries { entry in if entry.seq > rebuilt.seq { rebuilt.apply(entry) } } damaged: { _ in }
+            index = RecordIndex(
+                base: try MetadataIndexFile.build(
+                    path: writable ? layout.metadataIndex : nil, databaseID: base.header.databaseID, from: rebuilt,
+                    temp: RecordFiles.tempPath(layout), progress: buildProgress(rebuilt.entries.count)))
+            index.staleRecordFiles = rebuilt.staleRecordFiles
+        }
         if let outOfSpace, !unwritten.isEmpty {
             notice("\(outOfSpace); \(unwritten.count) record files are read from the journal until there is room")
         }
-        return (index, journal, snapshotBytes, damages, unwritten)
+        return (index, journal, damages, unwritten)
     }
 
     static func notice(_ message: String) {
@@ -352,17 +328,17 @@ public final class RecordDatabase: Sendable {
     }
 
     /// Recovery when the journal is lost (missing, or its header unreadable and set aside): the
-    /// index is rebuilt from the record files (the truth; a snapshot is set aside, as it may hold
-    /// records deleted since), written as the snapshot, and a new journal is started after it.
+    /// index is rebuilt from the record files (the truth; an index file is replaced, as it may
+    /// hold records deleted since), and a new journal is started after it.
     ///
     /// The new journal's base is above the sequence number of every change tag in the files (a
     /// tag is its commit's seq in base 36), so no later commit reuses a tag the files hold; and
     /// every change token from before is expired (the deletes the lost journal held are unknown).
-    /// The snapshot is written before the journal: a crash in between finds the journal still
+    /// The index file is written before the journal: a crash in between finds the journal still
     /// missing and rebuilds again.
-    private static func rebuildFromRecordFiles(_ layout: DatabaseLayout, lostAndFound: LostAndFound) throws(RecordStoreError) -> (
-        index: RecordIndex, journal: JournalFile, snapshotBytes: Int
-    ) {
+    private static func rebuildFromRecordFiles(
+        _ layout: DatabaseLayout, databaseID: String, lostAndFound: LostAndFound
+    ) throws(RecordStoreError) -> (index: RecordIndex, journal: JournalFile) {
         if try Sys.fileStatus(layout.snapshot) != nil {
             let moved = try lostAndFound.moveAside(layout.snapshot)
             notice("the index snapshot was moved to \(moved) (the record files are newer)")
@@ -371,9 +347,56 @@ public final class RecordDatabase: Sendable {
         let lastTag = index.entries.values.compactMap { $0.recordChangeTag.flatMap { UInt64($0, radix: 36) } }.max() ?? 0
         index.seq = lastTag == .max ? .max : lastTag + 1
         index.tombstoneHorizon = index.seq
-        let snapshotBytes = try Snapshot.write(index, generation: 0, to: layout.snapshot, temp: RecordFiles.tempPath(layout))
+        let base = try MetadataIndexFile.build(
+            path: layout.metadataIndex, databaseID: databaseID, from: index, temp: RecordFiles.tempPath(layout),
+            progress: buildProgress(index.entries.count))
         try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: index.seq)
-        return (index, try JournalFile(path: layout.journal, writable: true), snapshotBytes)
+        return (RecordIndex(base: base), try JournalFile(path: layout.journal, writable: true))
+    }
+
+    /// The metadata index file for `journal`: opened when it is this database's, of this format,
+    /// and holds at least the commits before the journal's first line; else built, from the
+    /// snapshot an older version kept (`index.jsonl`, removed once built) when it is the
+    /// journal's base, or from the record files. Read-only, a file that cannot be opened is
+    /// built in memory.
+    private static func openBase(
+        _ layout: DatabaseLayout, databaseID: String, journal: JournalFile, writable: Bool
+    ) throws(RecordStoreError) -> MetadataIndexFile {
+        if writable { try Sys.mkdir(layout.indexes) }
+        var (base, reason) = MetadataIndexFile.open(path: layout.metadataIndex, databaseID: databaseID, writable: writable)
+        if let opened = base, opened.header.seq < journal.baseSeq {
+            reason = "it holds commit \(opened.header.seq), the journal starts after \(journal.baseSeq)"
+            base = nil
+        }
+        if let base { return base }
+        var index: RecordIndex
+        var snapshot: (RecordIndex, Snapshot.Header, bytes: Int)?
+        do {
+            snapshot = try Snapshot.load(from: layout.snapshot)
+        } catch {
+            notice("\(error); the index is rebuilt from the record files")
+        }
+        if let (loaded, header, _) = snapshot, header.seq == journal.baseSeq {
+            index = loaded
+        } else if journal.baseSeq == 0, snapshot == nil, reason == nil {
+            index = RecordIndex()  // a new database
+        } else {
+            index = rebuildIndex(layout)
+            index.seq = journal.baseSeq
+        }
+        if let reason { notice("\(layout.metadataIndex): \(reason); it is rebuilt") }
+        let built = try MetadataIndexFile.build(
+            path: writable ? layout.metadataIndex : nil, databaseID: databaseID, from: index, temp: RecordFiles.tempPath(layout),
+            progress: buildProgress(index.entries.count))
+        if writable, snapshot != nil { try? Sys.unlink(layout.snapshot) }
+        return built
+    }
+
+    /// Progress of a first index build on a terminal (standard error), every 10,000 records.
+    static func buildProgress(_ total: Int) -> ((Int) -> Void)? {
+        guard total >= 10_000, isatty(2) == 1 else { return nil }
+        notice("building the record index of \(total) records (once)")
+        return { done in FileHandle.standardError.write(Data("\rnotesfs: indexed \(done) of \(total) records".utf8 + (done + 10_000 > total ? [0x0A] : []))) }
     }
 
     /// Makes the record files match one journal entry (idempotent). With `verify`, files that
@@ -457,7 +480,6 @@ struct DatabaseState: ~Copyable {
     let lockFD: Int32
     var index: RecordIndex
     var journal: JournalFile
-    var snapshotBytes: Int
     /// Whether the journal has lines not yet fsynced.
     var dirty = false
     /// Asset files written since the last sync.
@@ -473,8 +495,6 @@ struct DatabaseState: ~Copyable {
     /// Record files a full disk kept from being written, by record name: their records are read
     /// from the journal until they are (``RecordDatabase/retryUnwrittenRecordFiles(_:)``).
     var unwrittenRecordFiles: [String: UnwrittenRecordFile] = [:]
-    /// The background checkpoint this process is writing, if any (``RecordDatabase/startCheckpoint(_:)``).
-    var checkpoint: CheckpointInProgress?
     /// After a checkpoint failed (a full disk, say): the journal generation and size before which
     /// no other is tried, so that a lasting failure costs one attempt per ``RecordDatabase/checkpointMinimum``
     /// of commits, not one per commit.

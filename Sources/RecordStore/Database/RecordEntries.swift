@@ -1,88 +1,118 @@
-/// The index's records by name: a dense array of metadata and a map from name to position.
+/// The index's records by name: the persistent metadata index (``base``, the records as of the
+/// last checkpoint) under an overlay of what the journal's commits changed since, held in memory.
 ///
-/// A `[String: RecordMetadata]` keeps each metadata (about 144 bytes) inline in its hash table,
-/// which has twice as many slots as entries at worst (a power of two above 4/3 of the count), so
-/// at 1,000,000 records the table alone took about 335 MB, and twice that while it grew. Here the
-/// table holds a name and an integer per slot and the metadata sits once in an array. Iteration
-/// order is the array's (insertion order, with a removed entry replaced by the last one).
+/// The overlay is a dense array of metadata and a map from name to position (a
+/// `[String: RecordMetadata]` would keep each 144-byte metadata inline in a hash table twice the
+/// size). ``shadowedInBase`` names the base's records the overlay saved again or deleted: a read
+/// finds a name in the overlay, else nowhere if it is shadowed, else in the base. With no base
+/// (a new index being built, a test) the overlay is everything.
 struct RecordEntries: Sequence {
-    /// Position in ``values`` of each record, by name (the name is its `recordID.recordName`).
+    /// The records as of the last checkpoint; nil: none (everything is in the overlay).
+    private(set) var base: MetadataIndexFile?
+    /// Position in ``overlay`` of each record, by name (the name is its `recordID.recordName`).
     private var positions: [String: Int] = [:]
-    private(set) var values: [RecordMetadata] = []
-    /// While a background checkpoint writes the snapshot of an earlier moment (see
-    /// ``RecordDatabase/startCheckpoint(_:)``): each record's metadata at that moment, kept at its
-    /// first change since. Nil when no checkpoint runs; memory is one entry per record changed
-    /// while it runs.
-    private var earlier: [String: Earlier]?
+    /// Records saved since the base's commit (insertion order, a removed one replaced by the last).
+    private(set) var overlay: [RecordMetadata] = []
+    /// Names of base records saved again or deleted since the base's commit.
+    private(set) var shadowedInBase: Set<String> = []
 
-    /// A record's metadata at the moment ``keepEarlierValues()`` was called (nil: it did not exist).
-    private struct Earlier {
-        var metadata: RecordMetadata?
+    init(base: MetadataIndexFile? = nil) {
+        self.base = base
     }
 
-    var count: Int { values.count }
-    var isEmpty: Bool { values.isEmpty }
+    var count: Int { (base?.header.count ?? 0) - shadowedInBase.count + overlay.count }
+    var isEmpty: Bool { count == 0 }
 
     subscript(name: String) -> RecordMetadata? {
-        get { positions[name].map { values[$0] } }
+        get {
+            if let position = positions[name] { return overlay[position] }
+            guard let base, !shadowedInBase.contains(name) else { return nil }
+            return base.metadata(named: name)
+        }
         set {
             guard let newValue else {
                 removeValue(forKey: name)
                 return
             }
-            if earlier != nil { keepEarlier(name, positions[name].map { values[$0] }) }
+            if positions[name] == nil { shadow(name) }
             // One hash lookup: the position of the record, or the next one, stored if new.
-            let next = values.count
+            let next = overlay.count
             let position = Self.value(&positions[name, default: next])
             if position == next {
-                values.append(newValue)
+                overlay.append(newValue)
             } else {
-                values[position] = newValue
+                overlay[position] = newValue
             }
         }
+    }
+
+    /// The record's metadata if the overlay holds it (saved since the base's commit).
+    func overlayValue(_ name: String) -> RecordMetadata? { positions[name].map { overlay[$0] } }
+
+    /// Whether the base's row for `name` (if any) is out of date: the overlay saved or deleted it.
+    func isShadowed(_ name: String) -> Bool { positions[name] != nil || shadowedInBase.contains(name) }
+
+    /// Names of base records deleted since the base's commit (not saved again).
+    var namesDeletedFromBase: [String] { shadowedInBase.filter { positions[$0] == nil } }
+
+    private mutating func shadow(_ name: String) {
+        guard let base, !shadowedInBase.contains(name), base.contains(name) else { return }
+        shadowedInBase.insert(name)
     }
 
     /// What the `inout` access holds (which, through `subscript(_:default:)`, stores the default).
     private static func value(_ slot: inout Int) -> Int { slot }
 
-    /// Removes a record (the last one moves into its place); returns what was there.
+    /// Removes a record (in the overlay, the last one moves into its place); returns what was there.
     @discardableResult
     mutating func removeValue(forKey name: String) -> RecordMetadata? {
-        guard let position = positions.removeValue(forKey: name) else { return nil }
-        let removed = values[position]
-        if earlier != nil { keepEarlier(name, removed) }
-        let last = values.removeLast()
-        if position < values.count {
-            values[position] = last
-            positions[last.recordID.recordName] = position
+        let removed = self[name]
+        guard removed != nil else { return nil }
+        if let position = positions.removeValue(forKey: name) {
+            let last = overlay.removeLast()
+            if position < overlay.count {
+                overlay[position] = last
+                positions[last.recordID.recordName] = position
+            }
         }
+        shadow(name)
         return removed
     }
 
-    /// Names of every record, in iteration order.
-    var names: [String] { values.map(\.recordID.recordName) }
-
-    /// From now on, keeps each record's metadata as it is now at its first change (see
-    /// ``valueWhenKept(_:)``), until ``forgetEarlierValues()``.
-    mutating func keepEarlierValues() { earlier = [:] }
-
-    mutating func forgetEarlierValues() { earlier = nil }
-
-    /// The record's metadata when ``keepEarlierValues()`` was last called, if it was kept since
-    /// (nil: the record did not exist then); its current metadata otherwise.
-    func valueWhenKept(_ name: String) -> RecordMetadata? {
-        if let kept = earlier?[name] { return kept.metadata }
-        return self[name]
+    /// Every record's metadata: the overlay's, and the base's that it does not shadow (a scan
+    /// of the whole base: for the few callers that must see everything).
+    var values: [RecordMetadata] {
+        guard let base else { return overlay }
+        var all: [RecordMetadata] = []
+        all.reserveCapacity(count)
+        base.forEach { metadata in if !isShadowed(metadata.recordID.recordName) { all.append(metadata) } }
+        all.append(contentsOf: overlay)
+        return all
     }
 
-    private mutating func keepEarlier(_ name: String, _ value: RecordMetadata?) {
-        guard earlier?[name] == nil else { return }  // changed before: its earlier value is kept
-        earlier?[name] = Earlier(metadata: value)
+    /// Names of every record (a scan of the whole base).
+    var names: [String] { values.map(\.recordID.recordName) }
+
+    /// The records of `recordType`: the base's by its type index, and the overlay's.
+    func values(ofType recordType: String) -> [RecordMetadata] {
+        var found = base?.metadata(ofType: recordType).filter { !isShadowed($0.recordID.recordName) } ?? []
+        for metadata in overlay where metadata.recordType == recordType { found.append(metadata) }
+        return found
+    }
+
+    /// The records saved by a commit after `seq` (unordered).
+    func values(changedAfter seq: UInt64) -> [RecordMetadata] {
+        var found: [RecordMetadata] = []
+        if let base, seq < base.header.seq {
+            found = base.metadata(changedAfter: seq).filter { !isShadowed($0.recordID.recordName) }
+        }
+        for metadata in overlay where metadata.seq > seq { found.append(metadata) }
+        return found
     }
 
     mutating func reserveCapacity(_ count: Int) {
         positions.reserveCapacity(count)
-        values.reserveCapacity(count)
+        overlay.reserveCapacity(count)
     }
 
     func makeIterator() -> some IteratorProtocol<(key: String, value: RecordMetadata)> {

@@ -7,22 +7,30 @@ struct Tombstone {
     var recordType: String
 }
 
-/// The in-memory index of a database: metadata of every record, by name, identity and reference.
+/// The index of a database: metadata of every record, by name, identity and reference.
+///
+/// The persistent metadata index (``MetadataIndexFile``, the records as of the last checkpoint)
+/// under what the journal's commits changed since (the overlay, in memory). The tables below
+/// (`names`, `referrers`, `assetReferences`, `fieldIndexes`, `tombstones`, `staleRecordFiles`)
+/// hold the overlay's records only; read them through the methods that add the base's
+/// (``name(identity:)``, ``referrers(to:)``, ``isAssetInUse(_:)``, …). A checkpoint writes the
+/// overlay into the base and starts an empty one (``RecordDatabase/checkpoint(_:)``).
 struct RecordIndex {
     /// Every live record by name.
     var entries = RecordEntries()
-    /// Record names by identity.
+    /// Record names by identity (the overlay's records).
     var names: [UInt64: String] = [:]
-    /// For each referenced record name: the referring record names, by field key.
+    /// For each referenced record name: the referring record names, by field key (the overlay's records).
     var referrers: [String: [String: Set<String>]] = [:]
-    /// How many live records use each asset (by SHA-256): kept by ``insert(_:)`` and ``removeReferences(of:)``,
-    /// so rebuilt with the index. An asset that drops out of here is collected (see ``AssetCollector``).
+    /// How many of the overlay's records use each asset (by SHA-256): kept by ``insert(_:)`` and
+    /// ``removeReferences(of:)``. An asset no record uses (``isAssetInUse(_:)``) is collected (see ``AssetCollector``).
     var assetReferences: [String: Int] = [:]
     /// The last commit applied.
     var seq: UInt64 = 0
     var nextIdentity: UInt64 = RecordIndex.firstIdentity
-    /// Deleted records, oldest first, for change tokens: only what a change set reports (the
-    /// record's ID and type), not its metadata (up to ``tombstoneLimit`` of them stay in memory).
+    /// Records deleted since the base's commit, oldest first, for change tokens: only what a
+    /// change set reports (the record's ID and type), not its metadata (up to ``tombstoneLimit``;
+    /// the base keeps older ones).
     var tombstones: [Tombstone] = []
     /// Change tokens older than this cannot be answered (their tombstones were dropped).
     var tombstoneHorizon: UInt64 = 0
@@ -34,6 +42,16 @@ struct RecordIndex {
     /// Lookup tables of indexed string fields: value → record names (``RecordDatabase/indexField(_:ofType:)``).
     var fieldIndexes: [IndexedField: [String: Set<String>]] = [:]
 
+    /// An index of the records `base` holds, with nothing changed since.
+    init(base: MetadataIndexFile? = nil) {
+        entries = RecordEntries(base: base)
+        if let header = base?.header {
+            seq = header.seq
+            nextIdentity = max(Self.firstIdentity, header.nextIdentity)
+            tombstoneHorizon = header.tombstoneHorizon
+        }
+    }
+
     /// Identities start above the FUSE root inode (1) and leave room for fixed inodes.
     static let firstIdentity: UInt64 = 16
     static let tombstoneLimit = 50_000
@@ -41,7 +59,7 @@ struct RecordIndex {
     /// Records a saved record (its file is written with the commit, or later: ``staleRecordFiles``).
     mutating func save(_ record: Record, seq: UInt64) {
         let name = record.recordID.recordName
-        if let old = entries[name] {
+        if let old = entries.overlayValue(name) {
             removeReferences(of: old)
             // An identity taken over from a record deleted in the same entry (takeIdentity).
             if let identity = old.storedIdentity, identity != record.identity, names[identity] == old.recordID.recordName {
@@ -54,10 +72,13 @@ struct RecordIndex {
 
     @discardableResult
     mutating func delete(_ name: String, seq: UInt64) -> RecordMetadata? {
+        let inOverlay = entries.overlayValue(name) != nil
         guard let old = entries.removeValue(forKey: name) else { return nil }
         staleRecordFiles.remove(name)
-        removeReferences(of: old)
-        if let identity = old.storedIdentity { names[identity] = nil }
+        if inOverlay {
+            removeReferences(of: old)
+            if let identity = old.storedIdentity, names[identity] == name { names[identity] = nil }
+        }
         tombstones.append(Tombstone(seq: seq, recordID: old.recordID, recordType: old.recordType))
         if tombstones.count > Self.tombstoneLimit {
             let dropped = tombstones.count - Self.tombstoneLimit / 2
@@ -85,10 +106,59 @@ struct RecordIndex {
     /// Metadata of the records that reference the record named `target` through field `key`
     /// (the reference index: no scan).
     func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
-        let names = referrers[target]?[key] ?? []
-        var found: [RecordMetadata] = []
-        found.reserveCapacity(names.count)
-        for name in names { if let metadata = entries[name] { found.append(metadata) } }
+        referrerNames(to: target, key: key).compactMap { entries[$0] }
+    }
+
+    /// Names of the records that reference `target` through `key`: the overlay's and the base's.
+    func referrerNames(to target: String, key: String) -> [String] {
+        var found = Array(referrers[target]?[key] ?? [])
+        if let base = entries.base {
+            for name in base.referrers(to: target, key: key) where !entries.isShadowed(name) { found.append(name) }
+        }
+        return found
+    }
+
+    /// (key, name) of every record that references `target`: the overlay's and the base's.
+    func referrers(to target: String) -> [(key: String, name: String)] {
+        var found: [(key: String, name: String)] = []
+        for (key, names) in referrers[target] ?? [:] { for name in names { found.append((key, name)) } }
+        if let base = entries.base {
+            for item in base.referrers(to: target) where !entries.isShadowed(item.name) { found.append(item) }
+        }
+        return found
+    }
+
+    /// Every record name some record references through `key` (missing records included), each once.
+    func targets(key: String) -> Set<String> {
+        var found = Set(referrers.compactMap { $0.value[key]?.isEmpty == false ? $0.key : nil })
+        guard let base = entries.base else { return found }
+        for target in base.targets(key: key) where !found.contains(target) {
+            // Only if a record the overlay does not shadow still references it.
+            if base.referrers(to: target, key: key).contains(where: { !entries.isShadowed($0) }) { found.insert(target) }
+        }
+        return found
+    }
+
+    /// The name of the record with this identity; nil when none has it.
+    func name(identity: UInt64) -> String? {
+        if let name = names[identity] { return name }
+        guard let base = entries.base, let name = base.name(identity: identity) else { return nil }
+        guard entries.isShadowed(name) else { return name }
+        return entries.overlayValue(name)?.storedIdentity == identity ? name : nil
+    }
+
+    /// Whether a live record uses the asset `sha256`.
+    func isAssetInUse(_ sha256: String) -> Bool {
+        if assetReferences[sha256] != nil { return true }
+        guard let base = entries.base else { return false }
+        return base.users(ofAsset: sha256).contains { !entries.isShadowed($0) }
+    }
+
+    /// Tombstones of commits after `seq`, oldest first: the base's and the overlay's.
+    func tombstones(after seq: UInt64) -> [Tombstone] {
+        var found: [Tombstone] = []
+        if let base = entries.base, seq < base.header.seq { found = base.tombstones(after: seq) }
+        for tombstone in tombstones where tombstone.seq > seq { found.append(tombstone) }
         return found
     }
 
@@ -112,16 +182,14 @@ struct RecordIndex {
         var seen = Set(roots)
         var queue = roots
         while let target = queue.popLast() {
-            for (key, names) in referrers[target] ?? [:] {
-                for name in names where !seen.contains(name) && !spared.contains(name) {
-                    let holds = entries[name]?.field(key)?.references.contains {
-                        $0.recordID.recordName == target && $0.action == .deleteSelf
-                    }
-                    if holds == true {
-                        seen.insert(name)
-                        result.append(name)
-                        queue.append(name)
-                    }
+            for (key, name) in referrers(to: target) where !seen.contains(name) && !spared.contains(name) {
+                let holds = entries[name]?.field(key)?.references.contains {
+                    $0.recordID.recordName == target && $0.action == .deleteSelf
+                }
+                if holds == true {
+                    seen.insert(name)
+                    result.append(name)
+                    queue.append(name)
                 }
             }
         }

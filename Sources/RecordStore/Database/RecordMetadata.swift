@@ -124,6 +124,11 @@ public struct RecordMetadata: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with every small string field (a string at the top level of a field) and its key.
+    func forEachSmallString(_ body: (_ key: String, _ value: String) -> Void) {
+        for field in smallFields { if case .string(let value) = field.value { body(field.key, value) } }
+    }
+
     /// Every asset in the small fields (an asset used twice is listed twice).
     var assets: [Asset] { smallFields.flatMap(\.value.assets) }
 

@@ -149,6 +149,23 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// When the predicate requires `key == "string"` (no options) at the top level (alone or as a
+    /// term of a top-level AND): that key and string, so that an index of string values (or of
+    /// reference targets: a reference equals the string of its record name) answers it.
+    public var stringEqualityConstraint: (key: String, value: String)? {
+        func constraint(_ node: Node) -> (key: String, value: String)? {
+            guard case .comparison(let c) = node, c.op == .equal, c.options.isEmpty else { return nil }
+            switch (c.lhs, c.rhs) {
+            case (.key(let key), .value(.string(let value))), (.value(.string(let value)), .key(let key)): return (key, value)
+            default: return nil
+            }
+        }
+        switch root {
+        case .and(let terms): return terms.lazy.compactMap(constraint).first
+        default: return constraint(root)
+        }
+    }
+
     /// A canonical form that parses back to an equal predicate.
     public var description: String { root.description }
 }

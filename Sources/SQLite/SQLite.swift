@@ -9,6 +9,11 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+
     /// Whether the file is not a usable index (damaged, truncated, not a database): rebuild it.
     public var isDamage: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_FORMAT }
     /// Whether the file is an index of another format (``TextIndex/formatVersion``): rebuilt, not damaged.
@@ -22,18 +27,19 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public static func cannotOpen(_ message: String) -> SQLiteError { SQLiteError(code: SQLITE_CANTOPEN, message: message) }
 }
 
-/// One SQLite connection: the only code that calls `sqlite3_*` (with ``Statement``).
+/// One SQLite connection: the only code that calls `sqlite3_*` (with ``Statement``), for the
+/// store's metadata index (RecordStore) and the derived text index (Index).
 ///
 /// Not shared between threads: each user opens its own (SQLite is built thread-safe, but a
 /// connection's statements and transactions belong to one caller at a time).
-final class SQLiteConnection {
-    private(set) var handle: OpaquePointer?
-    let path: String
+public final class SQLiteConnection {
+    public private(set) var handle: OpaquePointer?
+    public let path: String
 
     /// Opens (`create`: or creates) the database at `path` (`sqlite3_open_v2`).
     ///
     /// - Throws: ``SQLiteError`` when the file cannot be opened.
-    init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
+    public init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
         self.path = path
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -54,7 +60,7 @@ final class SQLiteConnection {
 
     deinit { close() }
 
-    func close() {
+    public func close() {
         sqlite3_close_v2(handle)
         handle = nil
     }
@@ -62,7 +68,7 @@ final class SQLiteConnection {
     /// Runs statements that return no rows (`sqlite3_exec`).
     ///
     /// - Throws: ``SQLiteError``.
-    func execute(_ sql: String) throws(SQLiteError) {
+    public func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
@@ -74,7 +80,7 @@ final class SQLiteConnection {
     /// Compiles one statement (`sqlite3_prepare_v2`).
     ///
     /// - Throws: ``SQLiteError``.
-    func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc) }
@@ -85,7 +91,7 @@ final class SQLiteConnection {
     /// what `body` reads is what it writes over); rolls back when it throws.
     ///
     /// - Throws: ``SQLiteError`` from the transaction or `body`.
-    func transaction<T>(write: Bool, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    public func transaction<T>(write: Bool, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         // Inside a transaction already (a read that calls another read): part of it.
         if sqlite3_get_autocommit(handle) == 0 { return try body() }
         try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
@@ -99,19 +105,25 @@ final class SQLiteConnection {
         }
     }
 
-    var errorMessage: String { handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed" }
+    public var errorMessage: String { handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed" }
 
-    func error(_ rc: Int32) -> SQLiteError { SQLiteError(code: rc & 0xff, message: "\(path): \(errorMessage)") }
+    public func error(_ rc: Int32) -> SQLiteError { SQLiteError(code: rc & 0xff, message: "\(path): \(errorMessage)") }
 
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows the last statement changed (`sqlite3_changes`).
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Whether no transaction is open (`sqlite3_get_autocommit`).
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 }
 
 /// A compiled statement: bind, step, read columns. Finalized when released.
-final class Statement {
+public final class Statement {
     private let statement: OpaquePointer
     private let connection: SQLiteConnection
 
-    init(_ statement: OpaquePointer, connection: SQLiteConnection) {
+    public init(_ statement: OpaquePointer, connection: SQLiteConnection) {
         self.statement = statement
         self.connection = connection
     }
@@ -122,7 +134,7 @@ final class Statement {
     ///
     /// - Throws: ``SQLiteError``.
     @discardableResult
-    func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> Statement {
+    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> Statement {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
         for (offset, value) in values.enumerated() {
@@ -132,6 +144,11 @@ final class Statement {
             case .null: rc = sqlite3_bind_null(statement, index)
             case .integer(let n): rc = sqlite3_bind_int64(statement, index, n)
             case .real(let x): rc = sqlite3_bind_double(statement, index, x)
+            case .blob(let bytes):
+                rc = bytes.withUnsafeBytes { raw in
+                    guard let base = raw.baseAddress, !raw.isEmpty else { return csqlite_bind_empty_blob(statement, index) }
+                    return csqlite_bind_blob(statement, index, base, Int32(clamping: raw.count))
+                }
             case .text(let s):
                 var s = s
                 rc = s.withUTF8 { bytes in
@@ -149,7 +166,7 @@ final class Statement {
     /// Advances to the next row: true when there is one (`sqlite3_step`).
     ///
     /// - Throws: ``SQLiteError``.
-    func step() throws(SQLiteError) -> Bool {
+    public func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(statement)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -159,7 +176,7 @@ final class Statement {
     /// Runs a statement that returns no rows.
     ///
     /// - Throws: ``SQLiteError``.
-    func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
+    public func run(_ values: [SQLiteValue] = []) throws(SQLiteError) {
         try bind(values)
         while try step() {}
     }
@@ -167,25 +184,25 @@ final class Statement {
     /// Every row, each turned into a value by `row`.
     ///
     /// - Throws: ``SQLiteError``.
-    func rows<T>(_ values: [SQLiteValue] = [], _ row: (Statement) -> T) throws(SQLiteError) -> [T] {
+    public func rows<T>(_ values: [SQLiteValue] = [], _ row: (Statement) -> T) throws(SQLiteError) -> [T] {
         try bind(values)
         var result: [T] = []
         while try step() { result.append(row(self)) }
         return result
     }
 
-    func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
     /// A column's bytes as SQLite holds them (text unchecked: not repaired).
-    func bytes(_ column: Int32) -> [UInt8] {
+    public func bytes(_ column: Int32) -> [UInt8] {
         guard let bytes = sqlite3_column_text(statement, column) else { return [] }
         return Array(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
     }
-    func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
     /// A text column (invalid UTF-8 repaired, as SQLite returns bytes as they were stored).
-    func text(_ column: Int32) -> String {
+    public func text(_ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(statement, column) else { return "" }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
@@ -193,9 +210,10 @@ final class Statement {
 }
 
 /// A value bound to a statement parameter.
-enum SQLiteValue {
+public enum SQLiteValue {
     case null
     case integer(Int64)
     case real(Double)
     case text(String)
+    case blob([UInt8])
 }

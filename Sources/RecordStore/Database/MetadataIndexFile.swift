@@ -1,0 +1,460 @@
+import Foundation
+import SQLite
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// The persistent metadata index, `indexes/records.sqlite`: every record's metadata (the line a
+/// snapshot used to hold) as of one commit, with the tables that answer lookups without reading
+/// the rest: by name, by identity, by reference target, by asset, by type, by small string value,
+/// by commit, and the tombstones. A process reads the rows it needs, when it needs them; what
+/// changed since (the journal's lines) is held in memory by ``RecordIndex`` over it.
+///
+/// Derived, never the truth: written only at a checkpoint (``write(_:)``), with the commit lock
+/// held, in one SQLite transaction, just before the journal is started afresh; rebuilt from the
+/// record files (or an old `index.jsonl` snapshot) when missing, damaged, of another format,
+/// another database's, or behind the journal.
+///
+/// Each process reads through a read transaction it keeps open between checkpoints (``pin()``),
+/// so that another process's checkpoint does not change what it reads until it has read the
+/// journal lines before it: its view is always the file at one checkpoint plus its own lines.
+///
+/// Not thread-safe: used only under ``RecordDatabase/state``.
+final class MetadataIndexFile {
+    /// The layout of the tables; a file of another is rebuilt.
+    static let formatVersion: Int64 = 1
+
+    struct Header: Equatable {
+        var databaseID: String
+        /// The last commit the file holds.
+        var seq: UInt64
+        var nextIdentity: UInt64
+        var tombstoneHorizon: UInt64
+        /// Rows in `records`.
+        var count: Int
+    }
+
+    let path: String
+    private let connection: SQLiteConnection
+    private(set) var header: Header
+    /// Statements compiled once, by SQL text.
+    private var statements: [String: Statement] = [:]
+
+    private init(path: String, connection: SQLiteConnection, header: Header) {
+        self.path = path
+        self.connection = connection
+        self.header = header
+    }
+
+    // MARK: Opening and building
+
+    /// Opens the file at `path` and reads its header; nil (with the reason) when it is missing,
+    /// not an index of this format, another database's, truncated or unreadable: then build it.
+    static func open(path: String, databaseID: String, writable: Bool) -> (MetadataIndexFile?, reason: String?) {
+        do {
+            guard try Sys.fileStatus(path) != nil else { return (nil, nil) }
+        } catch {
+            return (nil, "it cannot be read (\(error))")
+        }
+        do {
+            let connection = try SQLiteConnection(path: path, create: false, readOnly: !writable)
+            try configure(connection)
+            let header = try readHeader(connection)
+            guard let header else { return (nil, "it is not a record index of format \(formatVersion)") }
+            guard header.databaseID == databaseID else { return (nil, "it is another database's (\(header.databaseID))") }
+            // A file cut short holds fewer pages than its header says (SQLite would only find out on reading them).
+            let pages = try connection.prepare("PRAGMA page_count").rows { $0.int(0) }.first ?? 0
+            let pageSize = try connection.prepare("PRAGMA page_size").rows { $0.int(0) }.first ?? 0
+            var st = stat()
+            if stat(path, &st) == 0, Int64(st.st_size) < pages * pageSize, !hasWriteAheadLog(path) {
+                return (nil, "it is truncated (\(st.st_size) of \(pages * pageSize) bytes)")
+            }
+            let file = MetadataIndexFile(path: path, connection: connection, header: header)
+            try file.pin()
+            return (file, nil)
+        } catch {
+            return (nil, "\(error)")
+        }
+    }
+
+    private static func hasWriteAheadLog(_ path: String) -> Bool { access(path + "-wal", F_OK) == 0 }
+
+    private static func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
+        // WAL: a process reading through its open transaction never blocks the checkpoint's writer.
+        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-8000")
+    }
+
+    /// The header, or nil when the file holds no record index of this format.
+    private static func readHeader(_ connection: SQLiteConnection) throws(SQLiteError) -> Header? {
+        let hasMeta = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'").rows { $0.int(0) }
+        guard hasMeta.first == 1 else { return nil }
+        var values: [String: (Int64, String)] = [:]
+        let rows = try connection.prepare("SELECT key, value, CAST(value AS TEXT) FROM meta").rows([]) {
+            ($0.text(0), $0.int(1), $0.text(2))
+        }
+        for (key, number, text) in rows {
+            values[key] = (number, text)
+        }
+        guard values["format"]?.0 == formatVersion, let id = values["databaseID"]?.1, let seq = values["seq"]?.0,
+            let next = values["nextIdentity"]?.0, let horizon = values["tombstoneHorizon"]?.0, let count = values["count"]?.0,
+            seq >= 0, horizon >= 0, count >= 0
+        else { return nil }
+        return Header(
+            databaseID: id, seq: UInt64(seq), nextIdentity: UInt64(bitPattern: next), tombstoneHorizon: UInt64(horizon),
+            count: Int(count))
+    }
+
+    /// Builds a new file at `path` holding `index` (its records and tombstones, at its seq): written
+    /// to a temp file first and renamed into place, so that a crash leaves the old file or the
+    /// new one. `path` nil: an index in memory (a read-only database). `progress` is called
+    /// every 10,000 records with the count so far.
+    static func build(
+        path: String?, databaseID: String, from index: RecordIndex, temp: String, progress: ((Int) -> Void)? = nil
+    ) throws(RecordStoreError) -> MetadataIndexFile {
+        let target = path == nil ? ":memory:" : temp
+        do {
+            if path != nil {
+                try? Sys.unlink(temp)
+                try Sys.overwriteFile(temp, [])  // created 0600: SQLite keeps the mode of the file it finds
+            }
+            let connection = try SQLiteConnection(path: target, create: true)
+            try connection.execute("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF")
+            try createTables(connection)
+            let file = MetadataIndexFile(
+                path: target, connection: connection,
+                header: Header(
+                    databaseID: databaseID, seq: index.seq, nextIdentity: index.nextIdentity, tombstoneHorizon: index.tombstoneHorizon,
+                    count: 0))
+            try connection.transaction(write: true) { () throws(SQLiteError) in
+                var done = 0
+                for metadata in index.entries.values {
+                    try file.insert(metadata)
+                    done += 1
+                    if done % 10_000 == 0 { progress?(done) }
+                }
+                for tombstone in index.tombstones { try file.insert(tombstone) }
+                file.header.count = done
+                try file.writeHeader()
+            }
+            guard let path else {
+                try file.pin()
+                return file
+            }
+            try connection.execute("PRAGMA journal_mode=WAL")
+            connection.close()
+            let fd = try? Sys.open(temp, O_RDWR)
+            if let fd {
+                try? Sys.fsync(fd, path: temp)
+                Sys.close(fd)
+            }
+            // A log left by the file this one replaces must not be replayed into it.
+            for suffix in ["-wal", "-shm"] { try? Sys.unlink(path + suffix) }
+            try Sys.rename(temp, path)
+            try Sys.fsyncPath((path as NSString).deletingLastPathComponent, directory: true)
+            let (opened, reason) = open(path: path, databaseID: databaseID, writable: true)
+            guard let opened else { throw RecordStoreError.damagedRecord(nil, path: path, reason: reason ?? "missing after it was built") }
+            return opened
+        } catch let error as SQLiteError {
+            if path != nil { try? Sys.unlink(temp) }
+            throw storeError(error, path: path ?? ":memory:")
+        } catch let error as RecordStoreError {
+            if path != nil { try? Sys.unlink(temp) }
+            throw error
+        } catch {
+            throw .damagedRecord(nil, path: path ?? ":memory:", reason: "\(error)")
+        }
+    }
+
+    /// An SQLite failure as the store reports it: a full disk as `ENOSPC`, the rest as damage.
+    static func storeError(_ error: SQLiteError, path: String) -> RecordStoreError {
+        if error.code == 13 { return .io(path: path, operation: "write", errno: ENOSPC) }  // SQLITE_FULL
+        if error.code == 10 { return .io(path: path, operation: "write", errno: EIO) }  // SQLITE_IOERR
+        return .damagedRecord(nil, path: path, reason: error.message)
+    }
+
+    private static func createTables(_ connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.execute(
+            """
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+            CREATE TABLE records(name TEXT PRIMARY KEY, type TEXT NOT NULL, identity INTEGER, seq INTEGER NOT NULL, line BLOB NOT NULL);
+            CREATE INDEX records_identity ON records(identity) WHERE identity IS NOT NULL;
+            CREATE INDEX records_type ON records(type);
+            CREATE INDEX records_seq ON records(seq);
+            CREATE TABLE refs(target TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
+            CREATE INDEX refs_target ON refs(target, key);
+            CREATE INDEX refs_key ON refs(key, target);
+            CREATE INDEX refs_source ON refs(source);
+            CREATE TABLE strings(type TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, norm TEXT NOT NULL, source TEXT NOT NULL);
+            CREATE INDEX strings_norm ON strings(type, key, norm);
+            CREATE INDEX strings_source ON strings(source);
+            CREATE TABLE assets(sha TEXT NOT NULL, source TEXT NOT NULL);
+            CREATE INDEX assets_sha ON assets(sha);
+            CREATE INDEX assets_source ON assets(source);
+            CREATE TABLE tombstones(seq INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL);
+            CREATE INDEX tombstones_seq ON tombstones(seq);
+            """)
+    }
+
+    // MARK: Reading
+
+    /// Starts a new read transaction: from now on this process reads the file as it is now (until
+    /// the next call). Called at open and whenever the journal was started afresh.
+    func pin() throws(SQLiteError) {
+        if sqlite3InTransaction { try connection.execute("COMMIT") }
+        try connection.execute("BEGIN")
+        guard let header = try Self.readHeader(connection), header.databaseID == self.header.databaseID else {
+            throw SQLiteError(code: 11, message: "\(path): the record index was replaced by one of another database or format")
+        }
+        self.header = header
+    }
+
+    private var sqlite3InTransaction: Bool { !connection.isAutocommit }
+
+    private func statement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let found = statements[sql] { return found }
+        let compiled = try connection.prepare(sql)
+        statements[sql] = compiled
+        return compiled
+    }
+
+    /// Rows of `sql` with `values` bound, each decoded as metadata from column 0 (a row that does
+    /// not decode is reported through `damaged` and skipped).
+    private func metadataRows(_ sql: String, _ values: [SQLiteValue]) -> [RecordMetadata] {
+        var found: [RecordMetadata] = []
+        forEachRow(sql, values) { found.append($0) }
+        return found
+    }
+
+    private func forEachRow(_ sql: String, _ values: [SQLiteValue], _ body: (RecordMetadata) -> Void) {
+        do {
+            let statement = try statement(sql)
+            try statement.bind(values)
+            while try statement.step() {
+                let bytes = statement.bytes(0)
+                guard let metadata = try? RecordCoding.decodeMetadata(Data(bytes)) else {
+                    failures.append("\(path): a row does not decode as record metadata")
+                    continue
+                }
+                body(metadata)
+            }
+            try statement.bind([])
+        } catch {
+            failures.append("\(path): \(error)")
+        }
+    }
+
+    private func names(_ sql: String, _ values: [SQLiteValue]) -> [String] {
+        do {
+            let statement = try statement(sql)
+            let found = try statement.rows(values) { $0.text(0) }
+            try statement.bind([])
+            return found
+        } catch {
+            failures.append("\(path): \(error)")
+            return []
+        }
+    }
+
+    /// Read failures since the owner last took them (``takeFailures()``): a file damaged while open.
+    private var failures: [String] = []
+
+    func takeFailures() -> [String] {
+        defer { failures = [] }
+        return failures
+    }
+
+    func metadata(named name: String) -> RecordMetadata? {
+        metadataRows("SELECT line FROM records WHERE name = ?1", [.text(name)]).first
+    }
+
+    func contains(_ name: String) -> Bool {
+        !names("SELECT name FROM records WHERE name = ?1", [.text(name)]).isEmpty
+    }
+
+    func name(identity: UInt64) -> String? {
+        names("SELECT name FROM records WHERE identity = ?1", [.integer(Int64(bitPattern: identity))]).first
+    }
+
+    /// Names of the records referencing `target` through `key`.
+    func referrers(to target: String, key: String) -> [String] {
+        names("SELECT source FROM refs WHERE target = ?1 AND key = ?2", [.text(target), .text(key)])
+    }
+
+    /// (key, name) of every record referencing `target`.
+    func referrers(to target: String) -> [(key: String, name: String)] {
+        do {
+            let statement = try statement("SELECT key, source FROM refs WHERE target = ?1")
+            let found = try statement.rows([.text(target)]) { (key: $0.text(0), name: $0.text(1)) }
+            try statement.bind([])
+            return found
+        } catch {
+            failures.append("\(path): \(error)")
+            return []
+        }
+    }
+
+    /// Every target some record references through `key`, each once.
+    func targets(key: String) -> [String] {
+        names("SELECT DISTINCT target FROM refs WHERE key = ?1", [.text(key)])
+    }
+
+    /// Names of the records using the asset `sha256`.
+    func users(ofAsset sha256: String) -> [String] {
+        names("SELECT source FROM assets WHERE sha = ?1", [.text(sha256)])
+    }
+
+    func metadata(ofType recordType: String) -> [RecordMetadata] {
+        metadataRows("SELECT line FROM records WHERE type = ?1", [.text(recordType)])
+    }
+
+    /// Records of `recordType` whose small string field `key` is `value` as Swift compares
+    /// strings (canonical equivalence: the table is searched by the values' NFC form).
+    func metadata(ofType recordType: String, whereField key: String, equals value: String) -> [RecordMetadata] {
+        metadataRows(
+            "SELECT r.line FROM strings s JOIN records r ON r.name = s.source WHERE s.type = ?1 AND s.key = ?2 AND s.norm = ?3",
+            [.text(recordType), .text(key), .text(Self.normalized(value))])
+    }
+
+    /// `value` in NFC (ASCII as it is, without asking Foundation).
+    static func normalized(_ value: String) -> String {
+        var value = value
+        let ascii = value.withUTF8 { bytes in bytes.allSatisfy { $0 < 0x80 } }
+        return ascii ? value : value.precomposedStringWithCanonicalMapping
+    }
+
+    /// Distinct values of the small string field `key` of records of `recordType`.
+    func values(ofField key: String, ofType recordType: String) -> [String] {
+        names("SELECT DISTINCT value FROM strings WHERE type = ?1 AND key = ?2", [.text(recordType), .text(key)])
+    }
+
+    /// Records saved by a commit after `seq`.
+    func metadata(changedAfter seq: UInt64) -> [RecordMetadata] {
+        metadataRows("SELECT line FROM records WHERE seq > ?1 ORDER BY seq", [.integer(Int64(clamping: seq))])
+    }
+
+    /// Tombstones of commits after `seq`, oldest first.
+    func tombstones(after seq: UInt64) -> [Tombstone] {
+        do {
+            let statement = try statement("SELECT seq, name, type FROM tombstones WHERE seq > ?1 ORDER BY seq")
+            let found = try statement.rows([.integer(Int64(clamping: seq))]) {
+                Tombstone(seq: UInt64($0.int(0)), recordID: RecordID(recordName: $0.text(1)), recordType: $0.text(2))
+            }
+            try statement.bind([])
+            return found
+        } catch {
+            failures.append("\(path): \(error)")
+            return []
+        }
+    }
+
+    /// Calls `body` with every record's metadata (a scan of the whole file).
+    func forEach(_ body: (RecordMetadata) -> Void) {
+        forEachRow("SELECT line FROM records", [], body)
+    }
+
+    // MARK: Writing
+
+    /// Writes what changed since the file's commit (``header``'s seq) up to `index`'s: its saved
+    /// records, the names it deleted, its tombstones, its counters, in one transaction (with
+    /// `synchronous=FULL`: durable when it returns). Refused (false) when the file is already
+    /// at or past `index.seq` (another process's checkpoint came first). Starts a new read
+    /// transaction after it.
+    func write(_ index: RecordIndex) throws(RecordStoreError) -> Bool {
+        do {
+            if sqlite3InTransaction { try connection.execute("COMMIT") }
+            let written = try connection.transaction(write: true) { () throws(SQLiteError) -> Bool in
+                guard let current = try Self.readHeader(connection), current.databaseID == header.databaseID else {
+                    throw SQLiteError(code: 11, message: "\(path): the record index was replaced while open")
+                }
+                header = current
+                guard current.seq < index.seq else { return false }
+                var count = current.count
+                for name in index.entries.namesDeletedFromBase {
+                    if try delete(name) { count -= 1 }
+                }
+                for metadata in index.entries.overlay {
+                    if try delete(metadata.recordID.recordName) { count -= 1 }
+                    try insert(metadata)
+                    count += 1
+                }
+                for tombstone in index.tombstones { try insert(tombstone) }
+                header.seq = index.seq
+                header.nextIdentity = max(header.nextIdentity, index.nextIdentity)
+                header.tombstoneHorizon = max(header.tombstoneHorizon, index.tombstoneHorizon)
+                header.count = count
+                try dropOldTombstones()
+                try writeHeader()
+                return true
+            }
+            try pin()
+            return written
+        } catch {
+            try? pin()
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// Keeps the newest ``RecordIndex/tombstoneLimit`` tombstones; the horizon moves past the rest.
+    private func dropOldTombstones() throws(SQLiteError) {
+        let count = try statement("SELECT count(*) FROM tombstones").rows { $0.int(0) }.first ?? 0
+        guard count > RecordIndex.tombstoneLimit else { return }
+        let drop = count - Int64(RecordIndex.tombstoneLimit / 2)
+        let horizon = try statement("SELECT seq FROM tombstones ORDER BY seq LIMIT 1 OFFSET ?1").rows([.integer(drop - 1)]) { $0.int(0) }
+        guard let horizon = horizon.first else { return }
+        try statement("DELETE FROM tombstones WHERE seq <= ?1").run([.integer(horizon)])
+        header.tombstoneHorizon = max(header.tombstoneHorizon, UInt64(horizon))
+    }
+
+    private func writeHeader() throws(SQLiteError) {
+        let put = try statement("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+        try put.run([.text("format"), .integer(Self.formatVersion)])
+        try put.run([.text("databaseID"), .text(header.databaseID)])
+        try put.run([.text("seq"), .integer(Int64(clamping: header.seq))])
+        try put.run([.text("nextIdentity"), .integer(Int64(bitPattern: header.nextIdentity))])
+        try put.run([.text("tombstoneHorizon"), .integer(Int64(clamping: header.tombstoneHorizon))])
+        try put.run([.text("count"), .integer(Int64(header.count))])
+    }
+
+    /// Removes a record's rows; whether it was there.
+    private func delete(_ name: String) throws(SQLiteError) -> Bool {
+        let key: [SQLiteValue] = [.text(name)]
+        try statement("DELETE FROM refs WHERE source = ?1").run(key)
+        try statement("DELETE FROM strings WHERE source = ?1").run(key)
+        try statement("DELETE FROM assets WHERE source = ?1").run(key)
+        try statement("DELETE FROM records WHERE name = ?1").run(key)
+        return connection.changes > 0
+    }
+
+    private func insert(_ metadata: RecordMetadata) throws(SQLiteError) {
+        let name = metadata.recordID.recordName
+        var w = JSONWriter(capacity: 512)
+        metadata.write(into: &w)
+        let identity: SQLiteValue = metadata.storedIdentity.map { .integer(Int64(bitPattern: $0)) } ?? .null
+        try statement("INSERT INTO records(name, type, identity, seq, line) VALUES (?1, ?2, ?3, ?4, ?5)").run([
+            .text(name), .text(metadata.recordType), identity, .integer(Int64(clamping: metadata.seq)), .blob(w.bytes),
+        ])
+        let addReference = try statement("INSERT INTO refs(target, key, source) VALUES (?1, ?2, ?3)")
+        var failure: SQLiteError?
+        metadata.forEachReference { key, reference in
+            do throws(SQLiteError) { try addReference.run([.text(reference.recordID.recordName), .text(key), .text(name)]) } catch { failure = error }
+        }
+        let addString = try statement("INSERT INTO strings(type, key, value, norm, source) VALUES (?1, ?2, ?3, ?4, ?5)")
+        metadata.forEachSmallString { key, value in
+            do throws(SQLiteError) {
+                try addString.run([.text(metadata.recordType), .text(key), .text(value), .text(Self.normalized(value)), .text(name)])
+            } catch { failure = error }
+        }
+        let addAsset = try statement("INSERT INTO assets(sha, source) VALUES (?1, ?2)")
+        metadata.forEachAsset { asset in
+            do throws(SQLiteError) { try addAsset.run([.text(asset.sha256), .text(name)]) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    private func insert(_ tombstone: Tombstone) throws(SQLiteError) {
+        try statement("INSERT INTO tombstones(seq, name, type) VALUES (?1, ?2, ?3)").run([
+            .integer(Int64(clamping: tombstone.seq)), .text(tombstone.recordID.recordName), .text(tombstone.recordType),
+        ])
+    }
+}
