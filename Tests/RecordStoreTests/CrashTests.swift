@@ -82,9 +82,9 @@ import Testing
         #expect(renamed > 20, "the child renamed \(renamed) times over 20 kills")
         let before = try makeDatabase(path)
         let titles = (0..<50).map { try? before.record(for: RecordID(recordName: "p0-\($0)"))["title"] }
-        // The checkpoint writes the lagging record files; without index.jsonl they alone hold the records.
+        // The checkpoint writes the lagging record files; without the index file they alone hold the records.
         try before.checkpoint()
-        try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+        try FileManager.default.removeItem(atPath: path + "/indexes/records.sqlite")
         let rebuilt = try makeDatabase(path)
         #expect((0..<50).map { try? rebuilt.record(for: RecordID(recordName: "p0-\($0)"))["title"] } == titles)
     }

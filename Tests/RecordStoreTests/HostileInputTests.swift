@@ -91,8 +91,8 @@ import Testing
         let path = makeTemporaryDirectory("format")
         _ = try makeDatabase(path)
         try Data(#"{"format":99,"databaseID":"x"}"#.utf8).write(to: URL(fileURLWithPath: path + "/notesfs.json"))
-        #expect(throws: RecordStoreError.unsupportedFormat(found: 99, supported: 2)) { try makeDatabase(path) }
-        #expect(RecordStoreError.unsupportedFormat(found: 99, supported: 2).description.contains("upgrade notesfs"))
+        #expect(throws: RecordStoreError.unsupportedFormat(found: 99, supported: 3)) { try makeDatabase(path) }
+        #expect(RecordStoreError.unsupportedFormat(found: 99, supported: 3).description.contains("upgrade notesfs"))
     }
 
     @Test func aDirectoryOfOtherFilesIsNotTakenOver() throws {

@@ -94,7 +94,7 @@ import Testing
             if checkpointFirst { try db.checkpoint() }
             // After the checkpoint the journal holds no line: the rebuild reads only record files,
             // so they must be current.
-            try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+            try FileManager.default.removeItem(atPath: path + "/indexes/records.sqlite")
             let reopened = try makeDatabase(path)
             let record = try reopened.record(for: RecordID(recordName: "n"))
             #expect(record["title"] == "After the checkpoint", "checkpoint first: \(checkpointFirst)")
@@ -148,7 +148,7 @@ import Testing
         #expect(reopened.databaseID == id)
         #expect(try reopened.record(for: RecordID(recordName: "n"))["text"] == "kept")
         let format = try String(contentsOfFile: path + "/notesfs.json", encoding: .utf8)
-        #expect(format.contains(#""format":2"#))
+        #expect(format.contains(#""format":3"#))
     }
 
     @Test func aRecordOfSmallFieldsGetsItsFileWhenNewThenLater() throws {
@@ -168,7 +168,7 @@ import Testing
         #expect(try reopened.record(for: RecordID(recordName: "f"))["name"] == "g")
         try reopened.checkpoint()
         #expect(try recordFile(path, "f").contains(#""value":"g""#))
-        try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+        try FileManager.default.removeItem(atPath: path + "/indexes/records.sqlite")
         let rebuilt = try makeDatabase(path)
         #expect(try rebuilt.record(for: RecordID(recordName: "f"))["name"] == "g")
         #expect(try rebuilt.record(for: RecordID(recordName: "n"))["folder"]?.referenceValue?.recordID.recordName == "f")
@@ -235,7 +235,7 @@ import Testing
         #expect(try other.record(for: RecordID(recordName: "n"))["title"] == "Renamed again")
         try db.checkpoint()
         #expect(try recordFile(path, "n").contains("Renamed again"))
-        try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+        try FileManager.default.removeItem(atPath: path + "/indexes/records.sqlite")
         let rebuilt = try makeDatabase(path)
         let record = try rebuilt.record(for: RecordID(recordName: "n"))
         #expect(record["title"] == "Renamed again" && record["text"] == .string(longText))

@@ -46,7 +46,7 @@ import Testing
         #expect(reopened.metadata(for: RecordID(recordName: "late")) != nil)
         #expect(reopened.referrers(to: RecordID(recordName: "f"), key: "folder").count == 50)
         // A lost snapshot is rebuilt from the record files.
-        try FileManager.default.removeItem(atPath: path + "/index.jsonl")
+        try FileManager.default.removeItem(atPath: path + "/indexes/records.sqlite")
         let rebuilt = try makeDatabase(path)
         #expect(rebuilt.recordCount == 51)
         #expect(rebuilt.metadata(for: RecordID(recordName: "n0")) == nil)

@@ -4,10 +4,11 @@ import Testing
 
 @testable import RecordStore
 
-/// `index.jsonl` loaded block by block (parsed in the background, inserted in order) and decoded
+/// `index.jsonl` (of versions before the index file, read once to build it) loaded block by block (parsed in the background, inserted in order) and decoded
 /// straight into the index's compact metadata gives what the record decoder gives.
 @Suite struct SnapshotLoadTests {
-    /// A database of `count` notes in a few folders, checkpointed (all of it in index.jsonl).
+    /// A database of `count` notes in a few folders, checkpointed, and its `index.jsonl` as an
+    /// older version wrote it.
     static func checkpointed(_ count: Int) throws -> RecordDatabase {
         let db = try makeDatabase()
         try db.modify(saving: (0..<5).map { folder("f\($0)") })
@@ -20,6 +21,8 @@ import Testing
             })
         try db.modify(deleting: [RecordID(recordName: "n3")])
         try db.checkpoint()
+        let index = db.state.withLock { $0.index }
+        _ = try Snapshot.write(index, generation: 1, to: db.layout.snapshot, temp: db.layout.temp + "/snapshot")
         return db
     }
 

@@ -59,16 +59,22 @@ final class MetadataIndexFile {
         }
         do {
             let connection = try SQLiteConnection(path: path, create: false, readOnly: !writable)
-            try configure(connection)
+            try configure(connection, writable: writable)
             let header = try readHeader(connection)
             guard let header else { return (nil, "it is not a record index of format \(formatVersion)") }
             guard header.databaseID == databaseID else { return (nil, "it is another database's (\(header.databaseID))") }
-            // A file cut short holds fewer pages than its header says (SQLite would only find out on reading them).
-            let pages = try connection.prepare("PRAGMA page_count").rows { $0.int(0) }.first ?? 0
-            let pageSize = try connection.prepare("PRAGMA page_size").rows { $0.int(0) }.first ?? 0
-            var st = stat()
-            if stat(path, &st) == 0, Int64(st.st_size) < pages * pageSize, !hasWriteAheadLog(path) {
-                return (nil, "it is truncated (\(st.st_size) of \(pages * pageSize) bytes)")
+            // A file cut short holds fewer pages than its header says (SQLite would only find out
+            // on reading them). Its log is first copied into it as far as no reader needs it, so
+            // that the file alone should hold every page; when a reader keeps some in the log,
+            // the file is another process's open index, not checked here.
+            let logged = writable ? try connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").rows([]) { ($0.int(1), $0.int(2)) }.first : nil
+            if let logged, logged.0 == logged.1 || logged.0 == -1 {
+                let pages = try connection.prepare("PRAGMA page_count").rows([]) { $0.int(0) }.first ?? 0
+                let pageSize = try connection.prepare("PRAGMA page_size").rows([]) { $0.int(0) }.first ?? 0
+                var st = stat()
+                if stat(path, &st) == 0, Int64(st.st_size) < pages * pageSize {
+                    return (nil, "it is truncated (\(st.st_size) of \(pages * pageSize) bytes)")
+                }
             }
             let file = MetadataIndexFile(path: path, connection: connection, header: header)
             try file.pin()
@@ -78,11 +84,10 @@ final class MetadataIndexFile {
         }
     }
 
-    private static func hasWriteAheadLog(_ path: String) -> Bool { access(path + "-wal", F_OK) == 0 }
-
-    private static func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
+    private static func configure(_ connection: SQLiteConnection, writable: Bool) throws(SQLiteError) {
         // WAL: a process reading through its open transaction never blocks the checkpoint's writer.
-        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-8000")
+        if writable { try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL") }
+        try connection.execute("PRAGMA cache_size=-8000")
     }
 
     /// The header, or nil when the file holds no record index of this format.
@@ -234,13 +239,14 @@ final class MetadataIndexFile {
                 let bytes = statement.bytes(0)
                 guard let metadata = try? RecordCoding.decodeMetadata(Data(bytes)) else {
                     failures.append("\(path): a row does not decode as record metadata")
+                    isDamaged = true
                     continue
                 }
                 body(metadata)
             }
             try statement.bind([])
         } catch {
-            failures.append("\(path): \(error)")
+            failed(error)
         }
     }
 
@@ -251,13 +257,23 @@ final class MetadataIndexFile {
             try statement.bind([])
             return found
         } catch {
-            failures.append("\(path): \(error)")
+            failed(error)
             return []
         }
     }
 
-    /// Read failures since the owner last took them (``takeFailures()``): a file damaged while open.
-    private var failures: [String] = []
+    /// Read failures since the owner last took them (``takeFailures()``).
+    private var failures: [String] = [] {
+        didSet { if failures.count > 100 { failures.removeFirst(50) } }
+    }
+    /// Whether a read found the file damaged (a page missing or garbled: SQLite finds out only on
+    /// reading it): the owner rebuilds it (``RecordDatabase/rebuildDamagedIndex(_:)``).
+    private(set) var isDamaged = false
+
+    private func failed(_ error: SQLiteError) {
+        failures.append("\(path): \(error)")
+        if error.isDamage { isDamaged = true }
+    }
 
     func takeFailures() -> [String] {
         defer { failures = [] }
@@ -289,7 +305,7 @@ final class MetadataIndexFile {
             try statement.bind([])
             return found
         } catch {
-            failures.append("\(path): \(error)")
+            failed(error)
             return []
         }
     }
@@ -343,7 +359,7 @@ final class MetadataIndexFile {
             try statement.bind([])
             return found
         } catch {
-            failures.append("\(path): \(error)")
+            failed(error)
             return []
         }
     }

@@ -105,6 +105,7 @@ extension RecordDatabase {
     /// Reads other processes' commits now (the background thread also does, about 4 times a second).
     public func refresh() throws(RecordStoreError) {
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
+            if state.index.entries.base?.isDamaged == true { return try rebuildDamagedIndex(&state) }
             let replaced = try state.journal.isReplaced()
             if !replaced, try !state.journal.hasNewBytes() { return [] }
             return try catchUp(&state)
@@ -154,6 +155,30 @@ extension RecordDatabase {
         if let damage { log(damage) }
         if let last { state.unverifiedForeignEntry = last }
         return changes
+    }
+
+    /// Builds the index file again from the record files and the journal, after a read found it
+    /// damaged (logged with what the reads met); observers hear of a reset. Takes the commit lock.
+    func rebuildDamagedIndex(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
+        for failure in state.index.entries.base?.takeFailures() ?? [] { log(failure) }
+        try Sys.lock(state.lockFD, shared: isReadOnly, path: layout.lockFile)
+        defer { Sys.unlock(state.lockFD) }
+        _ = try applyNewEntries(&state)
+        var rebuilt = Self.rebuildIndex(layout)
+        rebuilt.seq = state.journal.baseSeq
+        var journal = try JournalFile(path: layout.journal, writable: false)
+        defer { journal.close() }
+        _ = try journal.readEntries { entry in if entry.seq > rebuilt.seq { rebuilt.apply(entry) } } damaged: { _ in }
+        let file = try MetadataIndexFile.build(
+            path: isReadOnly ? nil : layout.metadataIndex, databaseID: databaseID, from: rebuilt, temp: RecordFiles.tempPath(layout))
+        log("\(file.path): the record index was damaged; it was rebuilt from the record files and the journal")
+        let stale = rebuilt.staleRecordFiles
+        state.index = state.index.emptied(over: file)
+        state.index.staleRecordFiles = stale
+        return [
+            RecordStoreChange(
+                saved: [], deleted: [], isExternal: true, isReset: true, token: ChangeToken(databaseID: databaseID, seq: state.index.seq))
+        ]
     }
 
     /// Reads the index file again as the current journal's base (another process checkpointed):

@@ -316,12 +316,15 @@ public final class RecordDatabase: Sendable {
         FileHandle.standardError.write(Data("notesfs: \(message)\n".utf8))
     }
 
-    /// Rebuilds the index by reading every record file (when the snapshot is lost).
+    /// Rebuilds the index by reading every record file (when the index file is lost). Each
+    /// record's commit is read back from its change tag (the commit's seq in base 36), so that
+    /// change tokens from before still find what changed after them.
     static func rebuildIndex(_ layout: DatabaseLayout) -> RecordIndex {
         var index = RecordIndex()
         RecordFiles.scan(layout) { _, result in
             if case .success(let record) = result {
-                index.insert(RecordMetadata(savedRecord: record, seq: 0))
+                let seq = record.recordChangeTag.flatMap { UInt64($0, radix: 36) } ?? 0
+                index.insert(RecordMetadata(savedRecord: record, seq: seq))
             }
         }
         return index

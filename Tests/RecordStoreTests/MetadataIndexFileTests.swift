@@ -1,0 +1,164 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import RecordStore
+
+/// The metadata index file (`indexes/records.sqlite`) is derived: whatever state it is found in
+/// (missing, garbage, cut short, of another format, another database's, behind or ahead of the
+/// journal) the database opens to every commit, with the file rebuilt; and a database of a
+/// version before it (an `index.jsonl` snapshot) is read by this one.
+@Suite struct MetadataIndexFileTests {
+    /// A database of folders and notes, checkpointed, with commits after the checkpoint.
+    static func database(_ label: String) throws -> (path: String, live: [String: RecordMetadata]) {
+        let path = makeTemporaryDirectory(label)
+        let db = try makeDatabase(path)
+        try db.modify(saving: (0..<3).map { folder("f\($0)") })
+        try db.modify(saving: (0..<300).map { note("n\($0)", folder: "f\($0 % 3)", text: "text \($0) é") })
+        try db.modify(deleting: [RecordID(recordName: "n5")])
+        try db.checkpoint()
+        var n7 = try db.record(for: RecordID(recordName: "n7"))
+        n7["title"] = .string("after the checkpoint")
+        try db.modify(saving: [n7, note("new", folder: "f1", text: "new")], deleting: [RecordID(recordName: "n8")])
+        let live = everything(db)
+        try db.close()
+        return (path, live)
+    }
+
+    static func everything(_ db: RecordDatabase) -> [String: RecordMetadata] {
+        Dictionary(uniqueKeysWithValues: db.metadata { _ in true }.map { ($0.recordID.recordName, $0) })
+    }
+
+    static func indexPath(_ path: String) -> String { path + "/indexes/records.sqlite" }
+
+    /// Opens the database and checks that it reads `live` and that its index file is whole again.
+    static func expectOpens(_ path: String, to live: [String: RecordMetadata]) throws {
+        let db = try makeDatabase(path)
+        defer { try? db.close() }
+        #expect(everything(db) == live)
+        #expect(db.recordCount == live.count)
+        #expect(db.referrers(to: RecordID(recordName: "f1"), key: "folder").count == live.values.count { $0.field("folder")?.referenceValue?.recordID.recordName == "f1" })
+        #expect(try db.check().problems.isEmpty)
+        try db.checkpoint()
+        let reopened = try makeDatabase(path)
+        #expect(everything(reopened) == live)
+        #expect(reopened.state.withLock { $0.index.entries.base?.header.count } == live.count)
+    }
+
+    @Test func aMissingIndexFileIsRebuilt() throws {
+        let (path, live) = try Self.database("index-missing")
+        for suffix in ["", "-wal", "-shm"] { unlink(Self.indexPath(path) + suffix) }
+        try Self.expectOpens(path, to: live)
+    }
+
+    @Test func aGarbageIndexFileIsRebuilt() throws {
+        let (path, live) = try Self.database("index-garbage")
+        try Data((0..<(256 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) }).write(to: URL(fileURLWithPath: Self.indexPath(path)))
+        try Self.expectOpens(path, to: live)
+    }
+
+    @Test func aTruncatedIndexFileIsRebuilt() throws {
+        let (path, live) = try Self.database("index-truncated")
+        let db = try makeDatabase(path)
+        try db.checkpoint()  // everything in the main file, the log checkpointed into it when closed
+        try db.close()
+        var st = stat()
+        try #require(stat(Self.indexPath(path), &st) == 0 && st.st_size > 8192)
+        try #require(truncate(Self.indexPath(path), st.st_size / 2) == 0)
+        // SQLite finds a missing page only when it reads it: the first read that meets one marks
+        // the file damaged, and the next refresh (the background thread's, 4 times a second) builds it again.
+        let reader = try makeDatabase(path)
+        _ = Self.everything(reader)
+        #expect(reader.state.withLock { $0.index.entries.base?.isDamaged } == true)
+        try reader.refresh()
+        #expect(Self.everything(reader) == live)
+        try Self.expectOpens(path, to: live)
+    }
+
+    @Test func anIndexFileOfAnotherFormatIsRebuilt() throws {
+        let (path, live) = try Self.database("index-format")
+        try Self.sqlite(Self.indexPath(path), "UPDATE meta SET value = 0 WHERE key = 'format'")
+        try Self.expectOpens(path, to: live)
+    }
+
+    @Test func anotherDatabasesIndexFileIsRebuilt() throws {
+        let (path, live) = try Self.database("index-foreign")
+        let (other, _) = try Self.database("index-foreign-other")
+        for suffix in ["-wal", "-shm"] { unlink(Self.indexPath(path) + suffix) }
+        try FileManager.default.removeItem(atPath: Self.indexPath(path))
+        try FileManager.default.copyItem(atPath: Self.indexPath(other), toPath: Self.indexPath(path))
+        try Self.expectOpens(path, to: live)
+    }
+
+    @Test func anIndexFileBehindTheJournalIsRebuilt() throws {
+        let path = makeTemporaryDirectory("index-behind")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f1"), note("a", folder: "f1")])
+        try db.checkpoint()
+        let old = try Data(contentsOf: URL(fileURLWithPath: Self.indexPath(path)))
+        try db.modify(saving: [note("b", folder: "f1")], deleting: [RecordID(recordName: "a")])
+        try db.checkpoint()
+        try db.modify(saving: [note("c", folder: "f1")])
+        let live = Self.everything(db)
+        try db.close()
+        for suffix in ["-wal", "-shm"] { unlink(Self.indexPath(path) + suffix) }
+        try old.write(to: URL(fileURLWithPath: Self.indexPath(path)))
+        try Self.expectOpens(path, to: live)
+    }
+
+    @Test func anIndexFileAheadOfTheJournalIsRebuilt() throws {
+        let path = makeTemporaryDirectory("index-ahead")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f1"), note("a", folder: "f1")])
+        try db.checkpoint()
+        try db.close()
+        // A copy of the database as it is now; the original goes on past another checkpoint.
+        let copy = makeTemporaryDirectory("index-ahead-copy")
+        try FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let copyLive = Self.everything(try makeDatabase(copy))
+        let later = try makeDatabase(path)
+        try later.modify(saving: [note("b", folder: "f1")], deleting: [RecordID(recordName: "a")])
+        try later.checkpoint()
+        try later.close()
+        // The copy gets the later index file: it holds commits its journal does not.
+        for suffix in ["", "-wal", "-shm"] { unlink(Self.indexPath(copy) + suffix) }
+        try FileManager.default.copyItem(atPath: Self.indexPath(path), toPath: Self.indexPath(copy))
+        try Self.expectOpens(copy, to: copyLive)
+    }
+
+    @Test func aDatabaseOfAVersionBeforeTheIndexFileIsReadFromItsSnapshot() throws {
+        let path = makeTemporaryDirectory("index-migration")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f1"), note("a", folder: "f1", text: "a"), note("b", folder: "f1")])
+        try db.modify(deleting: [RecordID(recordName: "b")])
+        try db.checkpoint()
+        // As the older version left it: its snapshot at the journal's base, no index file, format 2.
+        let index = db.state.withLock { $0.index }
+        _ = try Snapshot.write(index, generation: 1, to: db.layout.snapshot, temp: db.layout.temp + "/snapshot")
+        try db.modify(saving: [note("c", folder: "f1", text: "after the snapshot")])
+        let live = Self.everything(db)
+        let token = ChangeToken(databaseID: db.databaseID, seq: 1)
+        try db.close()
+        for suffix in ["", "-wal", "-shm"] { unlink(Self.indexPath(path) + suffix) }
+        try Data(#"{"format":2,"databaseID":"\#(db.databaseID)"}"#.utf8).write(to: URL(fileURLWithPath: path + "/notesfs.json"))
+
+        let migrated = try makeDatabase(path)
+        #expect(Self.everything(migrated) == live)
+        #expect(try migrated.changes(since: token).deleted == [RecordID(recordName: "b")])
+        #expect(!FileManager.default.fileExists(atPath: path + "/index.jsonl"))
+        #expect(try String(contentsOfFile: path + "/notesfs.json", encoding: .utf8).contains(#""format":3"#))
+        #expect(migrated.state.withLock { $0.index.entries.base?.header.count } == 2)
+        #expect(try migrated.check().problems.isEmpty)
+    }
+
+    /// Runs SQL on an SQLite file with the `sqlite3` program.
+    static func sqlite(_ file: String, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [file, sql]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+    }
+}
