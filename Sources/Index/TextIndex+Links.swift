@@ -1,7 +1,7 @@
-import SQLite
 import CSQLite
 import Foundation
 import RecordStore
+import SQLite
 
 /// A link of a note as the index keeps it: enough to resolve it again without the note's text.
 public struct IndexedLink: Sendable, Hashable {

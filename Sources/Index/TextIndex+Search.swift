@@ -1,7 +1,7 @@
-import SQLite
 import CSQLite
 import Foundation
 import RecordStore
+import SQLite
 
 /// One search result.
 public struct SearchHit: Sendable, Equatable {

@@ -1,7 +1,7 @@
-import SQLite
 import CSQLite
 import Foundation
 import RecordStore
+import SQLite
 
 /// The full-text index of one database: a derived SQLite file beside the records, never synced.
 ///

@@ -151,7 +151,9 @@ import Testing
         let before = try Self.journalHeader(db)
         // The journal just under the threshold.
         let size = db.state.withLock { $0.journal.size }
-        try db.modify(saving: [note("under", folder: "f", text: String(repeating: "u", count: RecordDatabase.checkpointMinimum - size - (64 << 10)))])
+        try db.modify(saving: [
+            note("under", folder: "f", text: String(repeating: "u", count: RecordDatabase.checkpointMinimum - size - (64 << 10)))
+        ])
         // Fill the disk, then free room for the next commit's journal line and record file only.
         let fill = point + "/fill"
         let fd = open(fill, O_WRONLY | O_CREAT, 0o600)

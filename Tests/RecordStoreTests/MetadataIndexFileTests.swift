@@ -37,7 +37,9 @@ import Testing
         defer { try? db.close() }
         #expect(everything(db) == live)
         #expect(db.recordCount == live.count)
-        #expect(db.referrers(to: RecordID(recordName: "f1"), key: "folder").count == live.values.count { $0.field("folder")?.referenceValue?.recordID.recordName == "f1" })
+        #expect(
+            db.referrers(to: RecordID(recordName: "f1"), key: "folder").count
+                == live.values.count { $0.field("folder")?.referenceValue?.recordID.recordName == "f1" })
         #expect(try db.check().problems.isEmpty)
         try db.checkpoint()
         let reopened = try makeDatabase(path)

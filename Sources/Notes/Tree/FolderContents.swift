@@ -60,9 +60,9 @@ public final class FolderContents {
     /// particular order, without the virtual `Recovered` entry of the root (see
     /// ``FolderTree/showsRecovered(in:)``).
     ///
-    /// The root's records are those with no parent, found in one scan of the index for every
-    /// shown type (a field the index leaves out as large is there, so not missing); a folder's
-    /// through the reference index (no scan).
+    /// The root's records are those with no parent, found through the index's table of the
+    /// reference keys each record holds (a field the index leaves out as large is there, so not
+    /// missing); a folder's through the reference index (no scan).
     public static func forEachMember(
         of folder: RecordID?, tree: FolderTree, in database: RecordDatabase, _ body: (RecordMetadata) -> Void
     ) {
@@ -79,11 +79,13 @@ public final class FolderContents {
                 body(metadata)
             }
         } else {
-            let atRoot = database.metadata { metadata in
-                guard let key = parentKey(ofRecordType: metadata.recordType) else { return false }
-                return metadata.field(key) == nil && !metadata.isLarge(key)
+            for type in [Folder.recordType] + FolderTree.itemTypes {
+                guard let key = parentKey(ofRecordType: type) else { continue }
+                for metadata in database.metadata(ofType: type, withoutReferenceIn: key)
+                where metadata.field(key) == nil && !metadata.isLarge(key) {
+                    body(metadata)
+                }
             }
-            for metadata in atRoot { body(metadata) }
         }
     }
 

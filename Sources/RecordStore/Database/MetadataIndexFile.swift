@@ -182,9 +182,11 @@ final class MetadataIndexFile {
         try connection.execute(
             """
             CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-            CREATE TABLE records(name TEXT PRIMARY KEY, type TEXT NOT NULL, identity INTEGER, seq INTEGER NOT NULL, line BLOB NOT NULL);
+            CREATE TABLE records(
+                name TEXT PRIMARY KEY, type TEXT NOT NULL, identity INTEGER, seq INTEGER NOT NULL, refkeys TEXT NOT NULL,
+                line BLOB NOT NULL);
             CREATE INDEX records_identity ON records(identity) WHERE identity IS NOT NULL;
-            CREATE INDEX records_type ON records(type);
+            CREATE INDEX records_type ON records(type, refkeys);
             CREATE INDEX records_seq ON records(seq);
             CREATE TABLE refs(target TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
             CREATE INDEX refs_target ON refs(target, key);
@@ -297,6 +299,13 @@ final class MetadataIndexFile {
         names("SELECT source FROM refs WHERE target = ?1 AND key = ?2", [.text(target), .text(key)])
     }
 
+    /// Metadata of the records referencing `target` through `key` (one query, not one per record).
+    func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
+        metadataRows(
+            "SELECT r.line FROM refs f JOIN records r ON r.name = f.source WHERE f.target = ?1 AND f.key = ?2",
+            [.text(target), .text(key)])
+    }
+
     /// (key, name) of every record referencing `target`.
     func referrers(to target: String) -> [(key: String, name: String)] {
         do {
@@ -310,9 +319,34 @@ final class MetadataIndexFile {
         }
     }
 
-    /// Every target some record references through `key`, each once.
+    /// Every target some record references through `key`, each once: one seek of the index per
+    /// target (not a scan of the references).
     func targets(key: String) -> [String] {
-        names("SELECT DISTINCT target FROM refs WHERE key = ?1", [.text(key)])
+        distinct("target", in: "refs", where: "key", is: key)
+    }
+
+    /// The distinct values of `column` in the rows of `table` whose `filter` column is `value`,
+    /// each found by seeking the next one after the last: a skip scan of an index on
+    /// (`filter`, `column`), one seek per value rather than a read of every row.
+    private func distinct(_ column: String, in table: String, where filter: String, is value: String) -> [String] {
+        let first = "SELECT \(column) FROM \(table) WHERE \(filter) = ?1 ORDER BY \(column) LIMIT 1"
+        let next = "SELECT \(column) FROM \(table) WHERE \(filter) = ?1 AND \(column) > ?2 ORDER BY \(column) LIMIT 1"
+        var found: [String] = []
+        while let last = names(found.isEmpty ? first : next, [.text(value)] + found.suffix(1).map(SQLiteValue.text)).first {
+            found.append(last)
+        }
+        return found
+    }
+
+    /// Records of `recordType` that hold no reference in field `key`: one seek per distinct set of
+    /// reference keys the type's records hold, then the rows of the sets without `key`.
+    func metadata(ofType recordType: String, withoutReferenceIn key: String) -> [RecordMetadata] {
+        let sets = distinct("refkeys", in: "records", where: "type", is: recordType)
+        var found: [RecordMetadata] = []
+        for set in sets where !set.contains("," + key + ",") {
+            found += metadataRows("SELECT line FROM records WHERE type = ?1 AND refkeys = ?2", [.text(recordType), .text(set)])
+        }
+        return found
     }
 
     /// Names of the records using the asset `sha256`.
@@ -365,7 +399,7 @@ final class MetadataIndexFile {
     }
 
     /// Calls `body` with every record's metadata (a scan of the whole file).
-    func forEach(_ body: (RecordMetadata) -> Void) {
+    func forEachRecord(_ body: (RecordMetadata) -> Void) {
         forEachRow("SELECT line FROM records", [], body)
     }
 
@@ -447,13 +481,18 @@ final class MetadataIndexFile {
         var w = JSONWriter(capacity: 512)
         metadata.write(into: &w)
         let identity: SQLiteValue = metadata.storedIdentity.map { .integer(Int64(bitPattern: $0)) } ?? .null
-        try statement("INSERT INTO records(name, type, identity, seq, line) VALUES (?1, ?2, ?3, ?4, ?5)").run([
-            .text(name), .text(metadata.recordType), identity, .integer(Int64(clamping: metadata.seq)), .blob(w.bytes),
+        var referenceKeys = Set<String>()
+        metadata.forEachReference { key, _ in referenceKeys.insert(key) }
+        let refkeys = referenceKeys.isEmpty ? "" : "," + referenceKeys.sorted().joined(separator: ",") + ","
+        try statement("INSERT INTO records(name, type, identity, seq, refkeys, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6)").run([
+            .text(name), .text(metadata.recordType), identity, .integer(Int64(clamping: metadata.seq)), .text(refkeys), .blob(w.bytes),
         ])
         let addReference = try statement("INSERT INTO refs(target, key, source) VALUES (?1, ?2, ?3)")
         var failure: SQLiteError?
         metadata.forEachReference { key, reference in
-            do throws(SQLiteError) { try addReference.run([.text(reference.recordID.recordName), .text(key), .text(name)]) } catch { failure = error }
+            do throws(SQLiteError) { try addReference.run([.text(reference.recordID.recordName), .text(key), .text(name)]) } catch {
+                failure = error
+            }
         }
         let addString = try statement("INSERT INTO strings(type, key, value, norm, source) VALUES (?1, ?2, ?3, ?4, ?5)")
         metadata.forEachSmallString { key, value in

@@ -168,7 +168,10 @@ extension RecordDatabase {
         rebuilt.seq = state.journal.baseSeq
         var journal = try JournalFile(path: layout.journal, writable: false)
         defer { journal.close() }
-        _ = try journal.readEntries { entry in if entry.seq > rebuilt.seq { rebuilt.apply(entry) } } damaged: { _ in }
+        _ = try journal.readEntries { entry in
+            if entry.seq > rebuilt.seq { rebuilt.apply(entry) }
+        } damaged: { _ in
+        }
         let file = try MetadataIndexFile.build(
             path: isReadOnly ? nil : layout.metadataIndex, databaseID: databaseID, from: rebuilt, temp: RecordFiles.tempPath(layout))
         log("\(file.path): the record index was damaged; it was rebuilt from the record files and the journal")

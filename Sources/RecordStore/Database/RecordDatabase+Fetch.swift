@@ -128,6 +128,24 @@ extension RecordDatabase {
         }
     }
 
+    /// Metadata of the records of type `recordType` that hold no reference in field `key` (the
+    /// records at the top of a hierarchy that `key` builds), from the index's table of the
+    /// reference keys each record holds: no scan of the type's other records.
+    public func metadata(ofType recordType: String, withoutReferenceIn key: String) -> [RecordMetadata] {
+        state.withLock { state in
+            let entries = state.index.entries
+            var found =
+                entries.base?.metadata(ofType: recordType, withoutReferenceIn: key).filter { !entries.isShadowed($0.recordID.recordName) }
+                ?? []
+            for metadata in entries.overlay where metadata.recordType == recordType {
+                var referenced = false
+                metadata.forEachReference { referenceKey, _ in if referenceKey == key { referenced = true } }
+                if !referenced { found.append(metadata) }
+            }
+            return found
+        }
+    }
+
     /// Metadata of every record of type `recordType` (from the index's table of types).
     public func metadata(ofType recordType: String) -> [RecordMetadata] {
         metadata(ofType: recordType, where: { _ in true })

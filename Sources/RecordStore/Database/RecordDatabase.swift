@@ -299,7 +299,10 @@ public final class RecordDatabase: Sendable {
             let replay = try JournalFile(path: layout.journal, writable: writable)
             defer { replay.close() }
             var reader = replay
-            _ = try reader.readEntries { entry in if entry.seq > rebuilt.seq { rebuilt.apply(entry) } } damaged: { _ in }
+            _ = try reader.readEntries { entry in
+                if entry.seq > rebuilt.seq { rebuilt.apply(entry) }
+            } damaged: { _ in
+            }
             index = RecordIndex(
                 base: try MetadataIndexFile.build(
                     path: writable ? layout.metadataIndex : nil, databaseID: base.header.databaseID, from: rebuilt,
@@ -399,7 +402,10 @@ public final class RecordDatabase: Sendable {
     static func buildProgress(_ total: Int) -> ((Int) -> Void)? {
         guard total >= 10_000, isatty(2) == 1 else { return nil }
         notice("building the record index of \(total) records (once)")
-        return { done in FileHandle.standardError.write(Data("\rnotesfs: indexed \(done) of \(total) records".utf8 + (done + 10_000 > total ? [0x0A] : []))) }
+        return { done in
+            FileHandle.standardError.write(
+                Data("\rnotesfs: indexed \(done) of \(total) records".utf8 + (done + 10_000 > total ? [0x0A] : [])))
+        }
     }
 
     /// Makes the record files match one journal entry (idempotent). With `verify`, files that

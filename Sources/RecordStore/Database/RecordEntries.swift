@@ -85,7 +85,7 @@ struct RecordEntries: Sequence {
         guard let base else { return overlay }
         var all: [RecordMetadata] = []
         all.reserveCapacity(count)
-        base.forEach { metadata in if !isShadowed(metadata.recordID.recordName) { all.append(metadata) } }
+        base.forEachRecord { metadata in if !isShadowed(metadata.recordID.recordName) { all.append(metadata) } }
         all.append(contentsOf: overlay)
         return all
     }

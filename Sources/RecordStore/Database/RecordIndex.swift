@@ -106,7 +106,13 @@ struct RecordIndex {
     /// Metadata of the records that reference the record named `target` through field `key`
     /// (the reference index: no scan).
     func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
-        referrerNames(to: target, key: key).compactMap { entries[$0] }
+        var found = (referrers[target]?[key] ?? []).compactMap { entries.overlayValue($0) }
+        if let base = entries.base {
+            for metadata in base.metadata(referringTo: target, key: key) where !entries.isShadowed(metadata.recordID.recordName) {
+                found.append(metadata)
+            }
+        }
+        return found
     }
 
     /// Names of the records that reference `target` through `key`: the overlay's and the base's.
