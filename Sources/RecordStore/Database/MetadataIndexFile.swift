@@ -51,6 +51,8 @@ final class MetadataIndexFile {
 
     /// Opens the file at `path` and reads its header; nil (with the reason) when it is missing,
     /// not an index of this format, another database's, truncated or unreadable: then build it.
+    /// A writable open that fails for want of room (a full disk: SQLite cannot make its shared
+    /// memory file or log) is tried again read-only: reads still answer, checkpoints wait.
     static func open(path: String, databaseID: String, writable: Bool) -> (MetadataIndexFile?, reason: String?) {
         do {
             guard try Sys.fileStatus(path) != nil else { return (nil, nil) }
@@ -58,30 +60,45 @@ final class MetadataIndexFile {
             return (nil, "it cannot be read (\(error))")
         }
         do {
-            let connection = try SQLiteConnection(path: path, create: false, readOnly: !writable)
-            try configure(connection, writable: writable)
-            let header = try readHeader(connection)
-            guard let header else { return (nil, "it is not a record index of format \(formatVersion)") }
-            guard header.databaseID == databaseID else { return (nil, "it is another database's (\(header.databaseID))") }
-            // A file cut short holds fewer pages than its header says (SQLite would only find out
-            // on reading them). Its log is first copied into it as far as no reader needs it, so
-            // that the file alone should hold every page; when a reader keeps some in the log,
-            // the file is another process's open index, not checked here.
-            let logged = writable ? try connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").rows([]) { ($0.int(1), $0.int(2)) }.first : nil
-            if let logged, logged.0 == logged.1 || logged.0 == -1 {
-                let pages = try connection.prepare("PRAGMA page_count").rows([]) { $0.int(0) }.first ?? 0
-                let pageSize = try connection.prepare("PRAGMA page_size").rows([]) { $0.int(0) }.first ?? 0
-                var st = stat()
-                if stat(path, &st) == 0, Int64(st.st_size) < pages * pageSize {
-                    return (nil, "it is truncated (\(st.st_size) of \(pages * pageSize) bytes)")
-                }
-            }
-            let file = MetadataIndexFile(path: path, connection: connection, header: header)
-            try file.pin()
-            return (file, nil)
+            return try open(
+                connection: SQLiteConnection(path: path, create: false, readOnly: !writable), databaseID: databaseID, writable: writable)
         } catch {
-            return (nil, "\(error)")
+            guard writable, !error.isDamage, let connection = try? SQLiteConnection(path: path, create: false, readOnly: true) else {
+                return (nil, "\(error)")
+            }
+            do {
+                return try open(connection: connection, databaseID: databaseID, writable: false)
+            } catch {
+                return (nil, "\(error)")
+            }
         }
+    }
+
+    private static func open(connection: SQLiteConnection, databaseID: String, writable: Bool) throws(SQLiteError) -> (
+        MetadataIndexFile?, reason: String?
+    ) {
+        let path = connection.path
+        try configure(connection, writable: writable)
+        let header = try readHeader(connection)
+        guard let header else { return (nil, "it is not a record index of format \(formatVersion)") }
+        guard header.databaseID == databaseID else { return (nil, "it is another database's (\(header.databaseID))") }
+        // A file cut short holds fewer pages than its header says (SQLite would only find out on
+        // reading them). Its log is first copied into it as far as no reader needs it, so that the
+        // file alone should hold every page; when a reader keeps some in the log, or the copy
+        // fails (a full disk), the file is not checked here (a bad page read later is reported,
+        // and the file rebuilt: ``isDamaged``).
+        let logged = writable ? try? connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").rows([]) { ($0.int(1), $0.int(2)) }.first : nil
+        if let logged, logged.0 == logged.1 || logged.0 == -1 {
+            let pages = try connection.prepare("PRAGMA page_count").rows([]) { $0.int(0) }.first ?? 0
+            let pageSize = try connection.prepare("PRAGMA page_size").rows([]) { $0.int(0) }.first ?? 0
+            var st = stat()
+            if stat(path, &st) == 0, Int64(st.st_size) < pages * pageSize {
+                return (nil, "it is truncated (\(st.st_size) of \(pages * pageSize) bytes)")
+            }
+        }
+        let file = MetadataIndexFile(path: path, connection: connection, header: header)
+        try file.pin()
+        return (file, nil)
     }
 
     private static func configure(_ connection: SQLiteConnection, writable: Bool) throws(SQLiteError) {

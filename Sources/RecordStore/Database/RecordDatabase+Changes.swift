@@ -188,9 +188,17 @@ extension RecordDatabase {
     /// the journal is opened again, the index file's read transaction started again, and the
     /// overlay emptied. Retried when a checkpoint slipped in between the two.
     private func reload(_ state: inout DatabaseState) throws(RecordStoreError) {
-        guard let base = state.index.entries.base else { throw .damagedRecord(nil, path: layout.journal, reason: "no record index") }
+        guard var base = state.index.entries.base else { throw .damagedRecord(nil, path: layout.journal, reason: "no record index") }
         for _ in 0..<10 {
             let journal = try JournalFile(path: layout.journal, writable: !isReadOnly)
+            if base.path != layout.metadataIndex {
+                // Built in memory (no room for the file, or a read-only database): the file another process wrote.
+                guard let file = MetadataIndexFile.open(path: layout.metadataIndex, databaseID: databaseID, writable: !isReadOnly).0 else {
+                    journal.close()
+                    throw .damagedRecord(nil, path: layout.metadataIndex, reason: "the record index another process wrote cannot be read")
+                }
+                base = file
+            }
             do throws(SQLiteError) {
                 try base.pin()
             } catch {

@@ -42,7 +42,10 @@ extension RecordDatabase {
         refreshWholeRecordFiles(&state)
         try refreshPartialRecordFiles(&state)
         try Sys.syncfs(state.lockFD, path: layout.root)
-        guard let base = state.index.entries.base else { throw .readOnly(path: path) }
+        // Only into the file every process reads (not one built in memory for want of room).
+        guard let base = state.index.entries.base, base.path == layout.metadataIndex else {
+            throw .io(path: layout.metadataIndex, operation: "checkpoint into the record index", errno: ENOSPC)
+        }
         _ = try base.write(state.index)
         guard base.header.seq == state.index.seq else {
             throw .damagedRecord(
@@ -55,6 +58,7 @@ extension RecordDatabase {
         let next = try JournalFile(path: layout.journal)
         state.journal.close()
         state.journal = next
+        VerifiedMark.write(state.lockFD, generation: next.generation, offset: next.size)  // every file is durable
         state.dirty = false
         state.unsyncedAssets = []
         // Everything is durable (syncfs): what this process left unused and what crashes left can go.

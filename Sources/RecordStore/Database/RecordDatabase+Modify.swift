@@ -182,6 +182,9 @@ extension RecordDatabase {
                     let redone = try Self.redo(
                         entry, layout: layout, verify: false, journalInode: state.journal.inode, unwritten: &state.unwrittenRecordFiles)
                     writtenFiles = redone.written
+                    if redone.error == nil, let start = entry.lineOffset {
+                        VerifiedMark.advance(state.lockFD, generation: state.journal.generation, from: start, to: state.journal.size)
+                    }
                     if let error = redone.error {
                         state.unverifiedForeignEntry = entry
                         log("record files of commit \(seq) not written yet (\(error)): the journal holds the commit")

@@ -72,7 +72,7 @@ public final class RecordDatabase: Sendable {
             // Read-only: a shared lock, so that no commit is half-done while the index loads.
             try Sys.lock(lockFD, shared: !writable, path: layout.lockFile)
             defer { Sys.unlock(lockFD) }
-            let recovered = try Self.recover(layout, databaseID: databaseID, writable: writable)
+            let recovered = try Self.recover(layout, databaseID: databaseID, lockFD: lockFD, writable: writable)
             if writable, format < DatabaseLayout.formatVersion {
                 // Format 1 journals hold full records only; from 2 on a line may hold a partial
                 // record (metadata-only save), which a format-1 binary would take for a full one.
@@ -211,7 +211,7 @@ public final class RecordDatabase: Sendable {
     /// A damaged or oversized journal or snapshot is moved into `lost+found/` and what it held is
     /// rebuilt from the record files. Read-only (`writable` false), nothing is written: the index
     /// is built in memory and damage is only logged.
-    private static func recover(_ layout: DatabaseLayout, databaseID: String, writable: Bool) throws(RecordStoreError) -> (
+    private static func recover(_ layout: DatabaseLayout, databaseID: String, lockFD: Int32, writable: Bool) throws(RecordStoreError) -> (
         index: RecordIndex, journal: JournalFile, damages: [JournalLineDamage], unwritten: [String: UnwrittenRecordFile]
     ) {
         if writable {
@@ -249,11 +249,14 @@ public final class RecordDatabase: Sendable {
         var unwritten: [String: UnwrittenRecordFile] = [:]
         var outOfSpace: RecordStoreError?
         let journalInode = journal.inode
+        // Lines whose files a commit or an open of this boot found written are not read again.
+        let mark = VerifiedMark.read(lockFD)
+        let verifiedUpTo = mark?.generation == journal.generation ? mark?.offset ?? 0 : 0
         let damage = try journal.readEntries { (entry) throws(RecordStoreError) in
             lastSeq = entry.seq
             guard entry.seq > index.seq else { return }
             index.apply(entry)
-            if writable {
+            if writable, (entry.lineOffset ?? 0) >= verifiedUpTo {
                 let error = try redo(entry, layout: layout, verify: true, journalInode: journalInode, unwritten: &unwritten).error
                 outOfSpace = error ?? outOfSpace
             }
@@ -290,6 +293,11 @@ public final class RecordDatabase: Sendable {
             }
         }
         if writable { try journal.truncateTail() }
+        if writable {
+            // Stand-ins moved the lines after them: nothing is known verified until an open checks them all.
+            let checkedAll = outOfSpace == nil && unwritten.isEmpty && damage == nil && damagedLines.isEmpty
+            VerifiedMark.write(lockFD, generation: journal.generation, offset: checkedAll ? journal.size : 0)
+        }
         if base.header.seq > lastSeq, base.header.seq > journal.baseSeq {
             // The index holds commits the journal does not: it is not this journal's (a copy, a
             // journal set aside). The record files, with the journal redone over them, are the truth.
@@ -391,11 +399,21 @@ public final class RecordDatabase: Sendable {
             index.seq = journal.baseSeq
         }
         if let reason { notice("\(layout.metadataIndex): \(reason); it is rebuilt") }
-        let built = try MetadataIndexFile.build(
-            path: writable ? layout.metadataIndex : nil, databaseID: databaseID, from: index, temp: RecordFiles.tempPath(layout),
-            progress: buildProgress(index.entries.count))
-        if writable, snapshot != nil { try? Sys.unlink(layout.snapshot) }
-        return built
+        let progress = buildProgress(index.entries.count)
+        guard writable else {
+            return try MetadataIndexFile.build(path: nil, databaseID: databaseID, from: index, temp: "", progress: progress)
+        }
+        do {
+            let built = try MetadataIndexFile.build(
+                path: layout.metadataIndex, databaseID: databaseID, from: index, temp: RecordFiles.tempPath(layout), progress: progress)
+            if snapshot != nil { try? Sys.unlink(layout.snapshot) }
+            return built
+        } catch {
+            // No room for the file (a full disk): this process reads one built in memory; the next open builds the file.
+            guard error.isOutOfSpace || { if case .io = error { true } else { false } }() else { throw error }
+            notice("\(layout.metadataIndex): \(error); the index is kept in memory until there is room")
+            return try MetadataIndexFile.build(path: nil, databaseID: databaseID, from: index, temp: "", progress: nil)
+        }
     }
 
     /// Progress of a first index build on a terminal (standard error), every 10,000 records.

@@ -1,0 +1,56 @@
+import Foundation
+import POSIX
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// How far into the journal every line's record files are known to be written, kept in the lock
+/// file (which holds nothing else): `notesfs-verified BOOT GENERATION OFFSET`.
+///
+/// An open compares the record files of the journal's lines with the lines (a commit killed
+/// between its journal line and its files, or power lost before the files reached the disk, left
+/// them behind), a read of hundreds of files at every command. A commit that wrote its own files
+/// moves the mark past its line when the mark stood at the line's start, and an open that checked
+/// every line moves it to the journal's end; the next open checks only the lines after it. The
+/// mark holds only while the machine has not restarted since (`BOOT`: the kernel's boot ID; until
+/// then written files are in the page cache whatever happened to the process) and for the journal
+/// generation it names.
+struct VerifiedMark: Equatable {
+    var boot: String
+    var generation: UInt64
+    var offset: Int
+
+    /// This boot's ID (`/proc/sys/kernel/random/boot_id`); nil where there is none (then no mark holds).
+    static let currentBoot: String? = {
+        guard let data = try? Sys.readFile("/proc/sys/kernel/random/boot_id", limit: 64),
+            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), text.count == 36
+        else { return nil }
+        return text
+    }()
+
+    /// The mark in `fd` (the lock file), if it is one of this boot.
+    static func read(_ fd: Int32) -> VerifiedMark? {
+        guard let boot = currentBoot, let bytes = try? Sys.pread(fd, count: 128, offset: 0, path: "lock") else { return nil }
+        let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
+        guard fields.count == 4, fields[0] == "notesfs-verified", fields[1] == boot,
+            let generation = UInt64(fields[2]), let offset = Int(fields[3].trimmingCharacters(in: .newlines)), offset >= 0
+        else { return nil }
+        return VerifiedMark(boot: boot, generation: generation, offset: offset)
+    }
+
+    /// Writes the mark for `generation` at `offset` (best effort: a mark not written costs a check).
+    static func write(_ fd: Int32, generation: UInt64, offset: Int) {
+        guard let boot = currentBoot else { return }
+        let line = Array("notesfs-verified \(boot) \(generation) \(offset)\n".utf8)
+        // Padded to a fixed size, so that a shorter mark leaves no digit of a longer one behind.
+        let padded = line + [UInt8](repeating: 0x20, count: max(0, 128 - line.count))
+        _ = padded.withUnsafeBytes { Glibc.pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// Moves the mark from `start` to `end` of `generation`'s journal, when it stands at `start`.
+    static func advance(_ fd: Int32, generation: UInt64, from start: Int, to end: Int) {
+        guard let mark = read(fd), mark.generation == generation, mark.offset == start else { return }
+        write(fd, generation: generation, offset: end)
+    }
+}
