@@ -104,7 +104,9 @@ final class MetadataIndexFile {
     private static func configure(_ connection: SQLiteConnection, writable: Bool) throws(SQLiteError) {
         // WAL: a process reading through its open transaction never blocks the checkpoint's writer.
         if writable { try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL") }
-        try connection.execute("PRAGMA cache_size=-8000")
+        // Pages read through a memory map, not a `pread` each (thousands for a listing); the map
+        // is address space only, and its pages are the page cache's.
+        try connection.execute("PRAGMA cache_size=-8000; PRAGMA mmap_size=4294967296")
     }
 
     /// The header, or nil when the file holds no record index of this format.
