@@ -358,6 +358,11 @@ import Testing
                 #expect(status == 0, "writer: \(String(describing: status)) \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
             }
 
+            // The mount reads other processes' commits about four times a second: the last ones
+            // show within that (what this test checks is what the rename did, not how soon).
+            #expect(
+                eventually(30) { (listing(root + "/Inbox")?.count ?? 0) == 80 },
+                "the mount shows \(listing(root + "/Inbox")?.count ?? 0) of 80")
             let snapshot = try VaultSnapshot(root: root)
             var (before, after, missed) = (0, 0, [String]())
             for (name, note) in snapshot.notes where note.path.hasPrefix("Inbox/") {
