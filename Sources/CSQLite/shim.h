@@ -22,4 +22,13 @@ static inline int csqlite_bind_empty_blob(sqlite3_stmt *statement, int index) {
     return sqlite3_bind_zeroblob(statement, index, 0);
 }
 
+// The connection closes without checkpointing the write-ahead log, and the log file stays: a
+// process that only read (every command) closes without an fsync or a file to delete.
+static inline int csqlite_keep_log_on_close(sqlite3 *db) {
+    int one = 1;
+    int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+    if (rc != SQLITE_OK) return rc;
+    return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &one);
+}
+
 #endif

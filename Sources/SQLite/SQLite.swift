@@ -111,6 +111,17 @@ public final class SQLiteConnection {
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Closes without checkpointing the write-ahead log and keeps the log file
+    /// (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`, `SQLITE_FCNTL_PERSIST_WAL`): a connection that only
+    /// read costs no fsync and no file created and deleted; writers' transactions checkpoint the
+    /// log as it grows (`wal_autocheckpoint`).
+    ///
+    /// - Throws: ``SQLiteError``.
+    public func keepLogOnClose() throws(SQLiteError) {
+        let rc = csqlite_keep_log_on_close(handle)
+        guard rc == SQLITE_OK else { throw error(rc) }
+    }
+
     /// Rows the last statement changed (`sqlite3_changes`).
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

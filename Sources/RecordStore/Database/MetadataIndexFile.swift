@@ -56,6 +56,12 @@ final class MetadataIndexFile {
     static func open(path: String, databaseID: String, writable: Bool) -> (MetadataIndexFile?, reason: String?) {
         do {
             guard try Sys.fileStatus(path) != nil else { return (nil, nil) }
+            // The file's own header: SQLite would take a log's copy of the first page for it.
+            let fd = try Sys.open(path, O_RDONLY)
+            defer { Sys.close(fd) }
+            guard try Sys.pread(fd, count: 16, offset: 0, path: path) == Array("SQLite format 3\0".utf8) else {
+                return (nil, "it is not an SQLite file")
+            }
         } catch {
             return (nil, "it cannot be read (\(error))")
         }
@@ -82,20 +88,8 @@ final class MetadataIndexFile {
         let header = try readHeader(connection)
         guard let header else { return (nil, "it is not a record index of format \(formatVersion)") }
         guard header.databaseID == databaseID else { return (nil, "it is another database's (\(header.databaseID))") }
-        // A file cut short holds fewer pages than its header says (SQLite would only find out on
-        // reading them). Its log is first copied into it as far as no reader needs it, so that the
-        // file alone should hold every page; when a reader keeps some in the log, or the copy
-        // fails (a full disk), the file is not checked here (a bad page read later is reported,
-        // and the file rebuilt: ``isDamaged``).
-        let logged = writable ? try? connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").rows([]) { ($0.int(1), $0.int(2)) }.first : nil
-        if let logged, logged.0 == logged.1 || logged.0 == -1 {
-            let pages = try connection.prepare("PRAGMA page_count").rows([]) { $0.int(0) }.first ?? 0
-            let pageSize = try connection.prepare("PRAGMA page_size").rows([]) { $0.int(0) }.first ?? 0
-            var st = stat()
-            if stat(path, &st) == 0, Int64(st.st_size) < pages * pageSize {
-                return (nil, "it is truncated (\(st.st_size) of \(pages * pageSize) bytes)")
-            }
-        }
+        // A damaged page (a file cut short, garbled) is found when a read meets it: the file is
+        // then rebuilt (``isDamaged``). Checking every page here would cost what the file is for.
         let file = MetadataIndexFile(path: path, connection: connection, header: header)
         try file.pin()
         return (file, nil)
@@ -103,7 +97,10 @@ final class MetadataIndexFile {
 
     private static func configure(_ connection: SQLiteConnection, writable: Bool) throws(SQLiteError) {
         // WAL: a process reading through its open transaction never blocks the checkpoint's writer.
-        if writable { try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL") }
+        if writable {
+            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+            try connection.keepLogOnClose()
+        }
         // Pages read through a memory map, not a `pread` each (thousands for a listing); the map
         // is address space only, and its pages are the page cache's.
         try connection.execute("PRAGMA cache_size=-8000; PRAGMA mmap_size=4294967296")

@@ -105,7 +105,11 @@ extension RecordDatabase {
     /// Reads other processes' commits now (the background thread also does, about 4 times a second).
     public func refresh() throws(RecordStoreError) {
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
-            if state.index.entries.base?.isDamaged == true { return try rebuildDamagedIndex(&state) }
+            if state.index.entries.base?.isDamaged == true {
+                try Sys.lock(state.lockFD, shared: isReadOnly, path: layout.lockFile)
+                defer { Sys.unlock(state.lockFD) }
+                return try rebuildDamagedIndex(&state)
+            }
             let replaced = try state.journal.isReplaced()
             if !replaced, try !state.journal.hasNewBytes() { return [] }
             return try catchUp(&state)
@@ -117,6 +121,7 @@ extension RecordDatabase {
     /// another process checkpointed, the old journal is read to its end, and the index file is
     /// read again as it is now, with the new journal's lines over it.
     func catchUp(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
+        if state.index.entries.base?.isDamaged == true { return try rebuildDamagedIndex(&state) }
         let replaced = try state.journal.isReplaced()
         var changes = try applyNewEntries(&state)
         guard replaced else { return changes }
@@ -158,11 +163,10 @@ extension RecordDatabase {
     }
 
     /// Builds the index file again from the record files and the journal, after a read found it
-    /// damaged (logged with what the reads met); observers hear of a reset. Takes the commit lock.
+    /// damaged (logged with what the reads met); observers hear of a reset. Called with the
+    /// commit lock held (shared, read-only).
     func rebuildDamagedIndex(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
         for failure in state.index.entries.base?.takeFailures() ?? [] { log(failure) }
-        try Sys.lock(state.lockFD, shared: isReadOnly, path: layout.lockFile)
-        defer { Sys.unlock(state.lockFD) }
         _ = try applyNewEntries(&state)
         var rebuilt = Self.rebuildIndex(layout)
         rebuilt.seq = state.journal.baseSeq

@@ -23,10 +23,15 @@ struct VerifiedMark: Equatable {
 
     /// This boot's ID (`/proc/sys/kernel/random/boot_id`); nil where there is none (then no mark holds).
     static let currentBoot: String? = {
-        guard let data = try? Sys.readFile("/proc/sys/kernel/random/boot_id", limit: 64),
-            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), text.count == 36
-        else { return nil }
-        return text
+        // A file of /proc has no size to read up to: read what one read gives.
+        let fd = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let text = String(decoding: bytes[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.count == 36 ? text : nil
     }()
 
     /// The mark in `fd` (the lock file), if it is one of this boot.
