@@ -4,8 +4,11 @@
 #
 #   scripts/bench.sh fs [ROUNDS]          3,000 notes: tmpfs vs passthrough_ll -o xattr vs notesfs, ROUNDS (3)
 #                                         alternating rounds, medians and the median notesfs/passthrough_ll ratio
-#   scripts/bench.sh scale [NOTES]        100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase;
+#   scripts/bench.sh fs-scale [NOTES]     100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase;
 #                                         passthrough_ll too when the open-file limit lets it hold NOTES files
+#   scripts/bench.sh scale [NOTES]        commands and a mount at 1,000,000 notes (folders of 1,000) beside the
+#                                         same at 1,000: ls, note cat, query with start-up, mount, ls -l, RSS,
+#                                         saves (scripts/bench-scale.sh; RUNS=50, NOTESFS_BENCH_REUSE=1)
 #   scripts/bench.sh store [--million]    record store at 1,000 and 100,000 notes (and 1,000,000 with --million)
 #   scripts/bench.sh parallel-grep [NOTES] four grep -r at once vs one after another (ROUNDS=3 rounds)
 #   scripts/bench.sh cold-reads [NOTES]   every note read twice after a fresh mount, default vs -o noatime
@@ -28,7 +31,7 @@
 #                                         O_APPEND writes, 8 KiB seek/read/write with truncates, fsstress-style
 #                                         mixed operations): tmpfs vs passthrough_ll vs notesfs (APPENDS=20000,
 #                                         SEEKS=10000, STRESS=3000)
-#   scripts/bench.sh all                  all of the above, once (bigfile included)
+#   scripts/bench.sh all                  store, fs, fs-scale, parallel-grep, cold-reads, bigfile, cli and load, once
 #   scripts/profile.sh create|rename|read|append|unlink|editor|version   where a request spends the daemon's time (perf)
 #
 # NOTES=N changes fs's note count. NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build (so a
@@ -99,7 +102,7 @@ passthrough_ll() {
     echo "$bin"
 }
 
-# The fs, scale and parallel-grep tables: Benchmarks/fs/*.py mount the daemons themselves (in the
+# The fs, fs-scale and parallel-grep tables: Benchmarks/fs/*.py mount the daemons themselves (in the
 # foreground, so their pid is known); WORK holds the mountpoints and logs, SHM (tmpfs) the data.
 fs_python() { # SCRIPT ARGS...
     local script=$1
@@ -116,7 +119,7 @@ bench_fs() {
     fs_python fs_table.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$rounds" "$notes" "$folders"
 }
 
-bench_scale() {
+bench_fs_scale() {
     local notes=${1:-100000} folders=20
     build notesfs
     echo "== filesystem at scale (issue 9's second table): $notes notes of 1-4 KB in $folders folders"
@@ -240,7 +243,8 @@ bench_history_store() {
 case "$what" in
 store) bench_store "${2:-}" ;;
 fs) bench_fs "${2:-3}" ;;
-scale) bench_scale "${2:-100000}" ;;
+fs-scale) bench_fs_scale "${2:-100000}" ;;
+scale) scripts/bench-scale.sh "${2:-1000000}" ;;
 parallel-grep) bench_parallel_grep "${2:-100000}" ;;
 cold-reads) bench_cold_reads "${2:-20000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
@@ -250,6 +254,6 @@ links) scripts/bench-links.sh "${2:-100000}" ;;
 history) scripts/bench-history.sh "${2:-1000}" && bench_history_store ;;
 load) bench_load "${2:-3}" ;;
 sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
-all) bench_store; bench_fs 3; bench_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+all) bench_store; bench_fs 3; bench_fs_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac
