@@ -10,7 +10,8 @@ fraction of the old one's: 1 is as good by BM25's own measure), and whether ever
 many hits.
 With FULL_SETS=1 also compares every hit (`--limit 0`) of each distinct query as sets.
 Speed: ROUNDS (3) rounds of the 100 queries, one process each, the two builds taking turns query by
-query (which goes first alternates by round), beside /bin/true run the same way: median, p90, p99.
+query (which goes first alternates by round), beside /bin/true run the same way: median, p90, p99 of
+wall time and of each process's CPU time.
 Prints; asserts nothing."""
 import json
 import os
@@ -19,7 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from search_bench import queries, summary, timed  # noqa: E402
+from search_bench import queries, summary, timed, timed_cpu  # noqa: E402
 
 old_bin, new_bin, db = sys.argv[1:4]
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
@@ -69,19 +70,21 @@ print(f"== speed: {rounds} rounds of the 100 queries, one process each, start in
 for q in qs[:5]:
     timed([old_bin, "--db", db, "search", q])
     timed([new_bin, "--db", db, "search", q])
-true, old_ms, new_ms = [], [], []
+true, wall, cpu = [], {"old": [], "new": []}, {"old": [], "new": []}
 common = {"old": [], "new": []}
 for r in range(rounds):
     for q in qs:
         true.append(timed(["/bin/true"]))
-        pair = [("old", old_bin, old_ms), ("new", new_bin, new_ms)]
-        for label, binary, into in pair if r % 2 == 0 else reversed(pair):
-            ms = timed([binary, "--db", db, "search", q])
-            into.append(ms)
+        pair = [("old", old_bin), ("new", new_bin)]
+        for label, binary in pair if r % 2 == 0 else reversed(pair):
+            ms, cpu_ms = timed_cpu([binary, "--db", db, "search", q])
+            wall[label].append(ms)
+            cpu[label].append(cpu_ms)
             if q in ("kernel", "edi*"):
                 common[label].append(ms)
 print(f"{'/bin/true':<44} {summary(true)}")
-print(f"{'notesfs search, old ranking':<44} {summary(old_ms)}")
-print(f"{'notesfs search, new ranking':<44} {summary(new_ms)}")
-print(f"{'  a common word or prefix (kernel, edi*), old':<44} median {statistics.median(common['old']):6.1f} ms")
-print(f"{'  a common word or prefix (kernel, edi*), new':<44} median {statistics.median(common['new']):6.1f} ms")
+for label in ("old", "new"):
+    print(f"{'notesfs search, ' + label + ' ranking':<44} {summary(wall[label])}")
+    print(f"{'  its CPU (user + system)':<44} {summary(cpu[label])}")
+for label in ("old", "new"):
+    print(f"{'  a common word or prefix (kernel, edi*), ' + label:<44} median {statistics.median(common[label]):6.1f} ms")

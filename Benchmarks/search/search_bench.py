@@ -2,6 +2,7 @@
 100 queries, for a database `store-bench generate` made (twelve words in every note, every note's
 number, "Zanzibar" in one note of 997): common and rare words, AND, phrases, prefixes, 30 of them
 matching every note; and the timing of one process run."""
+import resource
 import statistics
 import subprocess
 import time
@@ -31,6 +32,15 @@ def timed(argv):
     t = time.perf_counter()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return (time.perf_counter() - t) * 1000
+
+
+def timed_cpu(argv):
+    """(wall, CPU) milliseconds `argv` takes, start included: CPU (user + system) is less moved by
+    other work on a shared machine than wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(argv)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
 
 
 def summary(ms):

@@ -11,11 +11,12 @@ import Foundation
 /// newest first (FTS5 walks the rowids of its doclists without scoring them). At most the bound:
 /// every match is ranked, exactly as before. Past it, the ranked rows are the `rankedRows` newest
 /// matches (highest rowid: the latest added to the index) and the `rankedRows` newest of the
-/// matches that hold the query in their title (BM25 weighs the title ten times the body, so those
-/// are the ones it would most likely put first). They are shown best first by BM25 (the scores
-/// are the ones an exhaustive ranking gives them: FTS5's statistics are of the whole table); the
-/// other matches follow, newest first, with ``SearchHit/rank`` 0 (every BM25 score is below 0).
-/// Every hit matches the query either way; only the order of a common query's hits changes.
+/// matches that hold the query in their title (BM25 weighs the title ten times the body: for a
+/// word a note's text holds once or twice, those are the ones it would put first). They are shown
+/// best first by BM25 (the scores are the ones an exhaustive ranking gives them: FTS5's
+/// statistics are of the whole table); the other matches follow, newest first, with
+/// ``SearchHit/rank`` 0 (every BM25 score is below 0). Every hit matches the query either way;
+/// only the order of a common query's hits changes.
 extension TextIndex {
     /// The most matches of one query ranked by BM25 (twice this when its title matches are added).
     public static let rankedRows = 2_000
@@ -41,11 +42,13 @@ extension TextIndex {
         guard newest.count > Self.rankedRows else {
             return try connection.prepare(ranked + inFolder + " ORDER BY words.rank, d.name LIMIT ?2").rows(values, Self.hit)
         }
-        // The title matches: `title : (...)` keeps a phrase's matches in the title only, so it
-        // alone would let a NOT term hide in the body; ANDed with the query, every one matches it.
+        // The title matches: `title : (...)` keeps each phrase's matches in the title, so a note
+        // it finds matches the query too, unless the query has a NOT (the term it excludes may be
+        // in the body): then it is ANDed with the query (which costs a second walk of the doclists).
+        let inTitle = "title : (" + query.expression + ")"
         let titled = try newestMatches(
-            "(" + query.expression + ") AND title : (" + query.expression + ")", folder: values.count > 2 ? values[2] : nil,
-            count: Self.rankedRows)
+            query.expression.contains(" NOT ") ? "(" + query.expression + ") AND " + inTitle : inTitle,
+            folder: values.count > 2 ? values[2] : nil, count: Self.rankedRows)
         let boundary = newest[Self.rankedRows - 1]
         let older = titled.filter { $0 < boundary }
         if values.count == 2 { values.append(.null) }

@@ -6,9 +6,10 @@ import Testing
 /// A query with more matches than ``TextIndex/rankedRows`` ranks some of them only: its hits still
 /// all match, come in a fixed order, and number the limit; a rarer one is ranked in full.
 @Suite struct SearchRankingTests {
-    /// `rankedRows + 500` notes in two folders (Few: every tenth; Most: more than `rankedRows`), every one with "common" once in its text and
-    /// `nN` (its number); note 7 (among the oldest rows) has "common" in its title, note 11 has it
-    /// in its title and "excluded" in its text. Returns the index and each note's words.
+    /// `rankedRows + 500` notes in two folders (Few: every tenth; Most: more than `rankedRows`),
+    /// every one with "common" once in its text and `nN` (its number); note 7 (among the oldest
+    /// rows) has "common" in its title, note 11 has it in its title and "excluded" in its text.
+    /// Returns the index and each note's words.
     func corpus() throws -> (TextIndex, [String: String]) {
         let index = try TextIndex.temporary()
         var random = SeededGenerator(state: 7)
