@@ -22,12 +22,10 @@ start=$(date +%s.%N)
 end=$(date +%s.%N)
 printf "%-52s %10.2f s  (target 60 s)\n" "build the index from scratch (notesfs reindex)" "$(echo "$end - $start" | bc)"
 python3 - "$bin" "$db" "$shm/vault" <<'PY'
-import subprocess, sys, time, statistics
+import sys, statistics
+sys.path.insert(0, "Benchmarks/search")
+from search_bench import timed
 bin, db, vault = sys.argv[1:4]
-def timed(argv):
-    t = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return (time.perf_counter() - t) * 1000
 def summary(ms):
     ms = sorted(ms)
     return f"median {statistics.median(ms):7.1f} ms  p90 {ms[int(len(ms) * 0.9)]:7.1f}"

@@ -25,24 +25,11 @@ printf "%-44s %10.2f s\n" "build the index (notesfs reindex)" "$(echo "$end - $s
 printf "%-44s %10.1f MB  (notes' text %.1f MB: %.2fx)\n" "index size" "$(echo "$index_bytes / 1000000" | bc -l)" \
     "$(echo "$text_bytes / 1000000" | bc -l)" "$(echo "$index_bytes / $text_bytes" | bc -l)"
 python3 - "$bin" "$db" "$shm/tree" <<'PY'
-import subprocess, sys, time, statistics
+import sys, statistics
+sys.path.insert(0, "Benchmarks/search")
+from search_bench import queries as make_queries, summary, timed  # common and rare words, AND, phrases, prefixes
 bin, db, tree = sys.argv[1:4]
-words = ["alpha", "note", "linux", "swift", "record", "folder", "journal", "kernel", "markdown", "editor", "rsync", "grep"]
-queries = []
-for i in range(100):
-    kind = i % 5
-    if kind == 0: queries.append(words[i % len(words)])                       # common word
-    elif kind == 1: queries.append(str(997 * (i + 1)))                          # rare: a note's number
-    elif kind == 2: queries.append(f"zanzibar {words[i % len(words)]}")         # two words, AND
-    elif kind == 3: queries.append(f'"note {997 * i + 1}"')                     # phrase
-    else: queries.append(words[i % len(words)][:3] + "*" if i % 2 else "zanz*") # prefix
-def timed(argv):
-    t = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return (time.perf_counter() - t) * 1000
-def summary(ms):
-    ms = sorted(ms)
-    return f"median {statistics.median(ms):6.1f} ms  p90 {ms[int(len(ms) * 0.9)]:6.1f}  p99 {ms[min(len(ms) - 1, int(len(ms) * 0.99))]:6.1f}"
+queries = make_queries()
 for q in queries[:5]: timed([bin, "--db", db, "search", q])  # warm the page cache
 true = [timed(["/bin/true"]) for _ in queries]
 search = [timed([bin, "--db", db, "search", q]) for q in queries]

@@ -22,6 +22,9 @@
 #                                         edit's delay mount to mount (200)
 #   scripts/bench.sh search [NOTES]       full-text index at 100,000 notes: build time and size, 100 searches
 #                                         (process start included) beside /bin/true and grep -rl on tmpfs, .search/
+#   scripts/bench.sh ranking [NOTES] [REV] the search's ranking beside REV's (default b199f00, which scores
+#                                         every match): top-20/top-5 overlap on the 100 queries, and
+#                                         their median/p99 with the two builds taking turns
 #   scripts/bench.sh links [NOTES]        links at 100,000 notes (5 each): index build, backlinks and tags
 #                                         (start included) and .backlinks/.tags, mv of notes with 0, 10 and
 #                                         1,000 backlinks beside -o nolinks
@@ -250,10 +253,11 @@ cold-reads) bench_cold_reads "${2:-20000}" ;;
 bigfile) bench_bigfile "${2:-1024}" ;;
 cli) bench_cli "${2:-200}" ;;
 search) scripts/bench-search.sh "${2:-100000}" ;;
+ranking) scripts/bench-search-ranking.sh "${2:-100000}" "${3:-b199f00}" ;;
 links) scripts/bench-links.sh "${2:-100000}" ;;
 history) scripts/bench-history.sh "${2:-1000}" && bench_history_store ;;
 load) bench_load "${2:-3}" ;;
 sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_fs_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | ranking [NOTES] [REV] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac

@@ -13,6 +13,7 @@ public struct SearchHit: Sendable, Equatable {
     /// Body text around the matches, each match between ``SearchHit/matchStart`` and ``SearchHit/matchEnd``.
     public var snippet: String
     /// BM25 with the title weighted ten times the body and the CJK bigrams (the `words` table's `rank`): lower is better.
+    /// 0 for a hit shown after the ranked ones of a query with very many matches (every BM25 score is below 0).
     public var rank: Double
 
     /// Marks a match's start and end in ``snippet``. A note's own U+0002 and U+0003 are removed
@@ -22,37 +23,19 @@ public struct SearchHit: Sendable, Equatable {
 }
 
 extension TextIndex {
-    /// The records matching `query`, best first (lowest ``SearchHit/rank``, then by record name):
-    /// at most `limit` (nil: every one), under `folder` (a path as the mount shows it; nil or
-    /// empty: everywhere); `snippets`: with the text around the matches.
+    /// The records matching `query`, best first (lowest ``SearchHit/rank``, then by record name;
+    /// for a query with more than ``rankedRows`` matches, only some of them are ranked: see
+    /// ``rankedHits(_:folder:limit:)``): at most `limit` (nil: every one), under `folder` (a path
+    /// as the mount shows it; nil or empty: everywhere); `snippets`: with the text around the matches.
     ///
     /// - Throws: ``SQLiteError`` (damage: rebuild the index).
     public func search(_ query: SearchQuery, folder: String? = nil, limit: Int?, snippets: Bool = true) throws(SQLiteError)
         -> [SearchHit]
     {
-        // First the rows by rank alone: SQLite evaluates a result column for every row it sorts,
-        // so a snippet there would be made for every match of a common word.
-        var sql = """
-            SELECT d.id, d.name, d.type, coalesce(f.path, ''), d.file_name, d.modified, words.rank
-            FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder WHERE words MATCH ?1
-            """
-        var values: [SQLiteValue] = [.text(query.expression), .integer(Int64(max(0, min(limit ?? Int(Int32.max), Int(Int32.max)))))]
-        if let folder, !folder.isEmpty {
-            sql += " AND (f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')"
-            values.append(.text(folder))
-        }
-        sql += " ORDER BY words.rank, d.name LIMIT ?2"
-        return try read { () throws(SQLiteError) -> [SearchHit] in
-            var hits: [(Int64, SearchHit)] = try connection.prepare(sql).rows(values) { row in
-                let folderPath = row.text(3)
-                return (
-                    row.int(0),
-                    SearchHit(
-                        name: row.text(1), recordType: row.text(2), path: folderPath.isEmpty ? row.text(4) : folderPath + "/" + row.text(4),
-                        modificationDate: row.isNull(5) ? nil : Date(timeIntervalSinceReferenceDate: row.double(5)), snippet: "",
-                        rank: row.double(6))
-                )
-            }
+        try read { () throws(SQLiteError) -> [SearchHit] in
+            // First the rows by rank alone: SQLite evaluates a result column for every row it
+            // sorts, so a snippet there would be made for every match of a common word.
+            var hits = try rankedHits(query, folder: folder, limit: limit ?? Int.max)
             guard snippets else { return hits.map(\.1) }
             // Matches marked by bytes no UTF-8 text holds (0xFF, 0xFE): a note's bytes cannot fake one.
             let describe = try connection.prepare(

@@ -1,0 +1,96 @@
+import CSQLite
+import Foundation
+
+/// Which rows a search shows first, and in what order: BM25 for every match of a query with at
+/// most ``TextIndex/rankedRows`` matches; for a more common query, BM25 for a bounded set of its
+/// matches only, so a word in every note answers about as fast as a rare one.
+///
+/// FTS5 computes BM25 row by row (each row's column sizes are a B-tree lookup), and a top 20
+/// cannot be chosen before every match has its score: a word in all of 100,000 notes cost about
+/// 250 ms however few hits were shown. So the matches are first counted up to one past the bound,
+/// newest first (FTS5 walks the rowids of its doclists without scoring them). At most the bound:
+/// every match is ranked, exactly as before. Past it, the ranked rows are the `rankedRows` newest
+/// matches (highest rowid: the latest added to the index) and the `rankedRows` newest of the
+/// matches that hold the query in their title (BM25 weighs the title ten times the body: for a
+/// word a note's text holds once or twice, those are the ones it would put first). They are shown
+/// best first by BM25 (the scores are the ones an exhaustive ranking gives them: FTS5's
+/// statistics are of the whole table); the other matches follow, newest first, with
+/// ``SearchHit/rank`` 0 (every BM25 score is below 0). Every hit matches the query either way;
+/// only the order of a common query's hits changes.
+extension TextIndex {
+    /// The most matches of one query ranked by BM25 (twice this when its title matches are added).
+    public static let rankedRows = 2_000
+
+    /// A document's folder is the folder at path ?3 or under it.
+    private static let underFolder = "(f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')"
+
+    /// The rows of the hits of `query` (row id, hit without snippet), best first, at most `limit`.
+    func rankedHits(_ query: SearchQuery, folder: String?, limit: Int) throws(SQLiteError) -> [(Int64, SearchHit)] {
+        let limit = max(0, min(limit, Int(Int32.max)))
+        let select = """
+            SELECT d.id, d.name, d.type, coalesce(f.path, ''), d.file_name, d.modified, %RANK%
+            FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder WHERE words MATCH ?1
+            """
+        let ranked = select.replacingOccurrences(of: "%RANK%", with: "words.rank")
+        var values: [SQLiteValue] = [.text(query.expression), .integer(Int64(limit))]
+        var inFolder = ""
+        if let folder, !folder.isEmpty {
+            inFolder = " AND " + Self.underFolder
+            values.append(.text(folder))
+        }
+        let newest = try newestMatches(query.expression, folder: values.count > 2 ? values[2] : nil, count: Self.rankedRows + 1)
+        guard newest.count > Self.rankedRows else {
+            return try connection.prepare(ranked + inFolder + " ORDER BY words.rank, d.name LIMIT ?2").rows(values, Self.hit)
+        }
+        // The title matches: `title : (...)` keeps each phrase's matches in the title, so a note
+        // it finds matches the query too, unless the query has a NOT (the term it excludes may be
+        // in the body): then it is ANDed with the query (which costs a second walk of the doclists).
+        let inTitle = "title : (" + query.expression + ")"
+        let titled = try newestMatches(
+            query.expression.contains(" NOT ") ? "(" + query.expression + ") AND " + inTitle : inTitle,
+            folder: values.count > 2 ? values[2] : nil, count: Self.rankedRows)
+        let boundary = newest[Self.rankedRows - 1]
+        let older = titled.filter { $0 < boundary }
+        if values.count == 2 { values.append(.null) }
+        values += [.integer(boundary), .text("[" + older.map(String.init).joined(separator: ",") + "]"), .integer(older.last ?? boundary)]
+        // FTS5 walks the rows from ?6 up only (a rowid range it is given); `+` keeps the OR's
+        // terms from being handed to it as lookups of their own.
+        let candidate = "words.rowid >= ?6 AND (+words.rowid >= ?4 OR +words.rowid IN (SELECT value FROM json_each(?5)))"
+        var hits = try connection.prepare(ranked + inFolder + " AND " + candidate + " ORDER BY words.rank, d.name LIMIT ?2").rows(
+            values, Self.hit)
+        guard hits.count < limit else { return hits }
+        values[1] = .integer(Int64(limit - hits.count))
+        hits += try connection.prepare(
+            select.replacingOccurrences(of: "%RANK%", with: "0.0") + inFolder + " AND NOT (" + candidate + ")"
+                + " ORDER BY words.rowid DESC LIMIT ?2"
+        ).rows(values, Self.hit)
+        return hits
+    }
+
+    /// The row ids of up to `count` matches of `expression` (under `folder`, a path as the mount
+    /// shows it), newest (highest) first; no match is scored.
+    private func newestMatches(_ expression: String, folder: SQLiteValue?, count: Int) throws(SQLiteError) -> [Int64] {
+        guard let folder else {
+            return try connection.prepare("SELECT rowid FROM words WHERE words MATCH ?1 ORDER BY rowid DESC LIMIT ?2").rows(
+                [.text(expression), .integer(Int64(count))]
+            ) { $0.int(0) }
+        }
+        return try connection.prepare(
+            """
+            SELECT words.rowid FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder
+            WHERE words MATCH ?1 AND \(Self.underFolder) ORDER BY words.rowid DESC LIMIT ?2
+            """
+        ).rows([.text(expression), .integer(Int64(count)), folder]) { $0.int(0) }
+    }
+
+    private static func hit(_ row: Statement) -> (Int64, SearchHit) {
+        let folderPath = row.text(3)
+        return (
+            row.int(0),
+            SearchHit(
+                name: row.text(1), recordType: row.text(2), path: folderPath.isEmpty ? row.text(4) : folderPath + "/" + row.text(4),
+                modificationDate: row.isNull(5) ? nil : Date(timeIntervalSinceReferenceDate: row.double(5)), snippet: "",
+                rank: row.double(6))
+        )
+    }
+}
