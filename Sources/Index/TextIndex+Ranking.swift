@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import SQLite
 
 /// Which rows a search shows first, and in what order: BM25 for every match of a query with at
 /// most ``TextIndex/rankedRows`` matches; for a more common query, BM25 for a bounded set of its
