@@ -121,7 +121,7 @@ extension RecordDatabase {
     public func referrers(key: String, toRecordsWhere isTarget: (String) -> Bool) -> [RecordMetadata] {
         state.withLock { state in
             var found: [RecordMetadata] = []
-            for target in state.index.targets(key: key) where isTarget(target) {
+            for target in state.index.candidateTargets(key: key) where isTarget(target) {
                 found += state.index.metadata(referringTo: target, key: key)
             }
             return found

@@ -91,6 +91,9 @@ public final class RecordDatabase: Sendable {
             throw error
         }
         for damage in journalDamage.withLock({ $0 }) { log(damage.description) }
+        // A journal over the threshold (left by a version whose checkpoints came later, or by a
+        // failed checkpoint): written into the index file now, not read again by every open.
+        if writable, state.withLock({ $0.wantsCheckpoint }) { try? checkpoint() }
         if backgroundThread { startBackgroundWork() }
     }
 

@@ -134,14 +134,12 @@ struct RecordIndex {
         return found
     }
 
-    /// Every record name some record references through `key` (missing records included), each once.
-    func targets(key: String) -> Set<String> {
+    /// Every record name some record may reference through `key` (missing records included), each
+    /// once: the overlay's targets and the base's, whose referrers the overlay may all have
+    /// changed since (``metadata(referringTo:key:)`` tells).
+    func candidateTargets(key: String) -> Set<String> {
         var found = Set(referrers.compactMap { $0.value[key]?.isEmpty == false ? $0.key : nil })
-        guard let base = entries.base else { return found }
-        for target in base.targets(key: key) where !found.contains(target) {
-            // Only if a record the overlay does not shadow still references it.
-            if base.referrers(to: target, key: key).contains(where: { !entries.isShadowed($0) }) { found.insert(target) }
-        }
+        if let base = entries.base { found.formUnion(base.targets(key: key)) }
         return found
     }
 
