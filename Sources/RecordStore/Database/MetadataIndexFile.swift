@@ -41,10 +41,14 @@ final class MetadataIndexFile {
     /// Statements compiled once, by SQL text.
     private var statements: [String: Statement] = [:]
 
-    private init(path: String, connection: SQLiteConnection, header: Header) {
+    /// Whether this connection may write the file (not read-only, not built in memory).
+    private let canWrite: Bool
+
+    private init(path: String, connection: SQLiteConnection, header: Header, canWrite: Bool) {
         self.path = path
         self.connection = connection
         self.header = header
+        self.canWrite = canWrite
     }
 
     // MARK: Opening and building
@@ -90,7 +94,7 @@ final class MetadataIndexFile {
         guard header.databaseID == databaseID else { return (nil, "it is another database's (\(header.databaseID))") }
         // A damaged page (a file cut short, garbled) is found when a read meets it: the file is
         // then rebuilt (``isDamaged``). Checking every page here would cost what the file is for.
-        let file = MetadataIndexFile(path: path, connection: connection, header: header)
+        let file = MetadataIndexFile(path: path, connection: connection, header: header, canWrite: writable)
         try file.pin()
         return (file, nil)
     }
@@ -146,7 +150,7 @@ final class MetadataIndexFile {
                 path: target, connection: connection,
                 header: Header(
                     databaseID: databaseID, seq: index.seq, nextIdentity: index.nextIdentity, tombstoneHorizon: index.tombstoneHorizon,
-                    count: 0))
+                    count: 0), canWrite: false)
             try connection.transaction(write: true) { () throws(SQLiteError) in
                 var done = 0
                 for metadata in index.entries.values {
@@ -225,6 +229,10 @@ final class MetadataIndexFile {
     /// the next call). Called at open and whenever the journal was started afresh.
     func pin() throws(SQLiteError) {
         if sqlite3InTransaction { try connection.execute("COMMIT") }
+        // While no transaction of this process holds the log, its pages go into the file as far
+        // as other readers allow: a log fully copied is started afresh by the next writer, so it
+        // does not grow while processes keep reading (a mount holds a transaction all the time).
+        if canWrite { _ = try? connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").rows([]) { $0.int(0) } }
         try connection.execute("BEGIN")
         guard let header = try Self.readHeader(connection), header.databaseID == self.header.databaseID else {
             throw SQLiteError(code: 11, message: "\(path): the record index was replaced by one of another database or format")
@@ -453,12 +461,23 @@ final class MetadataIndexFile {
                 try writeHeader()
                 return true
             }
+            truncateLog()
             try pin()
             return written
         } catch {
             try? pin()
             throw Self.storeError(error, path: path)
         }
+    }
+
+    /// Copies the log into the file and empties it, unless a reader (another process between two
+    /// of its reads) still needs it: then it stays for the next checkpoint. Each process's first
+    /// connection reads the whole log to rebuild SQLite's index of it, so a log left at tens of
+    /// megabytes would cost every command that.
+    private func truncateLog() {
+        try? connection.execute("PRAGMA busy_timeout=0")
+        _ = try? connection.prepare("PRAGMA wal_checkpoint(TRUNCATE)").rows([]) { $0.int(0) }
+        try? connection.execute("PRAGMA busy_timeout=10000")
     }
 
     /// Keeps the newest ``RecordIndex/tombstoneLimit`` tombstones; the horizon moves past the rest.
