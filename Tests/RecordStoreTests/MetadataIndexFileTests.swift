@@ -166,3 +166,23 @@ import Testing
         try #require(process.terminationStatus == 0)
     }
 }
+
+/// Values the index file holds are input like any file's: a forged count or tombstone reaches no trap.
+@Suite struct ForgedIndexFileTests {
+    @Test func aForgedCountAndTombstoneAreNoTrap() throws {
+        let path = makeTemporaryDirectory("index-forged")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f"), note("a", folder: "f"), note("b", folder: "f")])
+        let token = db.currentToken
+        try db.checkpoint()
+        try db.close()
+        let file = MetadataIndexFileTests.indexPath(path)
+        try MetadataIndexFileTests.sqlite(
+            file, "UPDATE meta SET value = 0 WHERE key = 'count'; INSERT INTO tombstones VALUES (-5, 'x', 'Note')")
+        let reopened = try makeDatabase(path)
+        try reopened.modify(deleting: [RecordID(recordName: "a")])
+        #expect(reopened.recordCount >= 0)
+        #expect(Set(reopened.metadata { _ in true }.map(\.recordID.recordName)) == ["f", "b"])
+        #expect(try reopened.changes(since: token).deleted == [RecordID(recordName: "a")])
+    }
+}

@@ -414,7 +414,7 @@ final class MetadataIndexFile {
         do {
             let statement = try statement("SELECT seq, name, type FROM tombstones WHERE seq > ?1 ORDER BY seq")
             let found = try statement.rows([.integer(Int64(clamping: seq))]) {
-                Tombstone(seq: UInt64($0.int(0)), recordID: RecordID(recordName: $0.text(1)), recordType: $0.text(2))
+                Tombstone(seq: UInt64(clamping: $0.int(0)), recordID: RecordID(recordName: $0.text(1)), recordType: $0.text(2))
             }
             try statement.bind([])
             return found
@@ -463,8 +463,7 @@ final class MetadataIndexFile {
                 try writeHeader()
                 return true
             }
-            truncateLog()
-            try pin()
+            try pin()  // which empties the log too
             return written
         } catch {
             try? pin()
@@ -490,7 +489,7 @@ final class MetadataIndexFile {
         let horizon = try statement("SELECT seq FROM tombstones ORDER BY seq LIMIT 1 OFFSET ?1").rows([.integer(drop - 1)]) { $0.int(0) }
         guard let horizon = horizon.first else { return }
         try statement("DELETE FROM tombstones WHERE seq <= ?1").run([.integer(horizon)])
-        header.tombstoneHorizon = max(header.tombstoneHorizon, UInt64(horizon))
+        header.tombstoneHorizon = max(header.tombstoneHorizon, UInt64(clamping: horizon))
     }
 
     private func writeHeader() throws(SQLiteError) {

@@ -20,8 +20,8 @@ struct RecordEntries: Sequence {
         self.base = base
     }
 
-    var count: Int { (base?.header.count ?? 0) - shadowedInBase.count + overlay.count }
-    var isEmpty: Bool { count == 0 }
+    /// The base's count is its header's: a damaged file's may be anything, so never below zero.
+    var count: Int { Swift.max(0, (base?.header.count ?? 0) - shadowedInBase.count + overlay.count) }
 
     subscript(name: String) -> RecordMetadata? {
         get {
@@ -66,14 +66,17 @@ struct RecordEntries: Sequence {
     /// Removes a record (in the overlay, the last one moves into its place); returns what was there.
     @discardableResult
     mutating func removeValue(forKey name: String) -> RecordMetadata? {
-        let removed = self[name]
-        guard removed != nil else { return nil }
-        if let position = positions.removeValue(forKey: name) {
-            let last = overlay.removeLast()
-            if position < overlay.count {
-                overlay[position] = last
-                positions[last.recordID.recordName] = position
-            }
+        guard let position = positions.removeValue(forKey: name) else {
+            // Not changed since the base: the base's row, if any, is shadowed from now on.
+            guard let base, !shadowedInBase.contains(name), let removed = base.metadata(named: name) else { return nil }
+            shadowedInBase.insert(name)
+            return removed
+        }
+        let removed = overlay[position]
+        let last = overlay.removeLast()
+        if position < overlay.count {
+            overlay[position] = last
+            positions[last.recordID.recordName] = position
         }
         shadow(name)
         return removed
@@ -84,14 +87,11 @@ struct RecordEntries: Sequence {
     var values: [RecordMetadata] {
         guard let base else { return overlay }
         var all: [RecordMetadata] = []
-        all.reserveCapacity(count)
+        all.reserveCapacity(Swift.min(count, 1 << 20))  // a hint from the file's header: bounded
         base.forEachRecord { metadata in if !isShadowed(metadata.recordID.recordName) { all.append(metadata) } }
         all.append(contentsOf: overlay)
         return all
     }
-
-    /// Names of every record (a scan of the whole base).
-    var names: [String] { values.map(\.recordID.recordName) }
 
     /// The records of `recordType`: the base's by its type index, and the overlay's.
     func values(ofType recordType: String) -> [RecordMetadata] {

@@ -115,15 +115,6 @@ struct RecordIndex {
         return found
     }
 
-    /// Names of the records that reference `target` through `key`: the overlay's and the base's.
-    func referrerNames(to target: String, key: String) -> [String] {
-        var found = Array(referrers[target]?[key] ?? [])
-        if let base = entries.base {
-            for name in base.referrers(to: target, key: key) where !entries.isShadowed(name) { found.append(name) }
-        }
-        return found
-    }
-
     /// (key, name) of every record that references `target`: the overlay's and the base's.
     func referrers(to target: String) -> [(key: String, name: String)] {
         var found: [(key: String, name: String)] = []
