@@ -41,4 +41,29 @@ import Testing
         #expect(result.stderr.contains(missing), "libpq's message names the socket: \(result.stderr)")
         #expect(!result.stderr.contains("cannot load libpq"), "\(result.stderr)")
     }
+
+    /// A command that only reads makes nothing durable (no `fsync`/`fdatasync`: they wait for the
+    /// disk) and loads no time zone (Foundation's date formatter reads them and builds an ICU
+    /// calendar; an open used one to name a `lost+found` directory it did not need). The system
+    /// calls are `strace`'s.
+    @Test func aCommandThatOnlyReadsNeitherSyncsNorLoadsTimeZones() throws {
+        let db = makeDatabasePath("startup-reads")
+        defer { try? FileManager.default.removeItem(atPath: (db as NSString).deletingLastPathComponent) }
+        try notesfs(["folder", "new", "Inbox"], db: db)
+        try notesfs(["note", "new", "Inbox/A", "--text", "words"], db: db)
+        let trace = (db as NSString).deletingLastPathComponent + "/trace"
+        for arguments in [["ls", "Inbox"], ["note", "cat", "Inbox/A.md"]] {
+            let result = try run(
+                [
+                    "/usr/bin/strace", "-f", "-o", trace, "-e", "trace=fsync,fdatasync,sync_file_range,syncfs,openat", notesfsBinary,
+                    "--db", db,
+                ]
+                    + arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            #expect(calls.contains { $0.contains("journal.jsonl") }, "the trace lists the command's own opens: \(arguments)")
+            #expect(!calls.contains { $0.contains("sync") }, "\(arguments): \(calls.filter { $0.contains("sync") })")
+            #expect(!calls.contains { $0.contains("zoneinfo") || $0.contains("localtime") }, "\(arguments)")
+        }
+    }
 }

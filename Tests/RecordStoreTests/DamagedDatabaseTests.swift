@@ -14,6 +14,19 @@ import Testing
         (FileManager.default.subpaths(atPath: path + "/lost+found") ?? []).sorted()
     }
 
+    /// A repair's directory is named by the time in UTC, as ISO 8601 with `-` for `:` (counted,
+    /// not formatted by Foundation or the C library, which load time zones at every open).
+    @Test func lostAndFoundDirectoriesAreNamedByTheTimeInUTC() {
+        #expect(LostAndFound.stamp(0) == "1970-01-01T00-00-00Z")
+        #expect(LostAndFound.stamp(1_796_527_540) == "2026-12-06T03-25-40Z")
+        #expect(LostAndFound.stamp(951_868_799) == "2000-02-29T23-59-59Z")
+        #expect(LostAndFound.stamp(1_709_168_523) == "2024-02-29T01-02-03Z")
+        #expect(LostAndFound.stamp(4_102_444_799) == "2099-12-31T23-59-59Z")
+        let directory = LostAndFound(DatabaseLayout(root: "/db")).directory
+        #expect(directory.hasPrefix("/db/lost+found/20"))
+        #expect(directory.contains("Z-\(getpid())-"))
+    }
+
     /// Grows a file to `size` without writing (a hole: no disk, no page cache).
     func grow(_ path: String, to size: Int64) throws {
         let fd = open(path, O_WRONLY | O_CREAT, 0o600)

@@ -109,7 +109,8 @@ public final class RecordDatabase: Sendable {
         background.stop()
         background.join()  // at once: its thread holds no reference while it waits
         state.withLock { state in
-            try? state.journal.sync()
+            // Only this process's own unsynced lines: a command that only read writes nothing.
+            if state.dirty { try? state.journal.sync() }
             for pin in state.pins.values { try? Sys.unlink(pin) }
             state.journal.close()
             Sys.close(state.lockFD)

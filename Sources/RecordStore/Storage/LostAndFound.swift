@@ -16,9 +16,29 @@ struct LostAndFound {
 
     init(_ layout: DatabaseLayout) {
         self.layout = layout
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
+        let stamp = Self.stamp(time(nil))
         // Unique per repair, so that two repairs in one second never move onto each other's files.
         directory = layout.lostAndFound + "/" + stamp + "-\(getpid())-\(repairCounter.add(1, ordering: .relaxed).newValue)"
+    }
+
+    /// `time` as `2026-12-06T03-25-40Z` (UTC, ISO 8601 with `-` for `:`), counted here: Foundation's
+    /// date formatter loads time zones and an ICU calendar, and glibc's `gmtime_r` reads
+    /// `/etc/localtime`, which every open (it makes a `LostAndFound` in case it needs one) would
+    /// pay for. The date is Howard Hinnant's `civil_from_days`.
+    static func stamp(_ time: Int) -> String {
+        let days = time >= 0 ? time / 86_400 : (time - 86_399) / 86_400
+        let second = time - days * 86_400
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)-\(two(month))-\(two(day))T\(two(second / 3600))-\(two(second / 60 % 60))-\(two(second % 60))Z"
     }
 
     /// Moves the file at `path` (inside the database) to the same relative path here; returns where.
