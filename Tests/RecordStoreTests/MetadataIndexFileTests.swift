@@ -47,6 +47,36 @@ import Testing
         #expect(reopened.state.withLock { $0.index.entries.base?.header.count } == live.count)
     }
 
+    /// A record read from the file is decoded once while the file's content stays (the mount asks
+    /// for the same nodes' attributes at every `ls -l`), and read anew once a checkpoint changed it;
+    /// a change after the checkpoint is read from memory, whatever the file held.
+    @Test func recordsReadFromTheFileAreDecodedOncePerCheckpoint() throws {
+        let (path, _) = try Self.database("index-cache")
+        let db = try makeDatabase(path)
+        defer { try? db.close() }
+        func decoded() -> Int { db.state.withLock { $0.index.entries.base?.rowsDecoded } ?? -1 }
+        let n1 = RecordID(recordName: "n1")
+        let f1 = RecordID(recordName: "f1")
+        let start = decoded()
+        #expect(db.metadata(for: n1)?.field("title")?.stringValue == "n1")
+        let listing = db.referrers(to: f1, key: "folder").map(\.recordID.recordName).sorted()
+        #expect(listing.count == 101)
+        let once = decoded()
+        #expect(once > start)
+        for _ in 0..<3 {
+            #expect(db.metadata(for: n1)?.field("title")?.stringValue == "n1")
+            #expect(db.referrers(to: f1, key: "folder").map(\.recordID.recordName).sorted() == listing)
+        }
+        #expect(decoded() == once, "read again: \(decoded() - once) rows")
+        var record = try db.record(for: n1)
+        record["title"] = .string("renamed")
+        try db.modify(saving: [record])
+        #expect(db.metadata(for: n1)?.field("title")?.stringValue == "renamed")
+        try db.checkpoint()
+        #expect(db.metadata(for: n1)?.field("title")?.stringValue == "renamed")
+        #expect(db.referrers(to: f1, key: "folder").map(\.recordID.recordName).sorted() == listing)
+    }
+
     @Test func aMissingIndexFileIsRebuilt() throws {
         let (path, live) = try Self.database("index-missing")
         for suffix in ["", "-wal", "-shm"] { unlink(Self.indexPath(path) + suffix) }

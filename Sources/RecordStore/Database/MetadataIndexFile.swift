@@ -44,6 +44,17 @@ final class MetadataIndexFile {
     /// Whether this connection may write the file (not read-only, not built in memory).
     private let canWrite: Bool
 
+    /// Metadata decoded from the file, by record name, and record names by identity: the working
+    /// set (a listed folder's entries, the nodes a mount stats and asks for attributes again and
+    /// again) is read and decoded once per ``pin()``, not at every request. Only lookups by name
+    /// and by reference fill it (not scans); emptied when the file's content may change (``pin()``,
+    /// ``write(_:)``) and when it reaches ``cacheLimit`` entries: it holds a working set, not the file.
+    private var cache: [String: RecordMetadata] = [:]
+    private var identityCache: [UInt64: String] = [:]
+    static let cacheLimit = 16_384
+    /// Rows decoded as metadata so far (what the cache saves is seen in it).
+    private(set) var rowsDecoded = 0
+
     private init(path: String, connection: SQLiteConnection, header: Header, canWrite: Bool) {
         self.path = path
         self.connection = connection
@@ -229,6 +240,7 @@ final class MetadataIndexFile {
     /// Starts a new read transaction: from now on this process reads the file as it is now (until
     /// the next call). Called at open and whenever the journal was started afresh.
     func pin() throws(SQLiteError) {
+        forgetCached()
         if sqlite3InTransaction { try connection.execute("COMMIT") }
         // While no transaction of this process holds the log, its pages go into the file as far
         // as other readers allow, and with no other reader the log is emptied: SQLite's index of
@@ -265,6 +277,7 @@ final class MetadataIndexFile {
             try statement.bind(values)
             while try statement.step() {
                 let bytes = statement.bytes(0)
+                rowsDecoded += 1
                 guard let metadata = try? RecordCoding.decodeMetadata(Data(bytes)) else {
                     failures.append("\(path): a row does not decode as record metadata")
                     isDamaged = true
@@ -276,6 +289,41 @@ final class MetadataIndexFile {
         } catch {
             failed(error)
         }
+    }
+
+    /// Rows of `sql`, which selects a record's line then its name, as metadata: from ``cache``
+    /// when it holds the name (not decoded again), else decoded and kept there.
+    private func cachedRows(_ sql: String, _ values: [SQLiteValue]) -> [RecordMetadata] {
+        var found: [RecordMetadata] = []
+        do {
+            let statement = try statement(sql)
+            try statement.bind(values)
+            while try statement.step() {
+                let name = statement.text(1)
+                if let known = cache[name] {
+                    found.append(known)
+                    continue
+                }
+                rowsDecoded += 1
+                guard let metadata = try? RecordCoding.decodeMetadata(Data(statement.bytes(0))) else {
+                    failures.append("\(path): a row does not decode as record metadata")
+                    isDamaged = true
+                    continue
+                }
+                if cache.count >= Self.cacheLimit { cache = [:] }
+                cache[name] = metadata
+                found.append(metadata)
+            }
+            try statement.bind([])
+        } catch {
+            failed(error)
+        }
+        return found
+    }
+
+    private func forgetCached() {
+        cache = [:]
+        identityCache = [:]
     }
 
     private func names(_ sql: String, _ values: [SQLiteValue]) -> [String] {
@@ -309,7 +357,8 @@ final class MetadataIndexFile {
     }
 
     func metadata(named name: String) -> RecordMetadata? {
-        metadataRows("SELECT line FROM records WHERE name = ?1", [.text(name)]).first
+        if let known = cache[name] { return known }
+        return cachedRows("SELECT line, name FROM records WHERE name = ?1", [.text(name)]).first
     }
 
     func contains(_ name: String) -> Bool {
@@ -317,7 +366,13 @@ final class MetadataIndexFile {
     }
 
     func name(identity: UInt64) -> String? {
-        names("SELECT name FROM records WHERE identity = ?1", [.integer(Int64(bitPattern: identity))]).first
+        if let known = identityCache[identity] { return known }
+        let name = names("SELECT name FROM records WHERE identity = ?1", [.integer(Int64(bitPattern: identity))]).first
+        if let name {
+            if identityCache.count >= Self.cacheLimit { identityCache = [:] }
+            identityCache[identity] = name
+        }
+        return name
     }
 
     /// Names of the records referencing `target` through `key`.
@@ -327,8 +382,8 @@ final class MetadataIndexFile {
 
     /// Metadata of the records referencing `target` through `key` (one query, not one per record).
     func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
-        metadataRows(
-            "SELECT r.line FROM refs f JOIN records r ON r.name = f.source WHERE f.target = ?1 AND f.key = ?2",
+        cachedRows(
+            "SELECT r.line, r.name FROM refs f JOIN records r ON r.name = f.source WHERE f.target = ?1 AND f.key = ?2",
             [.text(target), .text(key)])
     }
 
@@ -437,6 +492,7 @@ final class MetadataIndexFile {
     /// at or past `index.seq` (another process's checkpoint came first). Starts a new read
     /// transaction after it.
     func write(_ index: RecordIndex) throws(RecordStoreError) -> Bool {
+        forgetCached()
         do {
             if sqlite3InTransaction { try connection.execute("COMMIT") }
             let written = try connection.transaction(write: true) { () throws(SQLiteError) -> Bool in
