@@ -49,10 +49,13 @@ extension FolderContents {
     }
 
     /// The entry of any record as its folder shows it; nil when no folder shows it (a type the
-    /// mount does not show, or a record that is gone).
+    /// mount does not show, or a record that is gone). Named from its namesakes when its folder was
+    /// not listed yet (``uncontestedEntry(_:)``), so that a few records' paths cost no listing.
     public func entry(for id: RecordID) -> FolderEntry? {
         guard let metadata = database.metadata(for: id), EntryNames.kind(ofRecordType: metadata.recordType) != nil else { return nil }
-        return children(of: shownFolder(of: metadata)).first { $0.recordID == id }
+        let folder = shownFolder(of: metadata)
+        if !isListed(folder), let entry = uncontestedEntry(metadata) { return entry }
+        return children(of: folder).first { $0.recordID == id }
     }
 
     /// A record's path from the root (a folder's without a trailing `/`); nil when no folder shows it.

@@ -128,6 +128,9 @@ public final class FolderContents {
         }
     }
 
+    /// Whether ``children(of:)`` of `folder` is cached.
+    func isListed(_ folder: RecordID?) -> Bool { listings[folder] != nil }
+
     /// The entries of `folder` (nil: the root; ``recoveredID``), named, sorted by file name
     /// byte order; empty when `folder` is no folder.
     public func children(of folder: RecordID?) -> [FolderEntry] {

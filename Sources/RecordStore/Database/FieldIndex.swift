@@ -62,6 +62,26 @@ extension RecordIndex {
         return found
     }
 
+    /// The records of `recordType` whose small string field `key` is `value` and that reference
+    /// `target` through `referenceKey`: the overlay's among its records referencing `target`, the
+    /// base's by one query of its `strings` and `refs` tables.
+    func metadata(
+        ofType recordType: String, whereField key: String, equals value: String, referringTo target: String, through referenceKey: String
+    )
+        -> [RecordMetadata]
+    {
+        var found = (referrers[target]?[referenceKey] ?? []).compactMap { entries.overlayValue($0) }.filter {
+            $0.recordType == recordType && $0.field(key)?.stringValue == value
+        }
+        if let base = entries.base {
+            for metadata in base.metadata(ofType: recordType, whereField: key, equals: value, referringTo: target, through: referenceKey)
+            where !entries.isShadowed(metadata.recordID.recordName) && metadata.field(key)?.stringValue == value {
+                found.append(metadata)
+            }
+        }
+        return found
+    }
+
     /// The records of `recordType` that may hold `value` in `key` as `==` compares (a string, or a
     /// reference whose record name it is; a system key as ``RecordDatabase/value(of:in:)`` maps
     /// it): every one of the overlay's, and the base's found by its `strings` and `refs` tables
@@ -128,6 +148,18 @@ extension RecordDatabase {
     public func metadata(ofType recordType: String, whereField key: String, equals value: String) -> [RecordMetadata] {
         try? refresh()
         return state.withLock { $0.index.metadata(ofType: recordType, whereField: key, equals: value) }
+    }
+
+    /// Metadata of the records of `recordType` whose small string field `key` (a string of up to
+    /// 256 bytes) is `value` and that reference `target` through `referenceKey`: the records of one
+    /// folder with one name, say, found without reading the folder's other records or the other
+    /// folders' records of that name.
+    public func metadata(
+        ofType recordType: String, whereField key: String, equals value: String, referringTo target: RecordID, through referenceKey: String
+    ) -> [RecordMetadata] {
+        state.withLock {
+            $0.index.metadata(ofType: recordType, whereField: key, equals: value, referringTo: target.recordName, through: referenceKey)
+        }
     }
 
     /// The values the string field `key` of records of `recordType` holds (each once, unordered),

@@ -447,6 +447,23 @@ final class MetadataIndexFile {
             [.text(recordType), .text(key), .text(Self.normalized(value))])
     }
 
+    /// Records of `recordType` whose small string field `key` is `value` (as
+    /// ``metadata(ofType:whereField:equals:)`` compares) and that reference `target` through
+    /// `referenceKey`: one joined query, which reads neither all the records holding the value
+    /// nor all those referencing the target.
+    func metadata(
+        ofType recordType: String, whereField key: String, equals value: String, referringTo target: String, through referenceKey: String
+    )
+        -> [RecordMetadata]
+    {
+        cachedRows(
+            """
+            SELECT r.line, r.name FROM strings s JOIN refs f ON f.source = s.source JOIN records r ON r.name = s.source
+            WHERE s.type = ?1 AND s.key = ?2 AND s.norm = ?3 AND f.key = ?4 AND f.target = ?5
+            """,
+            [.text(recordType), .text(key), .text(Self.normalized(value)), .text(referenceKey), .text(target)])
+    }
+
     /// `value` in NFC (ASCII as it is, without asking Foundation).
     static func normalized(_ value: String) -> String {
         var value = value

@@ -1,0 +1,67 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Notes
+@testable import RecordStore
+
+/// A record's entry named from its namesakes (``FolderContents/uncontestedEntry(_:)``, what `query`
+/// prints paths with) is the entry its folder's whole listing gives, whatever the names: clashes,
+/// escapes, `Untitled`, `.`, canonically equal spellings, notes beside attachments named
+/// `X.md`, records in the index file and in memory.
+@Suite struct FolderContentsEntryTests {
+    static let names = [
+        "A", "A", "a", "A (abcdef)", "", "Untitled", "Untitled.md", "x/y", "x\u{2215}y", "B.md", "B", ".", "\u{2024}", "caf\u{E9}",
+        "cafe\u{301}", String(repeating: "L", count: 250), String(repeating: "L", count: 252), "C",
+    ]
+
+    @Test(arguments: [1, 2, 3])
+    func anEntryNamedFromItsNamesakesIsTheListingsEntry(seed: UInt64) throws {
+        let path = makeTemporaryDirectory("contents-entry")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let database = try RecordDatabase(path: path, backgroundThread: false)
+        var rng = SeededGenerator(state: seed)
+        let folders = (0..<3).map { Folder(name: "F\($0)").record }
+        try database.modify(saving: folders)
+        let inner = Folder(name: "Inner", parent: folders[0].recordID).record
+        try database.modify(saving: [inner])
+        let places = folders.map(\.recordID) + [inner.recordID]
+        var ids: [RecordID] = []
+        for round in 0..<6 {
+            var saving: [Record] = []
+            for _ in 0..<12 {
+                let name = Self.names[Int(rng.next() % UInt64(Self.names.count))]
+                let place = places[Int(rng.next() % UInt64(places.count))]
+                let record: Record
+                switch rng.next() % 4 {
+                case 0: record = Attachment(name: name, content: nil, folder: place).record
+                case 1: record = Folder(name: name, parent: place).record
+                default: record = Note(title: name, folder: place).record
+                }
+                saving.append(record)
+                ids.append(record.recordID)
+            }
+            try database.modify(saving: saving)
+            if round == 2 { try database.checkpoint() }  // the first half in the file, the rest in memory
+        }
+        var renamed = try database.record(for: inner.recordID)
+        renamed["name"] = .string("A")
+        try database.modify(saving: [renamed])
+        ids.append(inner.recordID)
+        var fromNamesakes = 0
+        for id in ids {
+            let listed = FolderContents(database: database)
+            let metadata = try #require(database.metadata(for: id))
+            let expected = try #require(listed.children(of: listed.shownFolder(of: metadata)).first { $0.recordID == id })
+            let single = FolderContents(database: database)
+            if single.uncontestedEntry(metadata) != nil { fromNamesakes += 1 }
+            let entry = try #require(single.entry(for: id))
+            #expect(entry.fileName == expected.fileName, "\(metadata.field("title") ?? metadata.field("name") ?? .string(""))")
+            #expect(entry.path == expected.path)
+            #expect(entry.name == expected.name && entry.kind == expected.kind && entry.parent == expected.parent)
+        }
+        // Many are uncontested, the others were named through the listing.
+        #expect(fromNamesakes > ids.count / 5, "\(fromNamesakes) of \(ids.count)")
+        #expect(fromNamesakes < ids.count, "clashes and escapes fall back to the listing")
+    }
+}
