@@ -6,9 +6,9 @@ import Testing
 @testable import RecordStore
 
 /// A record's entry named from its namesakes (``FolderContents/uncontestedEntry(_:)``, what `query`
-/// prints paths with) is the entry its folder's whole listing gives, whatever the names: clashes,
-/// escapes, `Untitled`, `.`, canonically equal spellings, notes beside attachments named
-/// `X.md`, records in the index file and in memory.
+/// prints paths with, and what a path is resolved with) is the entry its folder's whole listing
+/// gives, whatever the names: clashes, escapes, `Untitled`, `.`, canonically equal spellings, notes
+/// beside attachments named `X.md`, at the root and in folders, in the index file and in memory.
 @Suite struct FolderContentsEntryTests {
     static let names = [
         "A", "A", "a", "A (abcdef)", "", "Untitled", "Untitled.md", "x/y", "x\u{2215}y", "B.md", "B", ".", "\u{2024}", "caf\u{E9}",
@@ -25,7 +25,7 @@ import Testing
         try database.modify(saving: folders)
         let inner = Folder(name: "Inner", parent: folders[0].recordID).record
         try database.modify(saving: [inner])
-        let places = folders.map(\.recordID) + [inner.recordID]
+        let places: [RecordID?] = [nil] + folders.map(\.recordID) + [inner.recordID]
         var ids: [RecordID] = []
         for round in 0..<6 {
             var saving: [Record] = []
@@ -59,6 +59,8 @@ import Testing
             #expect(entry.fileName == expected.fileName, "\(metadata.field("title") ?? metadata.field("name") ?? .string(""))")
             #expect(entry.path == expected.path)
             #expect(entry.name == expected.name && entry.kind == expected.kind && entry.parent == expected.parent)
+            // Its path leads back to it without listing the folders on the way (when uncontested).
+            #expect(try FolderContents(database: database).resolve(expected.path)?.recordID == id, "\(expected.path)")
         }
         // Many are uncontested, the others were named through the listing.
         #expect(fromNamesakes > ids.count / 5, "\(fromNamesakes) of \(ids.count)")

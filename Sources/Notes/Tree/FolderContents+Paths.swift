@@ -78,15 +78,24 @@ extension FolderContents {
 
     /// The entry a path names; nil for the root (an empty path or `/`).
     ///
-    /// The last component matches a file name, or a note's file name without `.md`.
+    /// The last component matches a file name, or a note's file name without `.md`. A folder not
+    /// listed yet is not listed when the component is a name no other record contests
+    /// (``uncontestedChild(named:in:)``).
     /// - Throws: ``PathError/notFound(_:reason:)`` naming the path.
     public func resolve(_ path: String) throws(PathError) -> FolderEntry? {
         let components = Self.components(path)
         var current: FolderEntry?
         for (position, component) in components.enumerated() {
             if let current, current.kind != .folder { throw .notFound(path, reason: "\(current.path) is not a folder") }
-            let entries = children(of: current?.recordID)
             let isLast = position == components.count - 1
+            // Found from its namesakes, when it is not a name the folder's listing gave it.
+            if !isListed(current?.recordID), let found = uncontestedChild(named: component, in: current?.recordID),
+                isLast || found.kind == .folder
+            {
+                current = found
+                continue
+            }
+            let entries = children(of: current?.recordID)
             let bytes = Array(component.utf8)
             if let found = entries.first(where: { Array($0.fileName.utf8) == bytes && (isLast || $0.kind == .folder) }) {
                 current = found

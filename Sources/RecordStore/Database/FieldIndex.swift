@@ -63,19 +63,29 @@ extension RecordIndex {
     }
 
     /// The records of `recordType` whose small string field `key` is `value` and that reference
-    /// `target` through `referenceKey`: the overlay's among its records referencing `target`, the
-    /// base's by one query of its `strings` and `refs` tables.
+    /// `target` through `referenceKey` (nil: that hold no reference in it): the overlay's by a
+    /// look at its records, the base's by one query of its `strings` and `refs` tables.
     func metadata(
-        ofType recordType: String, whereField key: String, equals value: String, referringTo target: String, through referenceKey: String
+        ofType recordType: String, whereField key: String, equals value: String, referringTo target: String?, through referenceKey: String
     )
         -> [RecordMetadata]
     {
-        var found = (referrers[target]?[referenceKey] ?? []).compactMap { entries.overlayValue($0) }.filter {
-            $0.recordType == recordType && $0.field(key)?.stringValue == value
+        func holds(_ metadata: RecordMetadata) -> Bool {
+            guard metadata.recordType == recordType, metadata.field(key)?.stringValue == value else { return false }
+            guard target == nil else { return true }
+            return metadata.field(referenceKey) == nil && !metadata.isLarge(referenceKey)
+        }
+        var found: [RecordMetadata]
+        if let target {
+            found = (referrers[target]?[referenceKey] ?? []).compactMap { entries.overlayValue($0) }.filter(holds)
+        } else {
+            found = entries.overlay.filter(holds)
         }
         if let base = entries.base {
-            for metadata in base.metadata(ofType: recordType, whereField: key, equals: value, referringTo: target, through: referenceKey)
-            where !entries.isShadowed(metadata.recordID.recordName) && metadata.field(key)?.stringValue == value {
+            let rows =
+                target.map { base.metadata(ofType: recordType, whereField: key, equals: value, referringTo: $0, through: referenceKey) }
+                ?? base.metadata(ofType: recordType, whereField: key, equals: value, withoutReferenceIn: referenceKey)
+            for metadata in rows where !entries.isShadowed(metadata.recordID.recordName) && holds(metadata) {
                 found.append(metadata)
             }
         }
@@ -151,14 +161,14 @@ extension RecordDatabase {
     }
 
     /// Metadata of the records of `recordType` whose small string field `key` (a string of up to
-    /// 256 bytes) is `value` and that reference `target` through `referenceKey`: the records of one
-    /// folder with one name, say, found without reading the folder's other records or the other
-    /// folders' records of that name.
+    /// 256 bytes) is `value` and that reference `target` through `referenceKey` (nil: that hold no
+    /// reference in it): the records of one folder with one name, say, found without reading the
+    /// folder's other records or the other folders' records of that name.
     public func metadata(
-        ofType recordType: String, whereField key: String, equals value: String, referringTo target: RecordID, through referenceKey: String
+        ofType recordType: String, whereField key: String, equals value: String, referringTo target: RecordID?, through referenceKey: String
     ) -> [RecordMetadata] {
         state.withLock {
-            $0.index.metadata(ofType: recordType, whereField: key, equals: value, referringTo: target.recordName, through: referenceKey)
+            $0.index.metadata(ofType: recordType, whereField: key, equals: value, referringTo: target?.recordName, through: referenceKey)
         }
     }
 

@@ -464,6 +464,19 @@ final class MetadataIndexFile {
             [.text(recordType), .text(key), .text(Self.normalized(value)), .text(referenceKey), .text(target)])
     }
 
+    /// Records of `recordType` whose small string field `key` is `value` and that hold no
+    /// reference in field `referenceKey` (the root's records of one name, say).
+    func metadata(ofType recordType: String, whereField key: String, equals value: String, withoutReferenceIn referenceKey: String)
+        -> [RecordMetadata]
+    {
+        cachedRows(
+            """
+            SELECT r.line, r.name FROM strings s JOIN records r ON r.name = s.source
+            WHERE s.type = ?1 AND s.key = ?2 AND s.norm = ?3 AND instr(r.refkeys, ?4) = 0
+            """,
+            [.text(recordType), .text(key), .text(Self.normalized(value)), .text("," + referenceKey + ",")])
+    }
+
     /// `value` in NFC (ASCII as it is, without asking Foundation).
     static func normalized(_ value: String) -> String {
         var value = value
