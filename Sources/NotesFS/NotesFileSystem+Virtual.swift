@@ -18,8 +18,10 @@ import RecordStore
 ///   lookup or a `readlink` answers from the mount's view of the store as it is now (the change
 ///   is the kernel-side invalidation: nothing virtual is ever cached there). What a directory
 ///   holds is asked of its tree outside the state lock and kept, with its links' names and
-///   targets, until the next store change is applied to the listings or an editor's rename hides
-///   a record (``VirtualNodeTable/CacheKey``): a save, rename or delete made here shows at once.
+///   targets and which entries each of the last few callers may be told of, until the next store
+///   change is applied to the listings or an editor's rename hides a record
+///   (``VirtualNodeTable/CacheKey``, ``VirtualNodeTable/CachedListing``): a save, rename, chmod
+///   or delete made here shows at once, and a lookup of each of N entries costs no N decisions.
 ///   Opening a virtual directory first catches up with other processes' commits (`refresh`), so
 ///   a change made by the CLI shows in the next `ls` (and in lookups within the second the
 ///   store's watcher takes).
@@ -129,24 +131,44 @@ extension NotesFileSystem {
         }
         var asking = Caller(caller)
         return try locked { state in
-            var decided: [VirtualAccess: Bool] = [:]  // one decision per record in a listing
-            let visible = entries.map { entry in
-                let access = Self.access(of: entry)
-                if let known = decided[access] { return known }
-                let may = mayFind(access, &asking, &state)
-                decided[access] = may
-                return may
+            var listing = state.virtualNodes.listings[directory] ?? VirtualNodeTable.CachedListing(key: known.key, entries: entries)
+            if listing.key != known.key { listing = VirtualNodeTable.CachedListing(key: known.key, entries: entries) }
+            // This caller's answer, kept (under the listing's state lock) while nothing changed:
+            // only the decisions that do not rest on records alone are made again.
+            if let answer = listing.shown.last(where: { asking.isAnswered(like: $0.uid, $0.gid, groups: $0.groups) }),
+                answer.unsettled.allSatisfy({ decide(Self.access(of: listing.entries[$0]), &asking, &state).may == answer.visible[$0] })
+            {
+                return answer.items
             }
-            var cached = state.virtualNodes.listings[directory]
-            if cached?.key != known.key { cached = VirtualNodeTable.CachedListing(key: known.key, entries: entries) }
-            if let items = cached?.named[visible] { return items }
-            let shown = zip(entries, visible).filter(\.1).map(\.0)
-            let items = VirtualListing(named(shown, tree: known.tree, path: known.path, &state))
+            var decided: [VirtualAccess: Decision] = [:]  // one decision per record in a listing
+            var unsettled: [Int] = []
+            var visible: [Bool] = []
+            visible.reserveCapacity(listing.entries.count)
+            for (index, entry) in listing.entries.enumerated() {
+                let access = Self.access(of: entry)
+                let decision = decided[access] ?? decide(access, &asking, &state)
+                decided[access] = decision
+                if !decision.isSettled { unsettled.append(index) }
+                visible.append(decision.may)
+            }
+            // Another caller that sees the same entries is shown the same names.
+            let items =
+                listing.shown.first(where: { $0.visible == visible })?.items
+                ?? VirtualListing(named(zip(listing.entries, visible).filter(\.1).map(\.0), tree: known.tree, path: known.path, &state))
+            let groups = asking.decidedByGroups ? asking.supplementaryGroups() : nil
+            listing.remember(
+                VirtualNodeTable.Shown(
+                    uid: asking.uid, gid: asking.gid, groups: groups, visible: visible, unsettled: unsettled, items: items))
             // Kept under the key read before asking: a change applied since makes it ask again.
-            cached?.named[visible] = items
-            if let cached { state.virtualNodes.setListing(of: directory, cached) }
+            state.virtualNodes.setListing(of: directory, listing)
             return items
         }
+    }
+
+    /// ``mayFind(_:_:_:)``, counted in ``VirtualNodeTable/permissionDecisions``.
+    private func decide(_ access: VirtualAccess, _ caller: inout Caller, _ state: inout FileSystemState) -> Decision {
+        state.virtualNodes.permissionDecisions += 1
+        return mayFind(access, &caller, &state)
     }
 
     /// Whose access `entry` gives (``VirtualAccess``): a link its record's.

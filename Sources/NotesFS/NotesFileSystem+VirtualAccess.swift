@@ -25,6 +25,11 @@ extension NotesFileSystem {
         var directories: [Attributes]
         /// The record is a folder (only the directories above it decide whether its name is seen).
         var isFolder: Bool
+        /// Resolved from records alone, so that it holds until the next store change is applied;
+        /// false when a real path ran through a scratch file (its mode and owner change with no
+        /// commit, and so do the names it takes) or did not lead to a directory (a scratch file
+        /// or a note brought back by an editor could take the name with no commit).
+        var isSettled = true
     }
 
     /// What `access` resolves to now. A record the mount cannot find, or whose folders it cannot
@@ -43,15 +48,19 @@ extension NotesFileSystem {
             else { return ownerOnly }
             return resolved(attributes, above: above)
         case .realPath(let path):
+            var unsettled = ownerOnly
+            unsettled.isSettled = false
             var inode = Self.rootInode
             var above: [Attributes] = []
             for name in path {
-                guard let next = try? child(inode, name, &state), let directory = guardedAttributes(inode, state) else { return ownerOnly }
+                guard let next = try? child(inode, name, &state), let directory = guardedAttributes(inode, state) else { return unsettled }
                 above.insert(directory, at: 0)
                 inode = next
             }
-            guard let attributes = guardedAttributes(inode, state) else { return ownerOnly }
-            return resolved(attributes, above: above)
+            guard let attributes = guardedAttributes(inode, state) else { return unsettled }
+            var access = resolved(attributes, above: above)
+            access.isSettled = state.scratchFiles.files[inode] == nil  // only the last can be one: a file
+            return access
         case .deleted(let ownership, let folder, let folderGone):
             var above: [Attributes]
             if let folder {
@@ -102,11 +111,21 @@ extension NotesFileSystem {
         return result
     }
 
+    /// Whether a caller may be told of an entry, and whether that holds until the next store
+    /// change is applied (``ResolvedAccess/isSettled``).
+    struct Decision {
+        var may: Bool
+        var isSettled: Bool
+    }
+
     /// Whether `caller` may be told of an entry that gives `access`: ``mayFind(_:_:)`` of its
     /// record, or of any one of them for ``VirtualAccess/anyRecord(_:)``.
-    func mayFind(_ access: VirtualAccess, _ caller: inout Caller, _ state: inout FileSystemState) -> Bool {
-        guard case .anyRecord(let ids) = access else { return mayFind(resolve(access, &state), &caller) }
-        return ids.contains { mayFind(resolve(.record($0), &state), &caller) }
+    func mayFind(_ access: VirtualAccess, _ caller: inout Caller, _ state: inout FileSystemState) -> Decision {
+        guard case .anyRecord(let ids) = access else {
+            let resolved = resolve(access, &state)
+            return Decision(may: mayFind(resolved, &caller), isSettled: resolved.isSettled)
+        }
+        return Decision(may: ids.contains { mayFind(resolve(.record($0), &state), &caller) }, isSettled: true)
     }
 
     /// Whether `caller` may be told of an entry whose record has `access`: it may list and search
@@ -135,6 +154,9 @@ struct Caller {
     let gid: gid_t
     private let pid: pid_t
     private var groups: [gid_t]?
+    /// Whether a decision (``may(_:permissions:uid:gid:)``) looked at the supplementary groups:
+    /// when none did, another process with this uid and gid would have been answered alike.
+    private(set) var decidedByGroups = false
 
     init(_ context: RequestContext) {
         (uid, gid, pid) = (context.uid, context.gid, context.pid)
@@ -152,8 +174,23 @@ struct Caller {
 
     private mutating func isMember(of group: gid_t) -> Bool {
         if gid == group { return true }
-        let list = groups ?? RequestContext.supplementaryGroups(of: pid)
+        decidedByGroups = true
+        return supplementaryGroups().contains(group)
+    }
+
+    /// Its supplementary groups, sorted (read from `/proc` on first need).
+    mutating func supplementaryGroups() -> [gid_t] {
+        if let groups { return groups }
+        let list = RequestContext.supplementaryGroups(of: pid).sorted()
         groups = list
-        return list.contains(group)
+        return list
+    }
+
+    /// Whether an answer kept for callers of uid `uid`, gid `gid` and supplementary groups
+    /// `groups` (nil: the answer did not depend on them) is this caller's too.
+    mutating func isAnswered(like uid: uid_t, _ gid: gid_t, groups: [gid_t]?) -> Bool {
+        guard uid == self.uid, gid == self.gid else { return false }
+        guard let groups else { return true }
+        return groups == supplementaryGroups()
     }
 }

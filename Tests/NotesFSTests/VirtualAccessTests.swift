@@ -219,4 +219,59 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
             #expect(lines(outsider) == [])
         }
     }
+
+    /// What a listing tells a user follows every chmod, chown and chgrp of a note or of a folder
+    /// above it at once, and depends on the user's supplementary groups, not only its uid and
+    /// gid: asked again and again between changes (the answers are kept until the next change).
+    @Test func whatAListingTellsFollowsModesOwnersAndGroups() throws {
+        try withNotesMount(
+            mountOptions: ["allow_other"],
+            seed: { db in
+                var folder = Folder(name: "Team")
+                folder.ownership = Ownership(mode: 0o755, uid: Self.owner, gid: Self.owner)
+                let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+                for title in ["A", "B"] {
+                    var note = Note(title: title, text: "dingo \(title)", folder: saved.recordID)
+                    note.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
+                    try db.modify(saving: [note.record])
+                }
+                var top = Note(title: "C", text: "dingo at the top")
+                top.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
+                try db.modify(saving: [top.record])
+            }
+        ) { m in
+            let search = shellQuoted(m.path(".search/dingo"))
+            func strangerSees(groups: [gid_t] = []) throws -> [String] {
+                let names = try lines(shAs(Self.stranger, "ls \(search)", groups: groups))
+                let long = try shAs(Self.stranger, "ls -l \(search) | grep -c ' -> '", groups: groups)
+                #expect(Int(long.out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 == names.count, "ls -l: \(long)")
+                return names
+            }
+            let seen1 = try strangerSees()
+            #expect(seen1 == ["A.md", "B.md", "C.md"])
+            #expect(chmod(m.path("Team/A.md"), 0o600) == 0)
+            let seen2 = try strangerSees()
+            #expect(seen2 == ["B.md", "C.md"])
+            #expect(try shAs(Self.stranger, "stat \(search)/A.md").status != 0)
+            #expect(chown(m.path("Team/A.md"), Self.stranger, Self.stranger) == 0)
+            let seen3 = try strangerSees()
+            #expect(seen3 == ["A.md", "B.md", "C.md"])
+            #expect(chmod(m.path("Team"), 0o700) == 0)
+            let seen4 = try strangerSees()
+            #expect(seen4 == ["C.md"])
+            #expect(try shAs(Self.stranger, "stat \(search)/B.md").status != 0)
+            #expect(chown(m.path("Team"), Self.owner, 2000) == 0)
+            #expect(chmod(m.path("Team"), 0o750) == 0)
+            let seen5 = try strangerSees(groups: [2000])
+            #expect(seen5 == ["A.md", "B.md", "C.md"])
+            let seen6 = try strangerSees()
+            #expect(seen6 == ["C.md"])
+            let seen7 = try strangerSees(groups: [2000, 3000])
+            #expect(seen7 == ["A.md", "B.md", "C.md"])
+            let seen8 = try strangerSees(groups: [3000])
+            #expect(seen8 == ["C.md"])
+            #expect(try shAs(Self.stranger, "stat \(search)/B.md", groups: [3000]).status != 0)
+            #expect(try shAs(Self.stranger, "stat \(search)/B.md", groups: [2000]).status == 0)
+        }
+    }
 }

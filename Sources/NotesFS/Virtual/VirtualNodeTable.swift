@@ -1,4 +1,5 @@
 import FUSE
+import Glibc
 
 /// The inodes of the virtual trees' directories, links and files, with the kernel's lookup counts.
 ///
@@ -49,19 +50,62 @@ struct VirtualNodeTable {
         var hidden: Int
     }
 
-    /// A virtual directory's tree's answer and its entries as named for each set of entries a
-    /// caller may be told of (the names depend on which entries are there: a hit shares its
-    /// name with another only if the caller sees both).
+    /// A virtual directory's tree's answer, and what each of the last few callers was shown of it
+    /// (the names depend on which entries are there: a hit shares its name with another only if
+    /// the caller sees both).
     struct CachedListing {
         var key: CacheKey
         var entries: [VirtualEntry]
-        /// Which of `entries` a caller sees → what it is shown.
-        var named: [[Bool]: NotesFileSystem.VirtualListing] = [:]
+        /// What the last callers (identities: uid, gid and, when a decision read them, groups)
+        /// were shown, oldest first, at most ``maximumCallers``: a lookup or `stat` of each entry
+        /// answers from here instead of deciding every entry again (an `ls -l` of N hits made N²
+        /// decisions). The decisions hold while `key` does: every change that can move one (a
+        /// mode, owner or group, an ACL, a move of a note or of a folder above it, a delete) is a
+        /// commit, which moves ``CacheKey/appliedChanges``; what rests on anything else is
+        /// ``Shown/unsettled`` and decided again at every use. Guarded by the state lock, as the
+        /// whole table.
+        private(set) var shown: [Shown] = []
+
+        /// How many callers' answers a listing keeps (a few users, or one user's processes in
+        /// different groups, list the same directory; more only costs deciding again).
+        static let maximumCallers = 4
+
+        init(key: CacheKey, entries: [VirtualEntry]) {
+            self.key = key
+            self.entries = entries
+        }
+
+        /// Keeps `answer`, in place of one for the same caller identity, dropping the oldest
+        /// beyond ``maximumCallers``.
+        mutating func remember(_ answer: Shown) {
+            shown.removeAll { $0.uid == answer.uid && $0.gid == answer.gid && $0.groups == answer.groups }
+            shown.append(answer)
+            if shown.count > Self.maximumCallers { shown.removeFirst(shown.count - Self.maximumCallers) }
+        }
+    }
+
+    /// Which entries of a ``CachedListing`` one caller identity may be told of, and what it is shown.
+    struct Shown {
+        var uid: uid_t
+        var gid: gid_t
+        /// The caller's supplementary groups (sorted) when a decision read them; nil when none
+        /// did: then every caller with this uid and gid decides alike, whatever its groups.
+        var groups: [gid_t]?
+        /// Whether the caller may be told of each entry (one per entry of the listing).
+        var visible: [Bool]
+        /// The entries whose decision rests on more than the records (``NotesFileSystem/Decision``):
+        /// decided again at every use, and the answer made again if one differs.
+        var unsettled: [Int]
+        var items: NotesFileSystem.VirtualListing
     }
 
     /// What each directory held when last asked (the tree's answer holds until the next store
     /// change is applied); dropped with the directory.
     private(set) var listings: [Inode: CachedListing] = [:]
+    /// How many times a listing asked whether a caller may be told of an entry
+    /// (``NotesFileSystem/mayFind(_:_:_:)``): a count for tests, which hold listings to a cost
+    /// linear in their size (a `stat` of each entry must not decide every entry again).
+    var permissionDecisions = 0
     private var byName: [Key: Inode] = [:]
     /// The nodes below each directory that has any.
     private var children: [Inode: Set<Inode>] = [:]
