@@ -40,6 +40,12 @@ extension FolderContents {
         }
         // Top down: each listing's own paths need only its folder's path, now known.
         for (folder, parent) in pending.reversed() {
+            if !isListed(parent), folder != Self.recoveredID, let metadata = database.metadata(for: folder),
+                let entry = uncontestedEntry(metadata)
+            {
+                folderPathCache[folder] = entry.path
+                continue
+            }
             guard let entry = children(of: parent).first(where: { $0.recordID == folder }) else {
                 throw .notFound(folder.recordName, reason: "no such folder")
             }

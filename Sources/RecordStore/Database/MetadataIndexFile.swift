@@ -449,19 +449,48 @@ final class MetadataIndexFile {
 
     /// Records of `recordType` whose small string field `key` is `value` (as
     /// ``metadata(ofType:whereField:equals:)`` compares) and that reference `target` through
-    /// `referenceKey`: one joined query, which reads neither all the records holding the value
-    /// nor all those referencing the target.
+    /// `referenceKey`: one joined query, driven from whichever side holds fewer rows (the records
+    /// referencing `target`, or those holding `value`, each counted up to ``joinProbeLimit``), so
+    /// that it reads neither all the records holding the value (20,000 folders named `d`, one in
+    /// each) nor all those referencing the target (a folder of 1,000 notes).
     func metadata(
         ofType recordType: String, whereField key: String, equals value: String, referringTo target: String, through referenceKey: String
     )
         -> [RecordMetadata]
     {
-        cachedRows(
+        let values: [SQLiteValue] = [.text(recordType), .text(key), .text(Self.normalized(value)), .text(referenceKey), .text(target)]
+        let limit = Self.joinProbeLimit
+        let referring = count(
+            "SELECT count(*) FROM (SELECT 1 FROM refs WHERE key = ?1 AND target = ?2 LIMIT \(limit))", Array(values[3...]))
+        let holding = count(
+            "SELECT count(*) FROM (SELECT 1 FROM strings WHERE type = ?1 AND key = ?2 AND norm = ?3 LIMIT \(limit))", Array(values[..<3]))
+        guard referring > 0, holding > 0 else { return [] }
+        // CROSS JOIN keeps the order written: the left table is the outer loop.
+        let from =
+            referring <= holding
+            ? "refs f CROSS JOIN strings s INDEXED BY strings_source ON s.source = f.source"
+            : "strings s CROSS JOIN refs f ON f.source = s.source"
+        return cachedRows(
             """
-            SELECT r.line, r.name FROM strings s JOIN refs f ON f.source = s.source JOIN records r ON r.name = s.source
+            SELECT r.line, r.name FROM \(from) CROSS JOIN records r ON r.name = s.source
             WHERE s.type = ?1 AND s.key = ?2 AND s.norm = ?3 AND f.key = ?4 AND f.target = ?5
-            """,
-            [.text(recordType), .text(key), .text(Self.normalized(value)), .text(referenceKey), .text(target)])
+            """, values)
+    }
+
+    /// How far ``metadata(ofType:whereField:equals:referringTo:through:)`` counts each side.
+    static let joinProbeLimit = 256
+
+    /// The integer in the first column of `sql`'s first row (0 on failure, which is recorded).
+    private func count(_ sql: String, _ values: [SQLiteValue]) -> Int {
+        do {
+            let statement = try statement(sql)
+            let found = try statement.rows(values) { $0.int(0) }
+            try statement.bind([])
+            return Int(found.first ?? 0)
+        } catch {
+            failed(error)
+            return 0
+        }
     }
 
     /// Records of `recordType` whose small string field `key` is `value` and that hold no
