@@ -48,10 +48,14 @@ extension NotesSearchIndex {
     /// is planned again.
     public func linkRewrites(for item: MovedItem, revising earlier: LinkRewrites? = nil) throws(SQLiteError) -> LinkRewrites {
         var changedNames: Set<String>?
-        if let earlier, let token = earlier.token, let changes = try? database.changes(since: token) {
-            changedNames = Set(changes.changed.map(\.recordID.recordName) + changes.deleted.map(\.recordName))
-        }
         let plan = try readCurrent { (index) throws(SQLiteError) -> LinkRewrites in
+            // Listed once the index is caught up, so that they hold every change up to its token,
+            // which the plan takes: listed before, a commit another process made between the list
+            // and the catch-up was in neither the earlier plan nor this one, and the rename's commit
+            // (checked against this token) missed that note's link.
+            if let earlier, let token = earlier.token, let changes = try? database.changes(since: token) {
+                changedNames = Set(changes.changed.map(\.recordID.recordName) + changes.deleted.map(\.recordName))
+            }
             func folderPath(_ folder: RecordID?) throws(SQLiteError) -> String? {
                 guard let folder else { return "" }
                 return try index.folderPath(ofFolder: folder.recordName)
