@@ -281,7 +281,7 @@ public final class NotesSearchIndex: Sendable {
                 continue
             }
             let folder = contents.shownFolder(of: metadata)
-            let fileName = contents.children(of: folder).first { $0.recordID == id }?.fileName ?? ""
+            let fileName = contents.entry(id, in: folder)?.fileName ?? ""
             switch records[id] {
             case .success(let record):
                 try w.save(Self.document(record, folder: folder?.recordName, fileName: fileName))

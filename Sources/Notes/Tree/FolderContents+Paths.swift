@@ -46,7 +46,7 @@ extension FolderContents {
                 folderPathCache[folder] = entry.path
                 continue
             }
-            guard let entry = children(of: parent).first(where: { $0.recordID == folder }) else {
+            guard let entry = entry(folder, in: parent) else {
                 throw .notFound(folder.recordName, reason: "no such folder")
             }
             folderPathCache[folder] = entry.path
@@ -61,7 +61,7 @@ extension FolderContents {
         guard let metadata = database.metadata(for: id), EntryNames.kind(ofRecordType: metadata.recordType) != nil else { return nil }
         let folder = shownFolder(of: metadata)
         if !isListed(folder), let entry = uncontestedEntry(metadata) { return entry }
-        return children(of: folder).first { $0.recordID == id }
+        return entry(id, in: folder)
     }
 
     /// A record's path from the root (a folder's without a trailing `/`); nil when no folder shows it.

@@ -18,7 +18,7 @@ import RecordStore
 public final class FolderContents {
     public let database: RecordDatabase
     private var cachedTree: FolderTree?
-    private var listings: [RecordID?: [FolderEntry]] = [:]
+    private var listings: [RecordID?: Listing] = [:]
     var folderPathCache: [RecordID: String] = [:]
 
     /// The ID that stands for the virtual `Recovered` folder (no record has it).
@@ -43,6 +43,13 @@ public final class FolderContents {
         listings = [:]
         folderPathCache = [:]
         cachedTree = nil
+    }
+
+    /// One folder's named entries, and where each record is among them (built at the first lookup
+    /// by record ID, so that finding one entry neither scans nor copies the others).
+    private struct Listing {
+        let entries: [FolderEntry]
+        var positions: [RecordID: Int]?
     }
 
     // MARK: The rules
@@ -134,7 +141,7 @@ public final class FolderContents {
     /// The entries of `folder` (nil: the root; ``recoveredID``), named, sorted by file name
     /// byte order; empty when `folder` is no folder.
     public func children(of folder: RecordID?) -> [FolderEntry] {
-        if let cached = listings[folder] { return cached }
+        if let cached = listings[folder] { return cached.entries }
         let tree = tree
         if let folder, folder != Self.recoveredID, !tree.contains(folder) { return [] }
         var members: [(EntryNames.Candidate, RecordMetadata?)] = []
@@ -152,7 +159,30 @@ public final class FolderContents {
                 path: prefix.map { $0 + "/" + fileName } ?? fileName)
         }
         entries.sort { $0.fileName.utf8.lexicographicallyPrecedes($1.fileName.utf8) }
-        listings[folder] = entries
+        listings[folder] = Listing(entries: entries, positions: nil)
         return entries
+    }
+
+    /// The entry of record `id` in `folder` (nil: the root; ``recoveredID``), as
+    /// ``children(of:)`` lists it; nil when `folder` does not show it.
+    ///
+    /// The first lookup in a listing indexes it by record ID; each one after that is a hash
+    /// lookup (a search of the listing would copy every entry before the one found).
+    public func entry(_ id: RecordID, in folder: RecordID?) -> FolderEntry? {
+        if listings[folder] == nil { _ = children(of: folder) }
+        guard var listing = listings[folder] else { return nil }  // no folder: nothing cached
+        if listing.positions == nil {
+            listing.positions = Self.positions(of: listing.entries)
+            listings[folder] = listing
+        }
+        return listing.positions?[id].map { listing.entries[$0] }
+    }
+
+    /// Each record's position in `entries` (the first when one were listed twice).
+    private static func positions(of entries: [FolderEntry]) -> [RecordID: Int] {
+        var positions: [RecordID: Int] = [:]
+        positions.reserveCapacity(entries.count)
+        for position in entries.indices.reversed() { positions[entries[position].recordID] = position }
+        return positions
     }
 }
