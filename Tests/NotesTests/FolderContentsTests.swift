@@ -4,7 +4,8 @@ import RecordStore
 import TestSupport
 import Testing
 
-/// FolderContents' lookup of one entry by record ID: the entry the folder's listing holds.
+/// FolderContents' lookups of one entry by record ID (the entry, or only its file name): what the
+/// folder's listing holds.
 @Suite struct FolderContentsTests {
     /// Every entry of every folder is found by its record ID in its own folder, with the listing's
     /// file name and path (conflict suffixes and the virtual `Recovered` folder included), and in
@@ -26,17 +27,24 @@ import Testing
         try database.modify(deleting: [gone.recordID])
 
         let contents = FolderContents(database: database)
+        let namesOnly = FolderContents(database: database)  // no listing kept: its own file names
+        #expect(namesOnly.folderPaths(keepingListings: false) == contents.folderPaths())
         let folders: [RecordID?] = [nil, work.recordID, sub.recordID, FolderContents.recoveredID]
         var checked = 0
         for folder in folders {
             let listing = contents.children(of: folder)
             for expected in listing {
+                #expect(namesOnly.fileName(of: expected.recordID, in: folder) == expected.fileName)
+                #expect(contents.fileName(of: expected.recordID, in: folder) == expected.fileName)
                 let found = contents.entry(expected.recordID, in: folder)
                 #expect(found?.fileName == expected.fileName)
                 #expect(found?.path == expected.path)
                 #expect(found?.parent == expected.parent)
                 #expect(found?.kind == expected.kind)
-                for other in folders where other != folder { #expect(contents.entry(expected.recordID, in: other) == nil) }
+                for other in folders where other != folder {
+                    #expect(contents.entry(expected.recordID, in: other) == nil)
+                    #expect(namesOnly.fileName(of: expected.recordID, in: other) == nil)
+                }
                 checked += 1
             }
         }
@@ -45,6 +53,7 @@ import Testing
         let clashing = contents.children(of: work.recordID).filter { $0.name == "a/b" }.map(\.fileName)
         #expect(Set(clashing).count == 3 && clashing.contains("a∕b.md"))  // two with a suffix
         #expect(contents.entry(work.recordID, in: gone.recordID) == nil)
+        #expect(namesOnly.fileName(of: work.recordID, in: gone.recordID) == nil)
         #expect(contents.path(of: stranded.recordID) == "Recovered/stranded.md")
         #expect(try contents.folderPath(sub.recordID) == "Work/Sub")
     }

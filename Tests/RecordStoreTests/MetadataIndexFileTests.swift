@@ -77,6 +77,20 @@ import Testing
         #expect(db.referrers(to: f1, key: "folder").map(\.recordID.recordName).sorted() == listing)
     }
 
+    /// The names of a type's records are those of its metadata: the file's rows the journal did not
+    /// change or delete since the checkpoint, and the records it saved since, each once.
+    @Test func recordNamesOfATypeSeeTheCommitsAfterTheCheckpoint() throws {
+        let (path, live) = try Self.database("index-names")
+        let db = try makeDatabase(path)
+        defer { try? db.close() }
+        for type in ["Note", "Folder", "Attachment"] {
+            let names = db.recordNames(ofType: type)
+            #expect(names.count == Set(names).count)
+            #expect(Set(names) == Set(live.values.filter { $0.recordType == type }.map(\.recordID.recordName)))
+        }
+        #expect(db.recordNames(ofType: "Note").contains("new") && !db.recordNames(ofType: "Note").contains("n8"))
+    }
+
     @Test func aMissingIndexFileIsRebuilt() throws {
         let (path, live) = try Self.database("index-missing")
         for suffix in ["", "-wal", "-shm"] { unlink(Self.indexPath(path) + suffix) }

@@ -132,9 +132,9 @@ public final class NotesSearchIndex: Sendable {
             try w.setMeta("cursor", "")
         }
         let contents = FolderContents(database: database)
-        let all = database.metadata { Self.rowTypes.contains($0.recordType) }.map(\.recordID.recordName).sorted {
-            $0.utf8.lexicographicallyPrecedes($1.utf8)
-        }
+        // Names only: the metadata of every record at once was most of the build's peak memory.
+        var all = Self.rowTypes.flatMap { database.recordNames(ofType: $0) }
+        all.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var finished = false
         while !finished {
             finished = try index.update { (w) throws(SQLiteError) -> Bool in
@@ -144,13 +144,13 @@ public final class NotesSearchIndex: Sendable {
                 progress?(start, all.count)
                 guard !batch.isEmpty else {
                     let building = try w.meta("building").flatMap(ChangeToken.init(stringValue:))
-                    try w.setFolderPaths(contents.folderPaths())
+                    try w.setFolderPaths(contents.folderPaths(keepingListings: false))
                     try w.setToken(building)
                     try w.setMeta("building", nil)
                     try w.setMeta("cursor", nil)
                     return true
                 }
-                try save(batch.map { RecordID(recordName: $0) }, to: w, contents: contents)
+                try save(batch.map { RecordID(recordName: $0) }, to: w, contents: contents, namesOnly: true)
                 try w.setMeta("cursor", batch.last ?? "")
                 return false
             }
@@ -273,7 +273,13 @@ public final class NotesSearchIndex: Sendable {
     }
 
     /// Reads records and saves their rows (a record that is gone is deleted from the index).
-    func save(_ ids: [RecordID], to w: IndexWriter, contents: FolderContents) throws(SQLiteError) {
+    ///
+    /// `namesOnly`: keep only the file names of the folders listed to name the records
+    /// (``FolderContents/fileName(of:in:)``), not their listings: a build names every record of
+    /// the database once and needs nothing else of them (the listings held each entry's metadata
+    /// and path for the whole build); a catch-up lists the folders it touched again after, and
+    /// keeps them for that.
+    func save(_ ids: [RecordID], to w: IndexWriter, contents: FolderContents, namesOnly: Bool = false) throws(SQLiteError) {
         let records = database.records(for: ids)
         for id in ids {
             guard let metadata = database.metadata(for: id) else {
@@ -281,7 +287,7 @@ public final class NotesSearchIndex: Sendable {
                 continue
             }
             let folder = contents.shownFolder(of: metadata)
-            let fileName = contents.entry(id, in: folder)?.fileName ?? ""
+            let fileName = (namesOnly ? contents.fileName(of: id, in: folder) : contents.entry(id, in: folder)?.fileName) ?? ""
             switch records[id] {
             case .success(let record):
                 try w.save(Self.document(record, folder: folder?.recordName, fileName: fileName))

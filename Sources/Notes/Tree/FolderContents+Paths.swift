@@ -69,13 +69,19 @@ extension FolderContents {
 
     /// Every folder's path from the root (no trailing `/`), by record name; the virtual
     /// `Recovered` folder's too when it shows. Walks down from the root: no recursion.
-    public func folderPaths() -> [String: String] {
+    ///
+    /// `keepingListings`: whether each folder's listing is kept for later calls, as
+    /// ``children(of:)`` keeps it; false keeps the paths only (all the listings would hold every
+    /// entry of the database).
+    public func folderPaths(keepingListings: Bool = true) -> [String: String] {
         var paths: [String: String] = [:]
         var pending: [RecordID?] = [nil]
         while let folder = pending.popLast() {
-            for entry in children(of: folder) where entry.kind == .folder {
+            let entries = keepingListings ? children(of: folder) : listing(of: folder)
+            for entry in entries where entry.kind == .folder {
                 guard paths[entry.recordID.recordName] == nil else { continue }
                 paths[entry.recordID.recordName] = entry.path
+                folderPathCache[entry.recordID] = entry.path  // what listing the folder itself needs
                 pending.append(entry.recordID)
             }
         }

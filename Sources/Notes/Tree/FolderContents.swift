@@ -19,6 +19,8 @@ public final class FolderContents {
     public let database: RecordDatabase
     private var cachedTree: FolderTree?
     private var listings: [RecordID?: Listing] = [:]
+    /// The file names of folders whose listing is not kept (``fileName(of:in:)``), by record.
+    private var fileNames: [RecordID?: [RecordID: String]] = [:]
     var folderPathCache: [RecordID: String] = [:]
 
     /// The ID that stands for the virtual `Recovered` folder (no record has it).
@@ -41,6 +43,7 @@ public final class FolderContents {
     /// Forgets cached listings, paths and the tree (after this process changed the database).
     public func invalidate() {
         listings = [:]
+        fileNames = [:]
         folderPathCache = [:]
         cachedTree = nil
     }
@@ -142,8 +145,18 @@ public final class FolderContents {
     /// byte order; empty when `folder` is no folder.
     public func children(of folder: RecordID?) -> [FolderEntry] {
         if let cached = listings[folder] { return cached.entries }
+        guard let entries = makeChildren(of: folder) else { return [] }
+        listings[folder] = Listing(entries: entries, positions: nil)
+        return entries
+    }
+
+    /// ``children(of:)``, not kept when it was not kept already.
+    func listing(of folder: RecordID?) -> [FolderEntry] { listings[folder]?.entries ?? makeChildren(of: folder) ?? [] }
+
+    /// ``children(of:)`` computed again, not kept; nil when `folder` is no folder.
+    private func makeChildren(of folder: RecordID?) -> [FolderEntry]? {
         let tree = tree
-        if let folder, folder != Self.recoveredID, !tree.contains(folder) { return [] }
+        if let folder, folder != Self.recoveredID, !tree.contains(folder) { return nil }
         var members: [(EntryNames.Candidate, RecordMetadata?)] = []
         Self.forEachMember(of: folder, tree: tree, in: database) { metadata in
             if let candidate = Self.candidate(for: metadata, name: Self.storedName(of: metadata, in: database)) {
@@ -159,7 +172,6 @@ public final class FolderContents {
                 path: prefix.map { $0 + "/" + fileName } ?? fileName)
         }
         entries.sort { $0.fileName.utf8.lexicographicallyPrecedes($1.fileName.utf8) }
-        listings[folder] = Listing(entries: entries, positions: nil)
         return entries
     }
 
@@ -176,6 +188,23 @@ public final class FolderContents {
             listings[folder] = listing
         }
         return listing.positions?[id].map { listing.entries[$0] }
+    }
+
+    /// The file name of record `id` in `folder` (nil: the root; ``recoveredID``), as
+    /// ``children(of:)`` names it; nil when `folder` does not show it.
+    ///
+    /// Keeps only the folder's file names, not its listing (unless that is kept already): naming
+    /// every record of a large database this way (a full-text index build) holds a name a record,
+    /// not its metadata and path as well.
+    public func fileName(of id: RecordID, in folder: RecordID?) -> String? {
+        if listings[folder] != nil { return entry(id, in: folder)?.fileName }
+        if let names = fileNames[folder] { return names[id] }
+        guard let entries = makeChildren(of: folder) else { return nil }
+        var names: [RecordID: String] = [:]
+        names.reserveCapacity(entries.count)
+        for position in entries.indices.reversed() { names[entries[position].recordID] = entries[position].fileName }
+        fileNames[folder] = names
+        return names[id]
     }
 
     /// Each record's position in `entries` (the first when one were listed twice).

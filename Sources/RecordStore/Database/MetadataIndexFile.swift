@@ -439,6 +439,11 @@ final class MetadataIndexFile {
         metadataRows("SELECT line FROM records WHERE type = ?1", [.text(recordType)])
     }
 
+    /// Names of the records of `recordType` (no row decoded).
+    func names(ofType recordType: String) -> [String] {
+        names("SELECT name FROM records WHERE type = ?1", [.text(recordType)])
+    }
+
     /// Records of `recordType` whose small string field `key` is `value` as Swift compares
     /// strings (canonical equivalence: the table is searched by the values' NFC form).
     func metadata(ofType recordType: String, whereField key: String, equals value: String) -> [RecordMetadata] {

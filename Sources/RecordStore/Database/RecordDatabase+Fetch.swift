@@ -151,6 +151,13 @@ extension RecordDatabase {
         metadata(ofType: recordType, where: { _ in true })
     }
 
+    /// The record names of every record of type `recordType`, in no particular order (from the
+    /// index's table of types): a name a record, where ``metadata(ofType:)`` decodes and copies
+    /// each record's metadata.
+    public func recordNames(ofType recordType: String) -> [String] {
+        state.withLock { $0.index.entries.names(ofType: recordType) }
+    }
+
     /// Metadata of the records of type `recordType` for which `isIncluded` holds: tested in the
     /// index under its lock (only those copied out), so `isIncluded` must be quick.
     public func metadata(ofType recordType: String, where isIncluded: (RecordMetadata) -> Bool) -> [RecordMetadata] {

@@ -100,6 +100,15 @@ struct RecordEntries: Sequence {
         return found
     }
 
+    /// The names of the records of `recordType`: the base's by its type index, and the overlay's
+    /// (no metadata decoded or copied).
+    func names(ofType recordType: String) -> [String] {
+        var found = base?.names(ofType: recordType) ?? []
+        found.removeAll { isShadowed($0) }
+        for metadata in overlay where metadata.recordType == recordType { found.append(metadata.recordID.recordName) }
+        return found
+    }
+
     /// The records saved by a commit after `seq` (unordered).
     func values(changedAfter seq: UInt64) -> [RecordMetadata] {
         var found: [RecordMetadata] = []
