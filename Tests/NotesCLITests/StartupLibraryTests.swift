@@ -66,4 +66,33 @@ import Testing
             #expect(!calls.contains { $0.contains("zoneinfo") || $0.contains("localtime") }, "\(arguments)")
         }
     }
+
+    /// `query` prints names and paths from the index's metadata: a query by folder opens none of
+    /// the notes' record files (it read all of them, to print their names), and prints the same.
+    @Test func aQueryByFolderPrintsWithoutReadingRecordFiles() throws {
+        let db = makeDatabasePath("query-reads")
+        let scratch = (db as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        // Notes of 40 KB: past what the index holds whole, and past a checkpoint (1 MiB of
+        // journal), so that their records are read from their files.
+        try FileManager.default.createDirectory(atPath: scratch + "/tree/Inbox", withIntermediateDirectories: true)
+        for i in 0..<30 {
+            try Data(String(repeating: "words \(i) ", count: 5_000).utf8).write(to: URL(fileURLWithPath: scratch + "/tree/Inbox/N\(i).md"))
+        }
+        #expect(try notesfs(["-q", "import", scratch + "/tree"], db: db).status == 0)
+        let folder = try notesfs(["query", "name == 'Inbox'", "--type", "Folder"], db: db).out.split(separator: "\t")[0]
+        let trace = scratch + "/trace"
+        let result = try run([
+            "/usr/bin/strace", "-f", "-o", trace, "-e", "trace=openat", notesfsBinary, "--db", db, "query", "folder == '\(folder)'",
+            "--sort", "title",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.out.split(separator: "\n")
+        #expect(lines.count == 30)
+        #expect(lines.first?.hasSuffix("\tInbox/N0.md") == true, "\(lines.prefix(2))")
+        let opens = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+        #expect(opens.contains { $0.contains("journal.jsonl") }, "the trace lists the command's own opens")
+        let recordFiles = opens.filter { $0.contains(".json\"") && !$0.contains("notesfs.json") }
+        #expect(recordFiles.isEmpty, "\(recordFiles.count) record files opened: \(recordFiles.prefix(2))")
+    }
 }

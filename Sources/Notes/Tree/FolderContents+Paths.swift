@@ -56,11 +56,17 @@ extension FolderContents {
 
     /// The entry of any record as its folder shows it; nil when no folder shows it (a type the
     /// mount does not show, or a record that is gone). Named from its namesakes when its folder was
-    /// not listed yet (``uncontestedEntry(_:)``), so that a few records' paths cost no listing.
+    /// not listed yet (``uncontestedEntry(_:)``), so that a few records' paths cost no listing;
+    /// from the 17th record of one folder on, the folder is listed.
     public func entry(for id: RecordID) -> FolderEntry? {
         guard let metadata = database.metadata(for: id), EntryNames.kind(ofRecordType: metadata.recordType) != nil else { return nil }
         let folder = shownFolder(of: metadata)
-        if !isListed(folder), let entry = uncontestedEntry(metadata) { return entry }
+        // Many of one folder's records (a query's hits in one folder) cost less as one listing.
+        if !isListed(folder), countNamesakeLookup(in: folder) <= Self.namesakeLookupsBeforeListing,
+            let entry = uncontestedEntry(metadata)
+        {
+            return entry
+        }
         return entry(id, in: folder)
     }
 

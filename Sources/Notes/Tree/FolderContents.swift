@@ -22,6 +22,16 @@ public final class FolderContents {
     /// The file names of folders whose listing is not kept (``fileName(of:in:)``), by record.
     private var fileNames: [RecordID?: [RecordID: String]] = [:]
     var folderPathCache: [RecordID: String] = [:]
+    /// How many entries ``entry(for:)`` named from their namesakes, by folder.
+    private var namesakeLookups: [RecordID?: Int] = [:]
+    /// After this many entries of one folder named from their namesakes, the folder is listed.
+    static let namesakeLookupsBeforeListing = 16
+
+    /// Counts one more entry of `folder` to be named from its namesakes; returns the count.
+    func countNamesakeLookup(in folder: RecordID?) -> Int {
+        namesakeLookups[folder, default: 0] += 1
+        return namesakeLookups[folder, default: 0]
+    }
 
     /// The ID that stands for the virtual `Recovered` folder (no record has it).
     public static let recoveredID = RecordID(recordName: FolderTree.recoveredRecordName)

@@ -37,11 +37,23 @@ enum QueryCommand {
         database.setCandidateSource(index)
         defer { database.setCandidateSource(nil) }
         let query = Query(recordType: context.arguments.value("--type") ?? Note.recordType, predicate: predicate, sortDescriptors: sort)
+        let contents = FolderContents(database: database)
+        if !context.output.json && !NoteQuery.readsProperties(query) {
+            // Names and paths only: the index's metadata answers, no record file is read for
+            // the output (the predicate still reads what it needs).
+            var found = database.queryMetadata(query)
+            if let limit, found.count > limit { found.removeLast(found.count - max(0, limit)) }
+            context.output.lines(
+                found.map {
+                    $0.recordID.recordName + "\t"
+                        + (contents.entry(for: $0.recordID).map { ShellQuoting.shown($0.displayPath) } ?? $0.recordType)
+                })
+            return
+        }
         let records: [Record]
         do { records = try NoteQuery.records(query, limit: limit, in: database, index: index) } catch {
             throw CLIError.notes(error, subject: "query")
         }
-        let contents = FolderContents(database: database)
         let paths = records.map { contents.entry(for: $0.recordID)?.displayPath }
         if context.output.json {
             context.output.json(.array(zip(records, paths).map { Formatting.json($0.0, path: $0.1) }))
