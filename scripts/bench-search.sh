@@ -44,9 +44,13 @@ for label, q in [("common word", "kernel"), ("rare word", "zanzibar"), ("phrase"
 PY
 query_ms() { local s e; s=$(date +%s%N); "$bin" --db "$db" query 'text CONTAINS[c] "zanzibar"' >/dev/null; e=$(date +%s%N); echo $(((e - s) / 1000000)); }
 printf "%-44s %6s ms (index) / " "query 'text CONTAINS[c] \"zanzibar\"'" "$(query_ms)"
-mv "$db/indexes" "$work/indexes.aside"
+# Only the full-text index is set aside: the metadata index (indexes/records.sqlite) stays, or the
+# query would time its rebuild, and moving the directory back would nest it in the rebuilt one.
+mkdir -p "$work/text.aside"
+mv "$db"/indexes/text.sqlite* "$work/text.aside/"
 printf "%s ms (no index: every record file read)\n" "$(query_ms)"
-mv "$work/indexes.aside" "$db/indexes"
+rm -f "$db"/indexes/text.sqlite*
+mv "$work/text.aside"/* "$db/indexes/"
 mkdir -p "$mnt"
 "$bin" "$db" "$mnt"
 bench_wait_mounted
