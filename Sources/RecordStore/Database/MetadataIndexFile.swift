@@ -263,45 +263,24 @@ final class MetadataIndexFile {
         return compiled
     }
 
-    /// Rows of `sql` with `values` bound, each decoded as metadata from column 0 (a row that does
-    /// not decode is reported through `damaged` and skipped).
-    private func metadataRows(_ sql: String, _ values: [SQLiteValue]) -> [RecordMetadata] {
+    /// The rows of `sql` with `values` bound, as ``forEachRow(_:_:cached:_:)`` decodes them.
+    private func metadataRows(_ sql: String, _ values: [SQLiteValue], cached: Bool = false) -> [RecordMetadata] {
         var found: [RecordMetadata] = []
-        forEachRow(sql, values) { found.append($0) }
+        forEachRow(sql, values, cached: cached) { found.append($0) }
         return found
     }
 
-    private func forEachRow(_ sql: String, _ values: [SQLiteValue], _ body: (RecordMetadata) -> Void) {
+    /// Calls `body` with each row of `sql` decoded as metadata from column 0 (a row that does not
+    /// decode is reported through ``isDamaged`` and skipped). `cached`: `sql` selects the record's
+    /// name in column 1, and rows are taken from and kept in ``cache`` by it.
+    private func forEachRow(_ sql: String, _ values: [SQLiteValue], cached: Bool = false, _ body: (RecordMetadata) -> Void) {
         do {
             let statement = try statement(sql)
             try statement.bind(values)
             while try statement.step() {
-                let bytes = statement.bytes(0)
-                rowsDecoded += 1
-                guard let metadata = try? RecordCoding.decodeMetadata(Data(bytes)) else {
-                    failures.append("\(path): a row does not decode as record metadata")
-                    isDamaged = true
-                    continue
-                }
-                body(metadata)
-            }
-            try statement.bind([])
-        } catch {
-            failed(error)
-        }
-    }
-
-    /// Rows of `sql`, which selects a record's line then its name, as metadata: from ``cache``
-    /// when it holds the name (not decoded again), else decoded and kept there.
-    private func cachedRows(_ sql: String, _ values: [SQLiteValue]) -> [RecordMetadata] {
-        var found: [RecordMetadata] = []
-        do {
-            let statement = try statement(sql)
-            try statement.bind(values)
-            while try statement.step() {
-                let name = statement.text(1)
-                if let known = cache[name] {
-                    found.append(known)
+                let name = cached ? statement.text(1) : nil
+                if let name, let known = cache[name] {
+                    body(known)
                     continue
                 }
                 rowsDecoded += 1
@@ -310,15 +289,16 @@ final class MetadataIndexFile {
                     isDamaged = true
                     continue
                 }
-                if cache.count >= Self.cacheLimit { cache = [:] }
-                cache[name] = metadata
-                found.append(metadata)
+                if let name {
+                    if cache.count >= Self.cacheLimit { cache = [:] }
+                    cache[name] = metadata
+                }
+                body(metadata)
             }
             try statement.bind([])
         } catch {
             failed(error)
         }
-        return found
     }
 
     private func forgetCached() {
@@ -358,7 +338,7 @@ final class MetadataIndexFile {
 
     func metadata(named name: String) -> RecordMetadata? {
         if let known = cache[name] { return known }
-        return cachedRows("SELECT line, name FROM records WHERE name = ?1", [.text(name)]).first
+        return metadataRows("SELECT line, name FROM records WHERE name = ?1", [.text(name)], cached: true).first
     }
 
     func contains(_ name: String) -> Bool {
@@ -382,9 +362,9 @@ final class MetadataIndexFile {
 
     /// Metadata of the records referencing `target` through `key` (one query, not one per record).
     func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
-        cachedRows(
+        metadataRows(
             "SELECT r.line, r.name FROM refs f JOIN records r ON r.name = f.source WHERE f.target = ?1 AND f.key = ?2",
-            [.text(target), .text(key)])
+            [.text(target), .text(key)], cached: true)
     }
 
     /// (key, name) of every record referencing `target`.
@@ -475,11 +455,11 @@ final class MetadataIndexFile {
             referring <= holding
             ? "refs f CROSS JOIN strings s INDEXED BY strings_source ON s.source = f.source"
             : "strings s CROSS JOIN refs f ON f.source = s.source"
-        return cachedRows(
+        return metadataRows(
             """
             SELECT r.line, r.name FROM \(from) CROSS JOIN records r ON r.name = s.source
             WHERE s.type = ?1 AND s.key = ?2 AND s.norm = ?3 AND f.key = ?4 AND f.target = ?5
-            """, values)
+            """, values, cached: true)
     }
 
     /// How far ``metadata(ofType:whereField:equals:referringTo:through:)`` counts each side.
@@ -503,12 +483,12 @@ final class MetadataIndexFile {
     func metadata(ofType recordType: String, whereField key: String, equals value: String, withoutReferenceIn referenceKey: String)
         -> [RecordMetadata]
     {
-        cachedRows(
+        metadataRows(
             """
             SELECT r.line, r.name FROM strings s JOIN records r ON r.name = s.source
             WHERE s.type = ?1 AND s.key = ?2 AND s.norm = ?3 AND instr(r.refkeys, ?4) = 0
             """,
-            [.text(recordType), .text(key), .text(Self.normalized(value)), .text("," + referenceKey + ",")])
+            [.text(recordType), .text(key), .text(Self.normalized(value)), .text("," + referenceKey + ",")], cached: true)
     }
 
     /// `value` in NFC (ASCII as it is, without asking Foundation).
