@@ -18,6 +18,13 @@ private func shAs(_ id: uid_t, _ command: String, groups: [gid_t] = []) throws -
 
 private func lines(_ result: ProgramResult) -> [String] { result.out.split(separator: "\n").map(String.init).sorted() }
 
+/// A folder `name` at the root owned by `uid`:`gid` with `mode`, saved; its record as saved.
+private func saveOwnedFolder(_ db: RecordDatabase, _ name: String, mode: UInt32, uid: UInt32, gid: UInt32) throws -> Record {
+    var folder = Folder(name: name)
+    folder.ownership = Ownership(mode: mode, uid: uid, gid: gid)
+    return try db.modify(saving: [folder.record]).savedRecords[0]
+}
+
 /// A note `title` with `text`, owned by `uid`:`uid` with `mode`, in `folder`, and one older version of it.
 private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: String, folder: RecordID?, uid: UInt32, mode: UInt32)
     throws -> Note
@@ -68,9 +75,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         try withNotesMount(
             mountOptions: ["allow_other"],
             seed: { db in
-                var folder = Folder(name: "P")
-                folder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
-                let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+                let saved = try saveOwnedFolder(db, "P", mode: 0o700, uid: Self.owner, gid: Self.owner)
                 _ = try savePrivateNote(db, "B", "secret zymurgy plans", folder: saved.recordID, uid: Self.owner, mode: 0o600)
                 // Readable folder, private note: its name shows by walking, but not its text.
                 _ = try savePrivateNote(db, "Hidden", "zymurgy too", folder: nil, uid: Self.owner, mode: 0o600)
@@ -135,13 +140,9 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         try withNotesMount(
             mountOptions: ["allow_other"],
             seed: { db in
-                var privateFolder = Folder(name: "P")
-                privateFolder.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
-                let p = try db.modify(saving: [privateFolder.record]).savedRecords[0]
+                let p = try saveOwnedFolder(db, "P", mode: 0o700, uid: Self.owner, gid: Self.owner)
                 _ = try savePrivateNote(db, "Plan", "quokka secret", folder: p.recordID, uid: Self.owner, mode: 0o600)
-                var mine = Folder(name: "mine")
-                mine.ownership = Ownership(mode: 0o755, uid: Self.stranger, gid: Self.stranger)
-                let m = try db.modify(saving: [mine.record]).savedRecords[0]
+                let m = try saveOwnedFolder(db, "mine", mode: 0o755, uid: Self.stranger, gid: Self.stranger)
                 _ = try savePrivateNote(db, "Plan", "quokka mine", folder: m.recordID, uid: Self.stranger, mode: 0o644)
             }
         ) { m in
@@ -159,9 +160,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         try withNotesMount(
             mountOptions: ["allow_other"],
             seed: { db in
-                var secret = Folder(name: "Secret")
-                secret.ownership = Ownership(mode: 0o700, uid: Self.owner, gid: Self.owner)
-                let folder = try db.modify(saving: [secret.record]).savedRecords[0]
+                let folder = try saveOwnedFolder(db, "Secret", mode: 0o700, uid: Self.owner, gid: Self.owner)
                 let note = try savePrivateNote(db, "Plan", "wombat plans", folder: folder.recordID, uid: Self.owner, mode: 0o644)
                 let record = try db.record(for: note.record.recordID)
                 try db.modify(saving: [Version(of: record, kind: .delete).record], deleting: [folder.recordID])
@@ -204,9 +203,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         try withNotesMount(
             mountOptions: ["allow_other"],
             seed: { db in
-                var folder = Folder(name: "Team")
-                folder.ownership = Ownership(mode: 0o750, uid: Self.owner, gid: 2000)
-                let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+                let saved = try saveOwnedFolder(db, "Team", mode: 0o750, uid: Self.owner, gid: 2000)
                 var note = Note(title: "Shared", text: "quorum notes", folder: saved.recordID)
                 note.ownership = Ownership(mode: 0o640, uid: Self.owner, gid: 2000)
                 try db.modify(saving: [note.record])
@@ -227,9 +224,7 @@ private func savePrivateNote(_ db: RecordDatabase, _ title: String, _ text: Stri
         try withNotesMount(
             mountOptions: ["allow_other"],
             seed: { db in
-                var folder = Folder(name: "Team")
-                folder.ownership = Ownership(mode: 0o755, uid: Self.owner, gid: Self.owner)
-                let saved = try db.modify(saving: [folder.record]).savedRecords[0]
+                let saved = try saveOwnedFolder(db, "Team", mode: 0o755, uid: Self.owner, gid: Self.owner)
                 for title in ["A", "B"] {
                     var note = Note(title: title, text: "dingo \(title)", folder: saved.recordID)
                     note.ownership = Ownership(mode: 0o644, uid: Self.owner, gid: Self.owner)
