@@ -16,8 +16,9 @@ let package = Package(
             pkgConfig: "fuse3",
             providers: [.apt(["libfuse3-dev"])]
         ),
-        // C boundary: libcrypto (SHA-256 of assets), its headers only (Debian: libssl-dev): the
-        // record store loads libcrypto.so.3 when it first hashes (not through pkg-config, whose
+        // C boundary: libcrypto (SHA-256 of assets; AES-256-GCM, HMAC and scrypt of encrypted
+        // sync), its headers only (Debian: libssl-dev): the record store loads libcrypto.so.3 when
+        // it first hashes, the sync engine when it first encrypts (not through pkg-config, whose
         // `-lcrypto` would link it and make every command load it at start).
         .systemLibrary(
             name: "CCrypto",
@@ -52,7 +53,7 @@ let package = Package(
         .target(name: "FUSE", dependencies: ["CFuse", "POSIX"]),
         .target(name: "NotesFS", dependencies: ["Notes", "FUSE", "POSIX"]),
         .target(name: "Postgres", dependencies: ["CPostgres", "POSIX"]),
-        .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres", "POSIX"]),
+        .target(name: "Sync", dependencies: ["Notes", "RecordStore", "Postgres", "POSIX", "CCrypto"]),
         .target(name: "NotesCLI", dependencies: ["NotesFS", "Notes", "RecordStore", "FUSE", "Sync", "Index", "CXattr", "POSIX"]),
         .executableTarget(name: "notesfs", dependencies: ["NotesCLI"]),
 

@@ -40,9 +40,11 @@ Sources/NotesCLI/MountCommand.swift NotesFS
 Sources/NotesCLI/MountCommand.swift FUSE
 Sources/NotesCLI/MountSync.swift NotesFS
 Sources/NotesCLI/MountSync.swift FUSE
-# C boundaries the table does not name: SHA-256 of assets (libcrypto), extended attributes for
-# import and export (<sys/xattr.h>).
+# C boundaries the table does not name: SHA-256 of assets (libcrypto), the ciphers of encrypted
+# sync (libcrypto, loaded by the one file LibCrypto.swift), extended attributes for import and
+# export (<sys/xattr.h>).
 Sources/RecordStore/Storage/SHA256.swift CCrypto
+Sources/Sync/Encryption/LibCrypto.swift CCrypto
 Sources/NotesCLI/FileSystem+Xattr.swift CXattr
 EOF
 )
