@@ -20,7 +20,7 @@ server="host=$tmp/pg user=postgres dbname=bench"
 command psql -X -q -h "$tmp/pg" -U postgres -d postgres -c "CREATE DATABASE bench"
 python3 "$root/Benchmarks/note_tree.py" "$tmp/tree" "$notes"
 "$bin" --db "$tmp/a" -q import "$tmp/tree"
-for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server"; done
+for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server" --no-encryption; done
 # `sync --watch` of database $1 until its first sync has printed; prints LABEL, that line and its memory.
 watch_once() {
     local db=$1 label=$2
@@ -57,7 +57,7 @@ bigserver="host=$tmp/pg user=postgres dbname=bigbench"
 python3 -c "import base64, os, sys; n = $big << 20; sys.stdout.write(base64.encodebytes(os.urandom(n * 3 // 4 + 3)).decode()[:n])" >"$tmp/big.txt"
 "$bin" --db "$tmp/c" note new "Big" <"$tmp/big.txt"
 for db in c d; do
-    "$bin" --db "$tmp/$db" -q sync init "$bigserver"
+    "$bin" --db "$tmp/$db" -q sync init "$bigserver" --no-encryption
     watch_once "$db" "one ${big} MiB note, $db ($( [[ $db == c ]] && echo upload || echo download ))"
 done
 "$bin" --db "$tmp/d" note cat Big | cmp - "$tmp/big.txt" && echo "one ${big} MiB note: the downloaded bytes are identical"

@@ -51,7 +51,7 @@ echo "server: PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') in $t
 
 python3 "$root/Benchmarks/note_tree.py" "$tmp/tree" "$notes"
 "$bin" --db "$tmp/a" -q import "$tmp/tree"
-for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server"; done
+for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server" --no-encryption; done
 
 seconds() { local start=$(date +%s.%N); "$@" >/dev/null 2>&1; echo "$(date +%s.%N) - $start" | bc -l; }
 rate() { python3 -c "import sys; n, s = int(sys.argv[1]), float(sys.argv[2]); print(f'{s:8.2f} s {n / s:10.0f} records/s')" "$@"; }

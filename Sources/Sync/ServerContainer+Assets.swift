@@ -17,10 +17,11 @@ extension ServerContainer {
     ///   (nothing is uploaded then); ``SyncError/server(_:)``.
     func upload(_ asset: Asset, from database: RecordDatabase) throws(SyncError) {
         let chunk = ServerSchema.assetChunkSize
+        let id = try serverID(of: asset)
         let present: Set<Int>
         do {
-            guard try connection.execute("SELECT 1 FROM notesfs_assets WHERE sha256 = $1", [asset.sha256]).rows.isEmpty else { return }
-            let rows = try connection.execute("SELECT chunk FROM notesfs_asset_chunks WHERE sha256 = $1", [asset.sha256]).rows
+            guard try connection.execute("SELECT 1 FROM notesfs_assets WHERE sha256 = $1", [id]).rows.isEmpty else { return }
+            let rows = try connection.execute("SELECT chunk FROM notesfs_asset_chunks WHERE sha256 = $1", [id]).rows
             present = Set(rows.compactMap { row in row.first.flatMap { $0 }.flatMap { Int($0) } })
         } catch { throw .server(error) }
         let reader: AssetReader
@@ -30,27 +31,45 @@ extension ServerContainer {
         } catch { throw .store(error) }
         let chunks = Self.chunkCount(asset.size)
         for index in 0..<chunks where !present.contains(index) {
-            let bytes: [UInt8]
+            var bytes: [UInt8]
             do { bytes = try reader.read(count: chunk, at: Int64(index) * Int64(chunk)) } catch { throw .store(error) }
+            if let cipher { bytes = try cipher.sealChunk(bytes, assetID: id, index: index, count: chunks) }
             do {
                 try connection.execute(
                     "INSERT INTO notesfs_asset_chunks (sha256, chunk, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                    [asset.sha256, String(index)], bytes: bytes)
+                    [id, String(index)], bytes: bytes)
             } catch { throw .server(error) }
         }
         let stored: ResultSet
         do {
             stored = try connection.execute(
                 "SELECT count(*) AS chunks, coalesce(sum(octet_length(data)), 0) AS bytes FROM notesfs_asset_chunks WHERE sha256 = $1",
-                [asset.sha256])
+                [id])
         } catch { throw .server(error) }
-        guard stored.value(0, "chunks") == String(chunks), stored.value(0, "bytes") == String(asset.size) else {
-            throw .damagedServerRecord(asset.sha256, reason: "the server's chunks of this asset do not add up to its \(asset.size) bytes")
+        let size = storedSize(of: asset)
+        guard stored.value(0, "chunks") == String(chunks), stored.value(0, "bytes") == String(size) else {
+            throw .damagedServerRecord(asset.sha256, reason: "the server's chunks of this asset do not add up to its \(size) bytes")
         }
         do {
-            try connection.execute(
-                "INSERT INTO notesfs_assets (sha256, size) VALUES ($1, $2) ON CONFLICT DO NOTHING", [asset.sha256, String(asset.size)])
+            try connection.execute("INSERT INTO notesfs_assets (sha256, size) VALUES ($1, $2) ON CONFLICT DO NOTHING", [id, String(size)])
         } catch { throw .server(error) }
+    }
+
+    /// The name an asset has on the server: its SHA-256, or on an encrypted server a keyed hash of
+    /// it (so that the server cannot test whether it holds a file it knows).
+    private func serverID(of asset: Asset) throws(SyncError) -> String {
+        guard let cipher else { return asset.sha256 }
+        return try cipher.assetID(asset.sha256)
+    }
+
+    /// How many bytes an asset's chunks hold on the server: its size, or the sum of its sealed chunks.
+    private func storedSize(of asset: Asset) -> Int64 {
+        guard cipher != nil else { return asset.size }
+        let chunk = Int64(ServerSchema.assetChunkSize)
+        let count = Self.chunkCount(asset.size)
+        guard count > 0 else { return 0 }
+        let last = Int(asset.size - Int64(count - 1) * chunk)
+        return Int64(count - 1) * Int64(RowCipher.sealedChunkSize(Int(chunk))) + Int64(RowCipher.sealedChunkSize(last))
     }
 
     /// Downloads an asset into `database` (pinned there until a commit saves it) and checks its
@@ -60,28 +79,37 @@ extension ServerContainer {
     ///   chunks are wrong; ``SyncError/store(_:)`` (a full disk); ``SyncError/server(_:)``.
     func download(_ asset: Asset, into database: RecordDatabase) throws(SyncError) {
         let chunk = ServerSchema.assetChunkSize
+        let id = try serverID(of: asset)
+        let chunks = Self.chunkCount(asset.size)
         let row: ResultSet
-        do { row = try connection.execute("SELECT size FROM notesfs_assets WHERE sha256 = $1", [asset.sha256]) } catch {
+        do { row = try connection.execute("SELECT size FROM notesfs_assets WHERE sha256 = $1", [id]) } catch {
             throw .server(error)
         }
-        guard row.value(0, "size") == String(asset.size) else {
+        guard row.value(0, "size") == String(storedSize(of: asset)) else {
             throw .damagedServerRecord(asset.sha256, reason: "asset missing on the server")
         }
         let writer: AssetWriter
         do { writer = try AssetWriter(in: database) } catch { throw .store(error) }
-        for index in 0..<Self.chunkCount(asset.size) {
+        for index in 0..<chunks {
             let offset = Int64(index) * Int64(chunk)
             let expected = Int(min(Int64(chunk), asset.size - offset))
+            let stored = cipher == nil ? expected : RowCipher.sealedChunkSize(expected)
             let rows: [[UInt8]?]
             do {
                 // The length check bounds what a damaged or hostile server can make this process allocate.
                 rows = try connection.fetchBytes(
                     "SELECT data FROM notesfs_asset_chunks WHERE sha256 = $1 AND chunk = $2 AND octet_length(data) = $3",
-                    [asset.sha256, String(index), String(expected)])
+                    [id, String(index), String(stored)])
             } catch { throw .server(error) }
-            guard let bytes = rows.first ?? nil, bytes.count == expected else {
+            guard var bytes = rows.first ?? nil, bytes.count == stored else {
                 throw .damagedServerRecord(
                     asset.sha256, reason: "chunk \(index) of the asset is missing or has the wrong size on the server")
+            }
+            if let cipher {
+                guard let plain = cipher.openChunk(bytes, assetID: id, index: index, count: chunks, expected: expected) else {
+                    throw .damagedServerRecord(asset.sha256, reason: "chunk \(index) of the asset " + RowCipher.notOpened)
+                }
+                bytes = plain
             }
             do { try writer.write(bytes, at: offset) } catch { throw .store(error) }
         }

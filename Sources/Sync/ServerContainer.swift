@@ -58,6 +58,8 @@ enum PushOutcome: Sendable, Equatable {
 /// The server container: reads and writes of the tables ``ServerSchema`` describes.
 struct ServerContainer {
     let connection: Connection
+    /// Seals and opens rows on an encrypted server (``ServerSchema``); nil for a readable one.
+    var cipher: RowCipher? = nil
 
     /// Server records changed after `seq`, in seq order: at most `limit`, and no more than
     /// ``pageBytes`` of payloads (always at least one row), so that a page, and the local commit
@@ -67,9 +69,9 @@ struct ServerContainer {
     func changes(after seq: Int64, limit: Int) throws(SyncError) -> ServerPage {
         try records(
             from: """
-                (SELECT *, sum(least(coalesce(octet_length(payload::text), 0), \(Self.payloadLimit))) OVER (ORDER BY seq) AS running
+                (SELECT *, sum(least(\(Self.rowSize), \(Self.payloadLimit))) OVER (ORDER BY seq) AS running
                  FROM notesfs_records WHERE seq > $1 ORDER BY seq LIMIT $2) AS page
-                WHERE running - least(coalesce(octet_length(payload::text), 0), \(Self.payloadLimit)) < \(Self.pageBytes) ORDER BY seq
+                WHERE running - least(\(Self.rowSize), \(Self.payloadLimit)) < \(Self.pageBytes) ORDER BY seq
                 """, [String(seq), String(limit)])
     }
 
@@ -87,7 +89,9 @@ struct ServerContainer {
     ///
     /// - Throws: ``SyncError/server(_:)``.
     func records(named names: [String]) throws(SyncError) -> ServerPage {
-        let list = String(decoding: (try? JSONSerialization.data(withJSONObject: names)) ?? Data("[]".utf8), as: UTF8.self)
+        var rowNames = names
+        if let cipher { rowNames = try names.map { (name) throws(SyncError) in try cipher.rowID(name) } }
+        let list = String(decoding: (try? JSONSerialization.data(withJSONObject: rowNames)) ?? Data("[]".utf8), as: UTF8.self)
         return try records(
             from: "notesfs_records WHERE record_name IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY seq", [list])
     }
@@ -100,6 +104,8 @@ struct ServerContainer {
     static let pageBytes = 8 << 20
     /// The longest record name, record type and origin read from a row; a longer one is set aside.
     static let nameLimit = 4096
+    /// What a row weighs in a page: its payload's JSON text, or its sealed bytes.
+    static let rowSize = "coalesce(octet_length(payload::text), octet_length(sealed), 0)"
 
     /// The rows `source` (an SQL `FROM` source with its `WHERE` and `ORDER BY`) selects. A row
     /// this notesfs cannot read (an oversized or undecodable payload, a value the store would
@@ -113,7 +119,9 @@ struct ServerContainer {
                 """
                 SELECT left(record_name, \(limit + 1)) AS record_name, left(record_type, \(limit + 1)) AS record_type, seq, deleted,
                     left(origin, \(limit + 1)) AS origin, octet_length(payload::text) AS size,
-                    CASE WHEN octet_length(payload::text) <= \(Self.payloadLimit) THEN payload::text END AS payload
+                    CASE WHEN octet_length(payload::text) <= \(Self.payloadLimit) THEN payload::text END AS payload,
+                    octet_length(sealed) AS sealed_size,
+                    CASE WHEN octet_length(sealed) <= \(Self.payloadLimit) THEN encode(sealed, 'base64') END AS sealed
                 FROM
                 """ + " " + source, parameters)
         } catch { throw .server(error) }
@@ -133,6 +141,19 @@ struct ServerContainer {
             }
             guard !type.isEmpty, type.utf8.count <= limit else {
                 setAside(type.isEmpty ? "empty record type" : "record type over \(limit) bytes")
+                continue
+            }
+            if let cipher {
+                switch Self.openSealed(result, row, cipher: cipher, seq: seq) {
+                case .success(let record):
+                    page.payloadBytes += Int64(result.value(row, "sealed_size").flatMap { Int64($0) } ?? 0)
+                    page.records.append(record)
+                case .failure(let unreadable):
+                    page.unreadable.append(
+                        UnreadableServerRecord(
+                            recordName: unreadable.recordName ?? name, recordType: unreadable.recordType ?? type, seq: seq,
+                            reason: unreadable.reason))
+                }
                 continue
             }
             var payload: RecordPayload?
@@ -155,6 +176,24 @@ struct ServerContainer {
         return page
     }
 
+    /// The record a sealed row holds, or why it is set aside (a row of an encrypted server that is
+    /// not sealed, too large, or does not open).
+    private static func openSealed(_ result: ResultSet, _ row: Int, cipher: RowCipher, seq: Int64) -> Result<
+        ServerRecord, RowCipher.UnreadableReason
+    > {
+        guard let text = result.value(row, "sealed") else {
+            let size = result.value(row, "sealed_size").flatMap { Int64($0) }
+            return .failure(
+                RowCipher.UnreadableReason(
+                    size.map { "sealed row of \($0) bytes, over the \(Self.payloadLimit) this notesfs reads" }
+                        ?? "a row that is not sealed, on an encrypted server (forged, or written by a client without the key)"))
+        }
+        guard let sealed = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+            return .failure(RowCipher.UnreadableReason("a sealed row that is not bytes"))
+        }
+        return cipher.open(rowID: result.value(row, "record_name") ?? "", seq: seq, sealed: [UInt8](sealed))
+    }
+
     /// Applies `changes` in one transaction, each only if the server still holds the version it
     /// was made against, and notifies listeners of the new last seq. Nothing is written when it throws.
     ///
@@ -171,16 +210,36 @@ struct ServerContainer {
     func push(_ changes: [PushChange], after knownSeq: Int64, key: PushKey) throws(SyncError) -> (
         outcomes: [PushOutcome], knownThrough: Int64?
     ) {
+        let rowNames: [String]
+        if let cipher {
+            rowNames = try changes.map { (change) throws(SyncError) in try cipher.rowID(change.recordName) }
+        } else {
+            rowNames = changes.map(\.recordName)
+        }
+        var sealingFailure: SyncError?
         do {
             return try connection.transaction { () throws(PostgresError) -> ([PushOutcome], Int64?) in
                 try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
                 let before = try connection.execute("SELECT coalesce(max(seq), 0) AS seq FROM notesfs_records").value(0, "seq")
                 let caughtUp = before.flatMap { Int64($0) }.map { $0 <= knownSeq } ?? false
                 var outcomes: [PushOutcome] = []
-                for change in changes { outcomes.append(try push(change)) }
+                if let cipher {
+                    // Sealed rows bind their seq, so it is taken first (under the push lock, as nextval is otherwise).
+                    let seqs = try connection.execute(
+                        "SELECT nextval('notesfs_seq') AS seq FROM generate_series(1, $1::integer)", [String(changes.count)])
+                    for (index, change) in changes.enumerated() {
+                        guard let seq = seqs.value(index, "seq").flatMap({ Int64($0) }) else {
+                            throw PostgresError(.client, "the server handed out no seq")
+                        }
+                        outcomes.append(
+                            try push(change, rowID: rowNames[index], seq: seq, cipher: cipher, sealingFailure: &sealingFailure))
+                    }
+                } else {
+                    for change in changes { outcomes.append(try push(change)) }
+                }
                 var seqs: [String: String] = [:]
-                for (change, outcome) in zip(changes, outcomes) {
-                    if case .saved(let seq) = outcome { seqs[change.recordName] = String(seq) }
+                for (rowName, outcome) in zip(rowNames, outcomes) {
+                    if case .saved(let seq) = outcome { seqs[rowName] = String(seq) }
                 }
                 try connection.execute(
                     "DELETE FROM notesfs_pushes WHERE client_id = $1 AND push_key <> $2", [key.clientID, key.value])
@@ -194,7 +253,10 @@ struct ServerContainer {
                 if let last { try connection.notify(ServerSchema.channel, payload: String(last)) }
                 return (outcomes, caughtUp ? max(knownSeq, last ?? knownSeq) : nil)
             }
-        } catch { throw .server(error) }
+        } catch {
+            if let sealingFailure { throw sealingFailure }
+            throw .server(error)
+        }
     }
 
     /// The seqs the push transaction of `key` saved, by record name: empty when it did not
@@ -202,7 +264,9 @@ struct ServerContainer {
     /// key still under way (its client killed while the server commits it) is over when it reads.
     ///
     /// - Throws: ``SyncError/server(_:)``.
-    func committedPush(_ key: PushKey) throws(SyncError) -> [String: Int64] {
+    func committedPush(_ key: PushKey, of names: [String]) throws(SyncError) -> [String: Int64] {
+        var rowNames: [String: String] = [:]  // on an encrypted server: row name → record name
+        if let cipher { for name in names { rowNames[try cipher.rowID(name)] = name } }
         do {
             return try connection.transaction { () throws(PostgresError) -> [String: Int64] in
                 try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
@@ -211,7 +275,7 @@ struct ServerContainer {
                 var seqs: [String: Int64] = [:]
                 for row in result.rows.indices {
                     if let name = result.value(row, "record_name"), let seq = result.value(row, "seq").flatMap({ Int64($0) }) {
-                        seqs[name] = seq
+                        seqs[cipher == nil ? name : rowNames[name] ?? name] = seq
                     }
                 }
                 return seqs
@@ -229,20 +293,23 @@ struct ServerContainer {
     }
 
     /// The server's identity: its epoch (nil when it has none, a schema from before epochs), the
-    /// last seq it handed out, and the sync generation it holds for `clientID` (0 for none).
+    /// last seq it handed out, the sync generation it holds for `clientID` (0 for none), and the
+    /// ids of the data keys it holds wrapped (none for a readable server).
     ///
     /// - Throws: ``SyncError/server(_:)``.
-    func identity(clientID: String) throws(SyncError) -> (epoch: String?, lastSeq: Int64, generation: Int64) {
+    func identity(clientID: String) throws(SyncError) -> (epoch: String?, lastSeq: Int64, generation: Int64, keyIDs: Set<String>) {
         do {
             let result = try connection.execute(
                 """
                 SELECT (SELECT min(epoch) FROM notesfs_server) AS epoch,
                     (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM notesfs_seq) AS seq,
-                    (SELECT generation FROM notesfs_clients WHERE client_id = $1) AS generation
+                    (SELECT generation FROM notesfs_clients WHERE client_id = $1) AS generation,
+                    (SELECT string_agg(DISTINCT left(key_id, 64), ' ') FROM notesfs_keys) AS key_ids
                 """, [clientID])
             return (
                 result.value(0, "epoch"), result.value(0, "seq").flatMap { Int64($0) } ?? 0,
-                result.value(0, "generation").flatMap { Int64($0) } ?? 0
+                result.value(0, "generation").flatMap { Int64($0) } ?? 0,
+                Set((result.value(0, "key_ids") ?? "").split(separator: " ").map(String.init))
             )
         } catch { throw .server(error) }
     }
@@ -269,6 +336,38 @@ struct ServerContainer {
     static func jsonText(_ dictionary: [String: String]) -> String {
         String(
             decoding: (try? JSONSerialization.data(withJSONObject: dictionary, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// One change written as a sealed row at `seq` (see ``push(_:)``; the conditions are the same).
+    /// A failure to seal is kept in `sealingFailure` and ends the transaction.
+    private func push(_ change: PushChange, rowID: String, seq: Int64, cipher: RowCipher, sealingFailure: inout SyncError?)
+        throws(PostgresError) -> PushOutcome
+    {
+        let sealed: [UInt8]
+        let origin: String
+        do {
+            origin = try cipher.originID(change.origin)
+            sealed = try cipher.seal(change, rowID: rowID, seq: seq)
+        } catch {
+            sealingFailure = error
+            throw PostgresError(.client, "sealing failed")
+        }
+        let written = try connection.execute(
+            """
+            INSERT INTO notesfs_records AS r (record_name, record_type, seq, deleted, payload, origin, sealed)
+            VALUES ($1, '\(RowCipher.sealedType)', $2::bigint, false, NULL, $3, $5)
+            ON CONFLICT (record_name) DO UPDATE SET record_type = EXCLUDED.record_type, seq = EXCLUDED.seq,
+                deleted = false, payload = NULL, origin = EXCLUDED.origin, sealed = EXCLUDED.sealed
+            WHERE r.seq = $4::bigint AND r.origin <> EXCLUDED.origin
+            RETURNING seq
+            """,
+            [rowID, String(seq), origin, change.expectedSeq.map(String.init)], bytes: sealed)
+        if let seq = written.rows.first?[0].flatMap({ Int64($0) }) { return .saved(seq: seq) }
+        let current = try connection.execute("SELECT seq, origin FROM notesfs_records WHERE record_name = $1", [rowID])
+        if current.value(0, "origin") == origin, let seq = current.value(0, "seq").flatMap({ Int64($0) }) {
+            return .saved(seq: seq)
+        }
+        return .conflict
     }
 
     private func push(_ change: PushChange) throws(PostgresError) -> PushOutcome {

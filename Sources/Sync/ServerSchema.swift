@@ -23,9 +23,18 @@ import Postgres
 ///                  record_name, seq)              under its key (``PushIntent``): asked after a
 ///                  PK (client_id, push_key,       crash whether that push committed; a client's
 ///                      record_name)               next push deletes its older keys' rows
+/// notesfs_keys    (kind PK, key_id, wrapped)      an encrypted server's data key, wrapped by the
+///                                                 passphrase and by the recovery key (``ServerKeys``);
+///                                                 no row: a readable server
 /// ```
+///
+/// On an encrypted server (``RowCipher``) a `notesfs_records` row holds no readable value:
+/// `record_name` is a keyed hash of the name, `record_type` is `sealed`, `deleted` is false,
+/// `payload` is NULL, `origin` is a keyed hash of the origin, and `sealed` holds the AEAD of all
+/// of them (tombstones too), bound to the row's name hash and seq. `notesfs_assets` and
+/// `notesfs_asset_chunks` hold keyed hashes of the SHA-256 and sealed chunks.
 enum ServerSchema {
-    static let version = 4
+    static let version = 5
     /// Bytes per row of `notesfs_asset_chunks` (the last chunk of an asset may be shorter).
     static let assetChunkSize = 1 << 20
     /// `pg_advisory_xact_lock` key that serialises pushes, so that seq order is commit order and a
@@ -77,6 +86,14 @@ enum ServerSchema {
             "CREATE TABLE IF NOT EXISTS notesfs_server (epoch text NOT NULL)",
             "INSERT INTO notesfs_server SELECT gen_random_uuid()::text WHERE NOT EXISTS (SELECT 1 FROM notesfs_server)",
             "CREATE TABLE IF NOT EXISTS notesfs_clients (client_id text PRIMARY KEY, generation bigint NOT NULL)",
+        ],
+        // End-to-end encryption: sealed rows, and the wrapped data key. A notesfs of schema 4
+        // stops at a server of schema 5 (newerServerSchema) and pushes nothing.
+        5: [
+            "ALTER TABLE notesfs_records ADD COLUMN IF NOT EXISTS sealed bytea",
+            // Ciphertext does not compress: stored out of line as it is.
+            "ALTER TABLE notesfs_records ALTER COLUMN sealed SET STORAGE EXTERNAL",
+            "CREATE TABLE IF NOT EXISTS notesfs_keys (kind text PRIMARY KEY, key_id text NOT NULL, wrapped jsonb NOT NULL)",
         ],
     ]
 

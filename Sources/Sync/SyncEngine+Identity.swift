@@ -32,6 +32,7 @@ extension SyncEngine {
     /// mount's, at every change) just read the server's and compare.
     func checkIdentity(_ report: inout SyncReport) throws(SyncError) {
         let server = try container.identity(clientID: state.clientID)
+        try checkKeys(server: server.keyIDs)
         var changed = false
         var startedOver = false
         if let epoch = server.epoch, state.serverEpoch != epoch || server.lastSeq < state.serverSeq {

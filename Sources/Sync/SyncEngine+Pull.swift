@@ -37,7 +37,7 @@ extension SyncEngine {
         var moved = SyncProgress(direction: .down, records: 0, total: 0, bytes: 0)
         if progress != nil { moved.total = try container.count(after: state.serverSeq) }
         while true {
-            let page = try container.changes(after: state.serverSeq, limit: batchSize)
+            let page = refusingReplays(try container.changes(after: state.serverSeq, limit: batchSize))
             guard let last = page.lastSeq else { break }
             try applyRetrying(page, &report)
             state.serverSeq = max(state.serverSeq, last)
@@ -63,11 +63,34 @@ extension SyncEngine {
 
     /// Fetches the server's versions of `names` that this client has fetched past, and applies them.
     private func applyAgain(named names: Set<String>, _ report: inout SyncReport) throws(SyncError) {
-        var page = try container.records(named: names.sorted())
+        var page = refusingReplays(try container.records(named: names.sorted()), named: true)
         page.records.removeAll { $0.seq > state.serverSeq }
         page.unreadable.removeAll { $0.seq > state.serverSeq }
         try applyRetrying(page, &report)
         try state.save(databasePath: database.path)
+    }
+
+    /// `page` with the rows an encrypted server sent again set aside: a sealed row binds its seq,
+    /// so an old version sent again comes with its old seq. In a page of changes, that is a seq
+    /// this machine has fetched past; fetched by name (`named`), a seq below the version this
+    /// machine holds of the record. (On a readable server seqs prove nothing: the page is as sent.)
+    private func refusingReplays(_ page: ServerPage, named: Bool = false) -> ServerPage {
+        guard container.cipher != nil else { return page }
+        var checked = page
+        checked.records = []
+        for record in page.records {
+            let known = named ? state.records[record.recordName]?.serverSeq ?? 0 : state.serverSeq
+            guard named ? record.seq < known : record.seq <= known else {
+                checked.records.append(record)
+                continue
+            }
+            checked.unreadable.append(
+                UnreadableServerRecord(
+                    recordName: record.recordName, recordType: record.recordType, seq: record.seq,
+                    reason: "an older version (\(record.seq)) than the one this machine has seen (\(known)), sent again by the"
+                        + " server: a replay, set aside (the local record is kept as it is)"))
+        }
+        return checked
     }
 
     /// ``apply(_:_:)``, again when a local edit (the mount, the CLI) raced its modify.

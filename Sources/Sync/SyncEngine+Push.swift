@@ -182,7 +182,7 @@ extension SyncError {
     var isRecordLocal: Bool {
         switch self {
         case .store, .damagedServerRecord: true
-        case .server, .newerServerSchema, .notConfigured, .state: false
+        case .server, .newerServerSchema, .notConfigured, .state, .encryption, .keys: false
         }
     }
 

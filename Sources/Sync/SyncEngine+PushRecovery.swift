@@ -19,7 +19,7 @@ extension SyncEngine {
             try PushIntent.remove(databasePath: database.path)
             return
         }
-        let seqs = try container.committedPush(intent.key)
+        let seqs = try container.committedPush(intent.key, of: intent.changes.map(\.recordName))
         var recovered = false
         for change in intent.changes {
             guard let seq = seqs[change.recordName] else { continue }  // not saved: still pending

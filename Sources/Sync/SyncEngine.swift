@@ -58,7 +58,8 @@ public final class SyncEngine {
     public let database: RecordDatabase
     /// The state as last saved (or about to be saved); guarded by `<db>/sync/lock` while syncing.
     public internal(set) var state: SyncState
-    let container: ServerContainer
+    /// The server; its cipher follows ``SyncState/keyID`` (``checkKeys(server:)``).
+    var container: ServerContainer
     /// Pushes and fetches go in transactions and pages of this many records.
     var batchSize = 200
     /// Records whose last push lost to another version; the next pull fetches them by name.
@@ -82,7 +83,8 @@ public final class SyncEngine {
     /// Opens the engine of a database that `sync init` connected to a server.
     ///
     /// - Throws: ``SyncError/notConfigured(path:)``, ``SyncError/server(_:)`` (unreachable,
-    ///   wrong password), ``SyncError/newerServerSchema(found:supported:)``.
+    ///   wrong password), ``SyncError/newerServerSchema(found:supported:)``, ``SyncError/keys(_:)``
+    ///   when the database syncs encrypted and its key is not here.
     public init(database: RecordDatabase) throws(SyncError) {
         guard let state = try SyncState.load(databasePath: database.path, includingRecords: false) else {
             throw .notConfigured(path: database.path)
@@ -95,36 +97,10 @@ public final class SyncEngine {
         let connection: Connection
         do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
         try ServerSchema.check(connection)
-        container = ServerContainer(connection: connection)
+        container = ServerContainer(connection: connection, cipher: try Self.cipher(for: state, databasePath: database.path))
         // Beside a mount (the CLI's sync): what the mount holds back, this holds back too.
         let path = database.path
         deferredRecords = { OpenWriters.read(databasePath: path) }
-    }
-
-    /// Connects `database` to the server at `server` (a libpq URL or conninfo): creates or migrates
-    /// the server's schema and writes the local sync state. Run again with the same server, it
-    /// only migrates the schema.
-    ///
-    /// - Throws: ``SyncError/server(_:)``, ``SyncError/newerServerSchema(found:supported:)``,
-    ///   ``SyncError/state(path:reason:)`` when the database already syncs with another server.
-    @discardableResult
-    public static func initialize(database: RecordDatabase, server: String) throws(SyncError) -> SyncState {
-        let connection: Connection
-        do { connection = try Connection(server) } catch { throw .server(error) }
-        try ServerSchema.install(on: connection)
-        if let existing = try SyncState.load(databasePath: database.path) {
-            guard existing.isServer(server) else {
-                throw .state(
-                    path: SyncState.path(forDatabase: database.path),
-                    reason: "already syncs with another server (\(ConnectionString.redacted(existing.server)))")
-            }
-            return existing
-        }
-        var state = SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
-        try state.setServer(server, databasePath: database.path)
-        state.serverEpoch = try ServerContainer(connection: connection).identity(clientID: state.clientID).epoch
-        try state.save(databasePath: database.path)
-        return state
     }
 
     /// Fetches, merges and pushes until both sides agree (or ``maximumRounds`` pass), saving the

@@ -15,6 +15,13 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
     case state(path: String, reason: String)
     /// A server record could not be decoded.
     case damagedServerRecord(String, reason: String)
+    /// Sealing or opening failed: a wrong passphrase or recovery key, refused key parameters,
+    /// libcrypto missing.
+    case encryption(String)
+    /// The server's encryption and this database's do not agree (a readable database meeting an
+    /// encrypted server, a key this machine lacks, a key changed on the server): the message says
+    /// what to run. Nothing was pushed.
+    case keys(String)
 
     public var description: String {
         switch self {
@@ -25,8 +32,13 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
         case .notConfigured(let path): "\(path) has no sync server: run 'notesfs sync init URL' first"
         case .state(let path, let reason): "sync state \(path): \(reason)"
         case .damagedServerRecord(let name, let reason): "server record \(name): \(reason)"
+        case .encryption(let message): "encryption: \(message)"
+        case .keys(let message): message
         }
     }
+
+    /// A failure to seal, open or derive a key, as the sync reports it.
+    init(_ error: EncryptionError) { self = .encryption(error.description) }
 
     /// What a server failure in the middle of a sync means for the user, when its message does
     /// not say: the server rolls back what it had not committed, so the next sync redoes it.
@@ -41,7 +53,7 @@ public enum SyncError: Error, Sendable, CustomStringConvertible {
                 + " nothing local is lost, the next sync tries again)"
         case "42501":
             return " (the server's user lacks a right sync needs: SELECT, INSERT, UPDATE, DELETE on the tables notesfs_records,"
-                + " notesfs_assets, notesfs_asset_chunks, notesfs_pushes, notesfs_clients, notesfs_server, notesfs_schema and"
+                + " notesfs_assets, notesfs_asset_chunks, notesfs_pushes, notesfs_clients, notesfs_server, notesfs_keys, notesfs_schema and"
                 + " USAGE, SELECT on the sequence notesfs_seq; as their owner: GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES"
                 + " IN SCHEMA public TO user; GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO user. sync init also needs"
                 + " CREATE on the database)"

@@ -48,6 +48,9 @@ public struct SyncState: Sendable, Equatable {
     /// The epoch of the server this database syncs with (``SyncEngine/checkIdentity(_:)``); nil
     /// before its first sync with a server that has one.
     public var serverEpoch: String?
+    /// The ``DataKey/keyID`` of the server's data key when the server is encrypted (the key itself
+    /// is in ``LocalKeyFile``); nil for a readable server.
+    public var keyID: String?
     /// How many syncs this database started: the server keeps the highest for this client ID, and
     /// a copy of this database that is behind it is told apart (``SyncEngine/checkIdentity(_:)``).
     public var generation: Int64 = 0
@@ -230,6 +233,7 @@ public struct SyncState: Sendable, Equatable {
         lost = Set(file.lost ?? [])
         unconfirmedBases = file.unconfirmedBases ?? false
         serverEpoch = file.serverEpoch
+        keyID = file.keyID
         generation = file.generation ?? 0
         confirmedGeneration = file.confirmedGeneration ?? 0
         lastSync = file.lastSync
@@ -350,6 +354,8 @@ private struct StateFile: Codable {
     var unconfirmedBases: Bool?
     /// Absent from files written before servers had epochs and clients generations.
     var serverEpoch: String?
+    /// Absent for a readable server (and from files written before encryption).
+    var keyID: String?
     var generation: Int64?
     /// Absent from files written before restored servers were told apart.
     var confirmedGeneration: Int64?
@@ -378,6 +384,7 @@ private struct StateFile: Codable {
         setAside = state.setAside.isEmpty ? nil : state.setAside
         setAsideSummaries = state.setAsideSummaries.isEmpty ? nil : state.setAsideSummaries
         serverEpoch = state.serverEpoch
+        keyID = state.keyID
         generation = state.generation
         confirmedGeneration = state.confirmedGeneration == 0 ? nil : state.confirmedGeneration
         decided = state.decided.isEmpty ? nil : state.decided

@@ -24,6 +24,10 @@ public struct SyncStatus: Sendable {
     public var setAsideSummaries: [SetAsideSummary]
     /// How many server records are set aside in all.
     public var setAsideCount: Int
+    /// The ``SyncState/keyID`` of an encrypted server, nil for a readable one.
+    public var keyID: String?
+    /// Whether the key of an encrypted server is on this machine (``LocalKeyFile``).
+    public var hasKey: Bool
 
     /// The status of a database; nil when it has no server.
     ///
@@ -36,7 +40,8 @@ public struct SyncStatus: Sendable {
             serverSeq: state.serverSeq, conflicts: state.conflicts,
             failures: PushFailures.load(databasePath: database.path).values.sorted { $0.recordName < $1.recordName },
             setAside: state.setAside.values.sorted { $0.recordName < $1.recordName }, decided: state.decided, clamped: state.clamped,
-            setAsideSummaries: state.setAsideSummaries.values.sorted { $0.count > $1.count }, setAsideCount: state.setAsideCount)
+            setAsideSummaries: state.setAsideSummaries.values.sorted { $0.count > $1.count }, setAsideCount: state.setAsideCount,
+            keyID: state.keyID, hasKey: state.keyID != nil && (try? LocalKeyFile.load(databasePath: database.path)) != nil)
     }
 
     /// A conninfo or URL without its password (``Postgres/ConnectionString/redacted(_:)``).

@@ -35,7 +35,7 @@ import Testing
         let db = makeDatabasePath("startup-sync")
         defer { try? FileManager.default.removeItem(atPath: (db as NSString).deletingLastPathComponent) }
         let missing = "/tmp/notesfs-no-server-" + UUID().uuidString
-        let (files, result) = try loadedFiles(["sync", "init", "host=\(missing) dbname=notes"], db: db)
+        let (files, result) = try loadedFiles(["sync", "init", "host=\(missing) dbname=notes", "--no-encryption"], db: db)
         #expect(result.status != 0)
         #expect(files.contains("libpq.so.5"), "\(files)")
         #expect(result.stderr.contains(missing), "libpq's message names the socket: \(result.stderr)")

@@ -84,7 +84,7 @@ import Testing
         let admin = try Connection(try cluster().conninfo())
         try admin.execute("DROP DATABASE \(name) WITH (FORCE)")
         try admin.execute("CREATE DATABASE \(name)")
-        let initialize = try notesfs(a.path, ["sync", "init", server])
+        let initialize = try notesfs(a.path, ["sync", "init", server, "--no-encryption"])
         #expect(initialize.status == 0, "\(initialize.stderr)")
         let pending = try notesfs(a.path, ["sync", "status"])
         let run = try notesfs(a.path, ["sync"])
@@ -131,7 +131,7 @@ import Testing
         #expect(saved.isServer(server + " application_name=renamed"))
         let other = try cluster().makeDatabase()
         _ = try Connection(other)  // exists
-        #expect(try notesfs(a.path + "-other", ["sync", "init", other]).status == 0)  // gives it a schema and an epoch
+        #expect(try notesfs(a.path + "-other", ["sync", "init", other, "--no-encryption"]).status == 0)  // gives it a schema and an epoch
         let refused = try notesfs(a.path, ["sync", "set-url", other])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("is another server than the one this database syncs with"), "\(refused.stderr)")

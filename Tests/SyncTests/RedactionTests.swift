@@ -33,10 +33,10 @@ import Testing
         let server = try cluster().makeDatabase()
         let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"
         try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let initialize = try notesfs(db, ["sync", "init", server])
+        let initialize = try notesfs(db, ["sync", "init", server, "--no-encryption"])
         #expect(initialize.status == 0)
         let status = try notesfs(db, ["sync", "status"])
-        let other = try notesfs(db, ["sync", "init", server + " application_name=x"])
+        let other = try notesfs(db, ["sync", "init", server + " application_name=x", "--no-encryption"])
         #expect(other.status != 0)
         for text in [initialize.out, initialize.stderr, status.out, status.stderr, other.out, other.stderr] {
             #expect(!text.contains(TestCluster.password), "\(text)")
@@ -54,7 +54,7 @@ import Testing
     func aPasswordIsNotInAnyErrorOfSyncInit(_ server: String) throws {
         let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"
         try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let run = try notesfs(db, ["sync", "init", server])
+        let run = try notesfs(db, ["sync", "init", server, "--no-encryption"])
         #expect(run.status != 0)
         #expect(!run.stderr.isEmpty)
         #expect(!run.out.contains("S3cretPW") && !run.stderr.contains("S3cretPW"), "\(run.stderr)")
@@ -65,7 +65,7 @@ import Testing
         #expect(server.contains(TestCluster.password))
         let db = NSTemporaryDirectory() + "notesfs-redact-" + UUID().uuidString + "/db"
         try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        #expect(try notesfs(db, ["sync", "init", server]).status == 0)
+        #expect(try notesfs(db, ["sync", "init", server, "--no-encryption"]).status == 0)
         let state = try String(contentsOfFile: SyncState.path(forDatabase: db), encoding: .utf8)
         #expect(!state.contains(TestCluster.password), "\(state)")
         let secret = db + "/sync/password"
@@ -74,6 +74,6 @@ import Testing
         let sync = try notesfs(db, ["sync"])
         #expect(sync.status == 0, "\(sync.stderr)")
         // The same server again is the same server.
-        #expect(try notesfs(db, ["sync", "init", server]).status == 0)
+        #expect(try notesfs(db, ["sync", "init", server, "--no-encryption"]).status == 0)
     }
 }

@@ -68,7 +68,7 @@ import Testing
         // `sync init` refuses it too (it would not downgrade the schema).
         let fresh = NSTemporaryDirectory() + "notesfs-hostile-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: fresh, withIntermediateDirectories: true)
-        let initialize = try notesfs(fresh + "/db", ["sync", "init", server])
+        let initialize = try notesfs(fresh + "/db", ["sync", "init", server, "--no-encryption"])
         #expect(initialize.status != 0)
         #expect(initialize.stderr.contains(message), "\(initialize.stderr)")
         #expect(try Connection(server).execute("SELECT version FROM notesfs_schema").rows == [[String(newer)]])

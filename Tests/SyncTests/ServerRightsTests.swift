@@ -45,7 +45,7 @@ import Testing
         #expect(sync.status != 0)
         #expect(sync.stderr.contains("notesfs sync init"), "\(sync.stderr)")
         // Doing what it says works: the tables are made again and this database's note uploaded.
-        let again = try notesfs(a.path, ["sync", "init", server])
+        let again = try notesfs(a.path, ["sync", "init", server, "--no-encryption"])
         #expect(again.status == 0, "\(again.stderr)")
         let next = try notesfs(a.path, ["sync"])
         #expect(next.status == 0, "\(next.stderr)")

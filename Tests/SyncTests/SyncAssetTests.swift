@@ -209,7 +209,7 @@ import Testing
         try SyncEngine.initialize(database: b.database, server: server)
         try b.sync()
         #expect(try content(b, "old") == data)
-        #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == "4")
+        #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == "5")
         #expect(try connection.execute("SELECT count(*) AS n FROM notesfs_asset_chunks").value(0, "n") == "3")
         try a.sync()
         #expect(try content(a, "old") == data)

@@ -16,7 +16,7 @@ import Testing
         let (a, b) = (makeDatabasePath(), makeDatabasePath())
         try FileManager.default.createDirectory(atPath: (a as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: (b as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        for db in [a, b] { #expect(try notesfs(db, ["sync", "init", server]).status == 0) }
+        for db in [a, b] { #expect(try notesfs(db, ["sync", "init", server, "--no-encryption"]).status == 0) }
         #expect(try notesfs(a, ["folder", "new", "Work"]).status == 0)
         #expect(try notesfs(a, ["note", "new", "Work/Plan"], stdin: "line one\n").status == 0)
 
@@ -37,7 +37,7 @@ import Testing
         let db = makeDatabasePath()
         try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let good = try cluster().makeDatabase()
-        #expect(try notesfs(db, ["sync", "init", good]).status == 0)
+        #expect(try notesfs(db, ["sync", "init", good, "--no-encryption"]).status == 0)
         // The password changes on the server: this machine's saved one is now wrong.
         let name = good.split(separator: " ").first { $0.hasPrefix("dbname=") }!.dropFirst("dbname=".count)
         try "wrong".write(toFile: SyncState.passwordPath(forDatabase: db), atomically: true, encoding: .utf8)
@@ -64,7 +64,7 @@ import Testing
         let (a, b) = (makeDatabasePath(), makeDatabasePath())
         for db in [a, b] {
             try FileManager.default.createDirectory(atPath: (db as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            #expect(try notesfs(db, ["sync", "init", server]).status == 0)
+            #expect(try notesfs(db, ["sync", "init", server, "--no-encryption"]).status == 0)
         }
         let watch = try startNotesfs(a, ["sync", "--watch"])
         defer {

@@ -118,7 +118,7 @@ import Testing
         let refused = try notesfs(b.path, ["sync"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("run 'notesfs sync init URL' to migrate it"), "\(refused.stderr)")
-        let initialize = try notesfs(b.path, ["sync", "init", server])
+        let initialize = try notesfs(b.path, ["sync", "init", server, "--no-encryption"])
         #expect(initialize.status == 0, "\(initialize.stderr)")
         #expect(try connection.execute("SELECT max(version) AS v FROM notesfs_schema").value(0, "v") == String(ServerSchema.version))
         #expect(try serverRows(server).mapValues(\.seq) == rows.mapValues(\.seq))

@@ -94,6 +94,14 @@ public final class TestCluster: Sendable {
         return conninfo(database: name)
     }
 
+    /// `pg_dump` of the database `conninfo` names (made by ``makeDatabase()``): the whole of what
+    /// the server holds, as its owner or a backup would see it.
+    public func dump(_ conninfo: String) throws -> String {
+        let result = try run([binaries + "/pg_dump", "--no-owner", "-d", conninfo], timeout: 60)
+        guard result.status == 0 else { throw TestClusterError("pg_dump exited with \(result.status): \(result.stderr)") }
+        return result.out
+    }
+
     static func findBinaries() -> String? {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()

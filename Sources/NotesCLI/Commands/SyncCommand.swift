@@ -3,14 +3,22 @@ import Notes
 import RecordStore
 import Sync
 
-/// `notesfs sync [init URL | set-url URL | status] [--watch]`: replicate the database through a PostgreSQL server.
+/// `notesfs sync [init URL | set-url URL | passphrase | status] [--watch]`: replicate the database through a PostgreSQL server.
 enum SyncCommand {
     static let spec = CommandSpec(
-        name: "sync", synopsis: "sync [init URL|set-url URL|status] [--watch]", summary: "sync the database with a PostgreSQL server",
+        name: "sync", synopsis: "sync [init URL|set-url URL|passphrase|status] [--watch]",
+        summary: "sync the database with a PostgreSQL server",
         help: """
             sync init URL   connect this database to a server (a libpq URL or conninfo, such as
                             postgresql://user@host/notes?sslmode=require; passwords come from
-                            PGPASSFILE, ~/.pgpass or the URL); creates or migrates its schema
+                            PGPASSFILE, ~/.pgpass or the URL); creates or migrates its schema.
+                            End-to-end encrypted: a new server gets a data key wrapped by a
+                            passphrase (asked on the terminal, or --passphrase-file FILE) and a
+                            recovery key printed once; an encrypted server is joined with the
+                            passphrase or --recovery-key-file FILE. --no-encryption: a server
+                            that can read every note
+            sync passphrase wrap the server's key with a new passphrase (terminal, or
+                            --passphrase-file FILE); nothing is uploaded again
             sync set-url URL
                             the same server under a new string (a new password, a moved host):
                             refused unless URL reaches the server this database syncs with;
@@ -23,17 +31,47 @@ enum SyncCommand {
             Overlapping edits of a note keep both: the local text goes to a new note
             "Title (conflict YYYY-MM-DD HOST)" beside it. An edit beats a delete.
             """,
-        options: [OptionSpec("--watch"), OptionSpec("--other-server")], writes: true, run: run)
+        options: [
+            OptionSpec("--watch"), OptionSpec("--other-server"), OptionSpec("--no-encryption"),
+            OptionSpec("--passphrase-file", value: true),
+            OptionSpec("--recovery-key-file", value: true),
+        ], writes: true, run: run)
 
     static func run(_ context: CommandContext) throws(CLIError) {
         let words = try context.positionals(min: 0, max: 2)
         switch words.first {
         case "init":
             guard words.count == 2 else { throw CLIError.usage("sync init needs the server's URL", command: context.command) }
+            let keys = try keys(context)
             let database = try context.openDatabase(create: true)
-            do { try SyncEngine.initialize(database: database, server: words[1]) } catch { throw cliError(error, context) }
+            let setup: SyncSetup
+            do { setup = try SyncEngine.initialize(database: database, server: words[1], keys: keys) } catch {
+                throw cliError(error, context)
+            }
             try context.finish(database)
-            context.output.info("\(context.databasePath): syncs with \(SyncStatus.redacted(words[1]))")
+            context.output.info(
+                "\(context.databasePath): syncs with \(SyncStatus.redacted(words[1]))" + (setup.encrypted ? ", end-to-end encrypted" : ""))
+            if let recovery = setup.recoveryKey {
+                // On stdout, once: the one copy there will ever be.
+                context.output.lines([
+                    "recovery key (write it down: it opens the server's notes if the passphrase is lost, and is shown only now):",
+                    recovery,
+                ])
+            }
+        case "passphrase":
+            guard words.count == 1 else { throw CLIError.usage("sync passphrase takes no argument", command: context.command) }
+            let database = try context.openDatabase()
+            do throws(SyncError) {
+                let new: [UInt8]
+                if let path = context.arguments.value("--passphrase-file") {
+                    new = try Passphrase.read(file: path)
+                } else {
+                    new = try Passphrase.ask(creating: true)
+                }
+                try SyncEngine.changePassphrase(database: database, to: new)
+            } catch { throw cliError(error, context) }
+            try context.finish(database)
+            context.output.info("\(context.databasePath): the server's key is wrapped with the new passphrase")
         case "set-url":
             guard words.count == 2 else { throw CLIError.usage("sync set-url needs the server's URL", command: context.command) }
             let database = try context.openDatabase()
@@ -51,8 +89,28 @@ enum SyncCommand {
             if context.arguments.has("--watch") { try watch(database, context) } else { try once(database, context) }
             try context.finish(database)
         case let word?:
-            throw CLIError.usage("unknown sync action '\(word)': init, set-url, status, or none", command: context.command)
+            throw CLIError.usage("unknown sync action '\(word)': init, set-url, passphrase, status, or none", command: context.command)
         }
+    }
+
+    /// What `sync init` does about encryption, from its options: encrypted unless `--no-encryption`.
+    private static func keys(_ context: CommandContext) throws(CLIError) -> SyncKeys {
+        let file = context.arguments.value("--passphrase-file")
+        let recovery = context.arguments.value("--recovery-key-file")
+        let readable = context.arguments.has("--no-encryption")
+        guard [file != nil, recovery != nil, readable].filter({ $0 }).count <= 1 else {
+            throw CLIError.usage(
+                "sync init takes one of --passphrase-file, --recovery-key-file and --no-encryption", command: context.command)
+        }
+        if readable { return .readable }
+        if let recovery {
+            guard let data = FileManager.default.contents(atPath: recovery), data.count <= Passphrase.fileLimit else {
+                throw CLIError(.notFound, recovery, "cannot read the recovery key file (or it is over \(Passphrase.fileLimit) bytes)")
+            }
+            return .recoveryKey(String(decoding: data, as: UTF8.self))
+        }
+        if let file { return .passphrase { _ throws(SyncError) in try Passphrase.read(file: file) } }
+        return .passphrase { creating throws(SyncError) in try Passphrase.ask(creating: creating) }
     }
 
     private static func once(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) {
@@ -145,7 +203,9 @@ enum SyncCommand {
         if context.output.json {
             context.output.json(
                 .object([
-                    ("server", .string(status.server)), ("lastSync", status.lastSync.map { .string(Formatting.iso($0)) } ?? .null),
+                    ("server", .string(status.server)), ("encrypted", .bool(status.keyID != nil)),
+                    ("keyID", status.keyID.map(JSONValue.string) ?? .null),
+                    ("lastSync", status.lastSync.map { .string(Formatting.iso($0)) } ?? .null),
                     ("lastError", status.lastError.map(JSONValue.string) ?? .null), ("pendingChanges", .int(Int64(status.pendingChanges))),
                     ("serverSeq", .int(status.serverSeq)),
                     (
@@ -204,7 +264,15 @@ enum SyncCommand {
                     ),
                 ]))
         } else {
-            var lines = ["server: \(status.server)", "last sync: \(status.lastSync.map(Formatting.iso) ?? "never")"]
+            var lines = ["server: \(status.server)"]
+            if let keyID = status.keyID {
+                lines.append(
+                    "encryption: end-to-end, key \(keyID.prefix(8))"
+                        + (status.hasKey ? "" : " (not on this machine: run 'notesfs sync init URL' with the passphrase)"))
+            } else {
+                lines.append("encryption: none (the server can read every note)")
+            }
+            lines.append("last sync: \(status.lastSync.map(Formatting.iso) ?? "never")")
             if let error = status.lastError { lines.append("last error: \(error)") }
             lines.append("pending changes: \(status.pendingChanges)")
             lines.append("conflicts: \(status.conflicts.count)")
@@ -244,6 +312,7 @@ enum SyncCommand {
         case .newerServerSchema: CLIError(.notADatabase, "server", error.description)
         case .store(let failure): CLIError.store(failure, subject: context.databasePath)
         case .server, .state, .damagedServerRecord: CLIError(.io, "sync", error.description)
+        case .encryption, .keys: CLIError(.io, "sync", error.description)
         }
     }
 }

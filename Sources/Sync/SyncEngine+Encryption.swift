@@ -1,0 +1,223 @@
+import Foundation
+import Notes
+import Postgres
+import RecordStore
+
+/// How `sync init` treats encryption (``SyncEngine/initialize(database:server:keys:)``).
+public enum SyncKeys: Sendable {
+    /// A readable server (`--no-encryption`): the server can read every note.
+    case readable
+    /// Encrypted: makes the keys of a server that holds nothing yet, or joins an encrypted one,
+    /// with the passphrase the closure returns. It is called only when a passphrase is needed,
+    /// told whether it makes a new one (so that a terminal asks twice).
+    case passphrase(@Sendable (_ creating: Bool) throws(SyncError) -> [UInt8])
+    /// Joins an encrypted server with its recovery key (the text `sync init` printed once).
+    case recoveryKey(String)
+}
+
+/// What `sync init` did.
+public struct SyncSetup: Sendable {
+    public var state: SyncState
+    /// The recovery key, when this `sync init` made the server's keys: to show once (it is stored nowhere).
+    public var recoveryKey: String?
+    /// Whether the server is encrypted.
+    public var encrypted: Bool { state.keyID != nil }
+}
+
+extension SyncEngine {
+    /// The shortest passphrase a new encrypted server takes.
+    public static let minimumPassphraseLength = 8
+
+    /// Connects `database` to the server at `server` (a libpq URL or conninfo): creates or migrates
+    /// the server's schema, makes or joins its encryption as `keys` says, and writes the local
+    /// sync state. Run again with the same server, it only migrates the schema (or joins the
+    /// server's encryption, when the server was encrypted since).
+    ///
+    /// Nothing local is written unless it succeeds: a wrong passphrase leaves the database as it was.
+    ///
+    /// - Throws: ``SyncError/server(_:)``, ``SyncError/newerServerSchema(found:supported:)``,
+    ///   ``SyncError/state(path:reason:)`` when the database already syncs with another server,
+    ///   ``SyncError/encryption(_:)`` (a wrong passphrase or recovery key), ``SyncError/keys(_:)``
+    ///   when `keys` does not fit the server.
+    @discardableResult
+    public static func initialize(database: RecordDatabase, server: String, keys: SyncKeys = .readable) throws(SyncError) -> SyncSetup {
+        let connection: Connection
+        do { connection = try Connection(server) } catch { throw .server(error) }
+        try ServerSchema.install(on: connection)
+        let existing = try SyncState.load(databasePath: database.path)
+        if let existing, !existing.isServer(server) {
+            throw .state(
+                path: SyncState.path(forDatabase: database.path),
+                reason: "already syncs with another server (\(ConnectionString.redacted(existing.server)))")
+        }
+        var state = existing ?? SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
+        let identity = try ServerContainer(connection: connection).identity(clientID: state.clientID)
+        let epoch = identity.epoch ?? ""
+        let wrapped = try ServerKeys.read(connection)
+        var recovery: String?
+        let key: DataKey?
+        if let existing, existing.keyID != nil, let local = try LocalKeyFile.load(databasePath: database.path),
+            identity.keyIDs == [local.keyID]
+        {
+            return SyncSetup(state: existing, recoveryKey: nil)  // joined already
+        } else if !wrapped.isEmpty {
+            key = try join(wrapped, epoch: epoch, keys: keys, server: server)
+        } else if case .passphrase(let ask) = keys {
+            if existing?.keyID != nil {
+                throw .keys(
+                    "\(ConnectionString.redacted(server)) holds no key, but this database synced with it encrypted: " + Self.noKeyAdvice)
+            }
+            let made = try makeKeys(epoch: epoch, passphrase: ask(true), on: connection, server: server)
+            key = made.key
+            recovery = made.recoveryKey.text
+        } else if case .recoveryKey = keys {
+            throw .keys("\(ConnectionString.redacted(server)) is not encrypted: there is nothing to open with a recovery key")
+        } else {
+            if existing?.keyID != nil {
+                throw .keys(
+                    "\(ConnectionString.redacted(server)) holds no key, but this database synced with it encrypted: " + Self.noKeyAdvice)
+            }
+            key = nil
+        }
+        if let key { try LocalKeyFile.save(key, databasePath: database.path) }  // before the state that names it
+        if existing == nil {
+            try state.setServer(server, databasePath: database.path)
+            state.serverEpoch = identity.epoch
+        }
+        state.keyID = key?.keyID
+        try state.save(databasePath: database.path)
+        return SyncSetup(state: state, recoveryKey: recovery)
+    }
+
+    /// The data key of the encrypted server whose wrapped keys are `wrapped`, opened as `keys` says.
+    private static func join(_ wrapped: [WrappedKey.Kind: WrappedKey], epoch: String, keys: SyncKeys, server: String) throws(SyncError)
+        -> DataKey
+    {
+        do {
+            switch keys {
+            case .readable:
+                throw SyncError.keys(
+                    "\(ConnectionString.redacted(server)) is encrypted: join it with its passphrase (on a terminal, or"
+                        + " --passphrase-file FILE) or its recovery key (--recovery-key-file FILE); nothing was changed")
+            case .passphrase(let ask):
+                guard let key = wrapped[.passphrase] else { throw SyncError.keys("the server holds no passphrase-wrapped key") }
+                return try key.unwrap(passphrase: ask(false), serverEpoch: epoch)
+            case .recoveryKey(let text):
+                guard let key = wrapped[.recovery] else { throw SyncError.keys("the server holds no recovery-wrapped key") }
+                return try key.unwrap(recoveryKey: RecoveryKey(text: text), serverEpoch: epoch)
+            }
+        } catch let error as EncryptionError {
+            throw SyncError(error)
+        } catch let error as SyncError {
+            throw error
+        } catch {
+            throw .keys("\(error)")
+        }
+    }
+
+    /// Makes a new data key and recovery key, and stores the key wrapped by both on a server that
+    /// holds nothing yet.
+    private static func makeKeys(epoch: String, passphrase: [UInt8], on connection: Connection, server: String) throws(SyncError) -> (
+        key: DataKey, recoveryKey: RecoveryKey
+    ) {
+        guard passphrase.count >= minimumPassphraseLength else {
+            throw .keys("a passphrase needs at least \(minimumPassphraseLength) characters; nothing was changed")
+        }
+        let key: DataKey
+        let recovery: RecoveryKey
+        let wrapped: [WrappedKey]
+        do {
+            key = try DataKey.random()
+            recovery = try RecoveryKey.random()
+            wrapped = [
+                try WrappedKey.wrap(key, passphrase: passphrase, serverEpoch: epoch),
+                try WrappedKey.wrap(key, recoveryKey: recovery, serverEpoch: epoch),
+            ]
+        } catch { throw SyncError(error) }
+        guard try ServerKeys.create(wrapped, on: connection) else {
+            if try !ServerKeys.read(connection).isEmpty {
+                throw .keys(
+                    "another machine encrypted \(ConnectionString.redacted(server)) meanwhile: run 'notesfs sync init URL' again to join it"
+                )
+            }
+            throw .keys(
+                "\(ConnectionString.redacted(server)) holds readable notes already: join it with --no-encryption"
+                    + " (this notesfs cannot encrypt a server in use yet); nothing was changed")
+        }
+        return (key, recovery)
+    }
+
+    static let noKeyAdvice =
+        "it was reset or replaced by a readable server. Nothing was pushed; to sync with it readable, run"
+        + " 'notesfs sync set-url URL --other-server' and 'notesfs sync init URL --no-encryption'"
+
+    /// The cipher of a database that syncs encrypted (its key from ``LocalKeyFile``); nil for a readable server.
+    ///
+    /// - Throws: ``SyncError/keys(_:)`` when the key is not on this machine or is another one.
+    static func cipher(for state: SyncState, databasePath: String) throws(SyncError) -> RowCipher? {
+        guard let keyID = state.keyID else { return nil }
+        guard let key = try LocalKeyFile.load(databasePath: databasePath) else {
+            throw .keys(
+                "this database syncs with an encrypted server but its key is not here (\(LocalKeyFile.path(databasePath: databasePath))):"
+                    + " run 'notesfs sync init URL' again with the passphrase; local work goes on, nothing is pushed meanwhile")
+        }
+        guard key.keyID == keyID else {
+            throw .keys(
+                "the key in \(LocalKeyFile.path(databasePath: databasePath)) is not this server's: run 'notesfs sync init URL' again")
+        }
+        return RowCipher(key: key)
+    }
+
+    /// Refuses to sync when the server's keys and this database's disagree (before anything is
+    /// fetched or pushed): a readable database never pushes readable notes to an encrypted server.
+    ///
+    /// - Throws: ``SyncError/keys(_:)``.
+    func checkKeys(server keyIDs: Set<String>) throws(SyncError) {
+        // The state may have joined (or left) an encrypted server since this engine was made.
+        if container.cipher?.key.keyID != state.keyID { container.cipher = try Self.cipher(for: state, databasePath: database.path) }
+        switch state.keyID {
+        case nil where !keyIDs.isEmpty:
+            throw .keys(
+                "the server is encrypted now: this database pushes nothing to it until it joins: run 'notesfs sync init URL'"
+                    + " with the passphrase")
+        case nil: return
+        case .some where keyIDs.isEmpty:
+            throw .keys("the server holds no key, but this database syncs with it encrypted: " + Self.noKeyAdvice)
+        case let keyID?:
+            guard keyIDs == [keyID] else {
+                throw .keys(
+                    "the server's key is not the one this database holds (replaced, or rotated on another machine):"
+                        + " run 'notesfs sync init URL' again with the passphrase; nothing was pushed")
+            }
+        }
+    }
+
+    /// Wraps this database's data key with a new passphrase on the server (the key stays: nothing
+    /// is uploaded again; other machines keep their key, and join with the new passphrase).
+    ///
+    /// - Throws: ``SyncError/notConfigured(path:)``, ``SyncError/keys(_:)`` for a readable server
+    ///   or a missing key, ``SyncError/server(_:)``.
+    public static func changePassphrase(database: RecordDatabase, to passphrase: [UInt8]) throws(SyncError) {
+        guard let state = try SyncState.load(databasePath: database.path, includingRecords: false) else {
+            throw .notConfigured(path: database.path)
+        }
+        guard let cipher = try cipher(for: state, databasePath: database.path) else {
+            throw .keys("this database syncs with a readable server: there is no passphrase to change")
+        }
+        guard passphrase.count >= minimumPassphraseLength else {
+            throw .keys("a passphrase needs at least \(minimumPassphraseLength) characters; nothing was changed")
+        }
+        let connection: Connection
+        do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
+        try ServerSchema.check(connection)
+        let identity = try ServerContainer(connection: connection).identity(clientID: state.clientID)
+        guard identity.keyIDs == [cipher.key.keyID] else {
+            throw .keys("the server's key is not the one this database holds: nothing was changed")
+        }
+        let wrapped: WrappedKey
+        do { wrapped = try WrappedKey.wrap(cipher.key, passphrase: passphrase, serverEpoch: identity.epoch ?? "") } catch {
+            throw SyncError(error)
+        }
+        try ServerKeys.replace(wrapped, on: connection)
+    }
+}
