@@ -111,6 +111,50 @@ import Testing
         #expect(try index.search(query, limit: 10).hits.map(\.path) == ["Job/Plan.md"])
     }
 
+    /// A catch-up after a rename names the renamed note and the namesakes of its old and new names
+    /// from those names alone: it reads a few records' metadata, not its folder's listing (each
+    /// rename in a mount caught up twice a listing of the folder: 1.2 ms a rename in a folder of
+    /// 150). The names are still those the folder's listing gives.
+    @Test func aCatchUpAfterARenameReadsTheNamesakesNotTheFolder() async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        let notesInWork = (0..<300).map { Note(title: "n\($0)", text: "filler", folder: work.recordID).record }
+        try notes.database.modify(saving: notesInWork)
+        let first = try await notes.save(note: Note(title: "Plan", text: "alpha one", folder: work.recordID))
+        let second = try await notes.save(note: Note(title: "Plan", text: "alpha two", folder: work.recordID))
+        let index = NotesSearchIndex(database: notes.database)
+        try index.catchUp()
+        try notes.database.checkpoint()  // the records are read from the index file from here on
+        let query = try SearchQuery("alpha")
+        func paths() throws -> [String: String] {
+            Dictionary(try index.search(query, limit: 10).hits.map { ($0.name, $0.path) }, uniquingKeysWith: { a, _ in a })
+        }
+        let before = try paths()
+        #expect(before[first.recordID.recordName] == "Work/Plan.md")
+        #expect(before[second.recordID.recordName]?.hasPrefix("Work/Plan (") == true)
+
+        // The first Plan renamed: it becomes Goal.md, and the second Plan, alone now, Plan.md.
+        var renamed = first
+        renamed.title = "Goal"
+        _ = try await notes.save(renamed)
+        let read = notes.database.metadataRowsRead
+        try index.catchUp()
+        #expect(notes.database.metadataRowsRead - read < 100, "\(notes.database.metadataRowsRead - read) rows read")
+        let after = try paths()
+        #expect(after[first.recordID.recordName] == "Work/Goal.md")
+        #expect(after[second.recordID.recordName] == "Work/Plan.md")
+        let contents = FolderContents(database: notes.database)
+        for (name, path) in after { #expect(contents.path(of: RecordID(recordName: name)) == path) }
+
+        // A third Plan, younger: it takes a suffix (the folder is listed: two namesakes).
+        let third = try await notes.save(note: Note(title: "Plan", text: "alpha three", folder: work.recordID))
+        try index.catchUp()
+        let last = try paths()
+        #expect(last[second.recordID.recordName] == "Work/Plan.md")
+        #expect(last[third.recordID.recordName] == FolderContents(database: notes.database).path(of: third.recordID))
+        #expect(last[third.recordID.recordName]?.hasPrefix("Work/Plan (") == true)
+    }
+
     /// A garbage index file is detected and rebuilt; searches answer correctly.
     @Test func aDamagedIndexIsRebuilt() async throws {
         let notes = try makeManager()

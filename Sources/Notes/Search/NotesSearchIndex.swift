@@ -182,7 +182,7 @@ public final class NotesSearchIndex: Sendable {
     /// (and every folder's path when a folder was renamed, moved or deleted).
     private func apply(_ changes: ChangeSet, to w: IndexWriter) throws(SQLiteError) {
         let contents = FolderContents(database: database, tree: tree(after: changes, from: try w.token()))
-        var touched = Set<String?>()
+        var touched = TouchedNames()
         var foldersChanged = false
         var saved: [RecordID] = []
         for metadata in changes.changed {
@@ -195,14 +195,19 @@ public final class NotesSearchIndex: Sendable {
                 if stored == nil || stored != (try? contents.folderPath(metadata.recordID)) { foldersChanged = true }
             } else if Self.rowTypes.contains(metadata.recordType) {
                 saved.append(metadata.recordID)
-                touched.insert(contents.shownFolder(of: metadata)?.recordName)
-                // The folder it was in: its other entries' names may change.
-                if let old = try w.folder(of: metadata.recordID.recordName) { touched.insert(old) }
+                // Its new name's namesakes, and the name it left: their holders' names may change.
+                let folder = contents.shownFolder(of: metadata)?.recordName
+                if let kind = EntryNames.kind(ofRecordType: metadata.recordType) {
+                    touched.insert(EntryNames.baseName(FolderContents.storedName(of: metadata, in: database), kind: kind), in: folder)
+                } else {
+                    touched.listAll(folder)
+                }
+                if let old = try w.placement(of: metadata.recordID.recordName) { touched.insert(old.fileName, in: old.folder) }
             }
         }
         for id in changes.deleted {
-            if let old = try w.folder(of: id.recordName) {
-                touched.insert(old)
+            if let old = try w.placement(of: id.recordName) {
+                touched.insert(old.fileName, in: old.folder)
                 try w.delete(id.recordName)
             } else if try w.hasFolder(id.recordName) {
                 foldersChanged = true  // paths and names may change
@@ -213,7 +218,7 @@ public final class NotesSearchIndex: Sendable {
         // which reads every record of the database (a rename in a folder of 1,000 would cost a
         // scan of all of them).
         if !foldersChanged {
-            for case let name? in touched where contents.folderPathCache[RecordID(recordName: name)] == nil {
+            for case let name? in touched.folders where contents.folderPathCache[RecordID(recordName: name)] == nil {
                 if let path = try w.folderPath(ofFolder: name) { contents.folderPathCache[RecordID(recordName: name)] = path }
             }
         }
@@ -222,9 +227,12 @@ public final class NotesSearchIndex: Sendable {
         }
         if foldersChanged {
             try w.setFolderPaths(contents.folderPaths())
-            touched = Set(try w.allFolders())
+            for folder in try w.allFolders() { touched.listAll(folder) }
         }
-        for folder in touched {
+        for (folder, names) in touched.names where !touched.listed.contains(folder) {
+            if try !renameNamesakes(of: names, in: folder, w, contents) { touched.listAll(folder) }
+        }
+        for folder in touched.listed {
             let stored = try w.fileNames(inFolder: folder)
             for entry in contents.children(of: folder.map(RecordID.init(recordName:)))
             where stored[entry.recordID.recordName].map({ $0 != entry.fileName }) ?? false {
@@ -232,6 +240,38 @@ public final class NotesSearchIndex: Sendable {
             }
         }
         try w.setToken(changes.token)
+    }
+
+    /// The file names a change set may have changed the holders of, by folder (nil: the root):
+    /// a record's file name changes only when a record showing under the same base name came,
+    /// left or was renamed in its folder (``EntryNames/assign(_:)``: the oldest keeps the base
+    /// name, the others a suffix of their own). `listed`: folders whose every name is checked
+    /// (a listing) because the names alone cannot tell.
+    struct TouchedNames {
+        var names: [String?: Set<String>] = [:]
+        var listed = Set<String?>()
+        var folders: Set<String?> { listed.union(names.keys) }
+
+        mutating func insert(_ fileName: String, in folder: String?) { names[folder, default: []].insert(fileName) }
+        mutating func listAll(_ folder: String?) { listed.insert(folder) }
+    }
+
+    /// Gives the holder of each of `names` in `folder` that name, when it alone shows under it
+    /// (``FolderContents/namesakes(showingAs:in:)``: the oldest namesake keeps the base name, so a
+    /// lone one has it); false when a name has several namesakes or may stand for other names
+    /// (escapes, `Untitled`): then the caller lists the folder.
+    private func renameNamesakes(of names: Set<String>, in folder: String?, _ w: IndexWriter, _ contents: FolderContents)
+        throws(SQLiteError) -> Bool
+    {
+        for name in names {
+            guard let holders = contents.namesakes(showingAs: name, in: folder.map(RecordID.init(recordName:))), holders.count <= 1
+            else { return false }
+            guard let holder = holders.first, let stored = try w.placement(of: holder.recordID.recordName), stored.folder == folder,
+                stored.fileName != name
+            else { continue }
+            try w.setFileName(holder.recordID.recordName, name, key: LinkResolver.key(of: name))
+        }
+        return true
     }
 
     /// The folder tree after `changes` (made from `token`): the kept tree updated in O(changed
@@ -287,7 +327,8 @@ public final class NotesSearchIndex: Sendable {
                 continue
             }
             let folder = contents.shownFolder(of: metadata)
-            let fileName = (namesOnly ? contents.fileName(of: id, in: folder) : contents.entry(id, in: folder)?.fileName) ?? ""
+            // A catch-up names a few records from their namesakes, without listing their folders.
+            let fileName = (namesOnly ? contents.fileName(of: id, in: folder) : contents.entry(for: id)?.fileName) ?? ""
             switch records[id] {
             case .success(let record):
                 try w.save(Self.document(record, folder: folder?.recordName, fileName: fileName))

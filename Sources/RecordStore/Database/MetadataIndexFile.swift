@@ -54,6 +54,9 @@ final class MetadataIndexFile {
     static let cacheLimit = 16_384
     /// Rows decoded as metadata so far (what the cache saves is seen in it).
     private(set) var rowsDecoded = 0
+    /// How many rows of metadata were read from the file (decoded or found in ``cache``): the
+    /// work a lookup or a listing costs here.
+    private(set) var rowsRead = 0
 
     private init(path: String, connection: SQLiteConnection, header: Header, canWrite: Bool) {
         self.path = path
@@ -278,6 +281,7 @@ final class MetadataIndexFile {
             let statement = try statement(sql)
             try statement.bind(values)
             while try statement.step() {
+                rowsRead += 1
                 let name = cached ? statement.text(1) : nil
                 if let name, let known = cache[name] {
                     body(known)

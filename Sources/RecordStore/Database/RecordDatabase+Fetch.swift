@@ -172,4 +172,8 @@ extension RecordDatabase {
 
     /// Number of records in the database.
     public var recordCount: Int { state.withLock { $0.index.entries.count } }
+
+    /// How many rows of metadata this value has read from its index file so far (0 for one built
+    /// in memory): what a listing or a lookup cost, for the tests that pin it to the work.
+    public var metadataRowsRead: Int { state.withLock { $0.index.entries.base?.rowsRead } ?? 0 }
 }
