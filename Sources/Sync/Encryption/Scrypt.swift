@@ -62,7 +62,8 @@ struct ScryptParameters: Sendable, Equatable, Codable {
             throw .kdfOutOfBounds(
                 "scrypt N = \(Self.power(n)) with r = \(r) asks \(Self.size(memory)) of memory: N up to 2^20 and at most 1 GiB allowed")
         }
-        guard Self.rRange.contains(r) else {
+        guard r >= Self.rRange.lowerBound else { throw .kdfOutOfBounds("scrypt r = \(r): from 1 to 32 allowed") }
+        guard r <= Self.rRange.upperBound else {
             throw .kdfOutOfBounds("scrypt r = \(r) with N = \(Self.power(n)) asks \(Self.size(memory)) of memory: r from 1 to 32 allowed")
         }
         guard Self.pRange.contains(p) else {
@@ -95,9 +96,10 @@ struct ScryptParameters: Sendable, Equatable, Codable {
         return "\(Self.trimmed(value)) TiB"
     }
 
-    /// `value` without a fraction when it has none.
+    /// `value` to two decimals, without a fraction when it has none.
     private static func trimmed(_ value: Double) -> String {
-        value.rounded() == value && value < 1e15 ? "\(Int64(value))" : "\(value)"
+        let rounded = (value * 100).rounded() / 100
+        return rounded.rounded() == rounded && rounded < 1e15 ? "\(Int64(rounded))" : "\(rounded)"
     }
 
     private enum CodingKeys: String, CodingKey { case n, r, p, salt }
