@@ -377,6 +377,18 @@ import Testing
         #expect(try LocalKeyFile.load(databasePath: database) != nil)
     }
 
+    /// A key file of another user is refused, as ssh refuses one (only root can give a file away).
+    @Test(.enabled(if: geteuid() == 0, "only root can chown a file to another user"))
+    func localKeyFileOfAnotherUserIsRefused() throws {
+        let database = makeDatabase()
+        defer { try? FileManager.default.removeItem(atPath: database) }
+        try LocalKeyFile.save(try DataKey.random(), databasePath: database)
+        let path = LocalKeyFile.path(databasePath: database)
+        #expect(chown(path, 65_534, 65_534) == 0)
+        let reason = try #require(stateReason { () throws(SyncError) in _ = try LocalKeyFile.load(databasePath: database) })
+        #expect(reason.contains("belongs to uid 65534, not to this user"))
+    }
+
     @Test(arguments: [
         ("not json", "damaged key file: not"),
         (#"{"keyID": "00", "key": "AAAA"}"#, "damaged key file: malformed: a key has 32 bytes, not 3"),
