@@ -305,6 +305,13 @@ import Testing
         var swapped = wrapped
         swapped.keyID = try DataKey.random().keyID
         #expect(throws: EncryptionError.wrongRecoveryKey) { try swapped.unwrap(recoveryKey: recovery, serverEpoch: "e") }
+        swapped.keyID = "not hex"
+        #expect(throws: EncryptionError.malformed("a wrapped key's ID is 32 lower-case hex characters")) {
+            try swapped.unwrap(recoveryKey: recovery, serverEpoch: "e")
+        }
+        #expect(throws: EncryptionError.malformed("a server epoch holds no NUL")) {
+            try wrapped.unwrap(recoveryKey: recovery, serverEpoch: "e\0")
+        }
         #expect(throws: EncryptionError.self) { try wrapped.unwrap(passphrase: [], serverEpoch: "e") }
         #expect(try JSONDecoder().decode(WrappedKey.self, from: JSONEncoder().encode(wrapped)) == wrapped)
     }
