@@ -255,7 +255,7 @@ import Testing
         #expect(!"\(key)".contains(hex(key.key.bytes)))
     }
 
-    /// One scrypt a call (about 0.3 s): a wrap, then an unwrap with the right passphrase, the
+    /// One scrypt a call (about 0.4 s): a wrap, then an unwrap with the right passphrase, the
     /// wrong one, and the right one for another server epoch.
     @Test func wrapAndUnwrapWithAPassphrase() throws {
         let key = try DataKey.random()
