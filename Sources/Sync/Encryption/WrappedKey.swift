@@ -37,7 +37,8 @@ struct WrappedKey: Sendable, Equatable, Codable {
     /// `key` wrapped under `passphrase`, with fresh ``ScryptParameters/standard()``, for the
     /// server of epoch `serverEpoch`.
     ///
-    /// - Throws: ``EncryptionError/library(_:)``.
+    /// - Throws: ``EncryptionError/library(_:)``; ``EncryptionError/malformed(_:)`` for an epoch
+    ///   holding a NUL (the associated data's separator).
     static func wrap(_ key: DataKey, passphrase: [UInt8], serverEpoch: String) throws(EncryptionError) -> WrappedKey {
         let parameters = try ScryptParameters.standard()
         let kek = try KeyDerivation.scrypt(passphrase, parameters)
@@ -48,7 +49,8 @@ struct WrappedKey: Sendable, Equatable, Codable {
     /// key is derive(secret, "notesfs recovery v1"), no scrypt, since the secret has 256 random
     /// bits (nothing to slow a guess of down).
     ///
-    /// - Throws: ``EncryptionError/library(_:)``.
+    /// - Throws: ``EncryptionError/library(_:)``; ``EncryptionError/malformed(_:)`` for an epoch
+    ///   holding a NUL.
     static func wrap(_ key: DataKey, recoveryKey: RecoveryKey, serverEpoch: String) throws(EncryptionError) -> WrappedKey {
         try wrap(key, under: recoveryKey.keyEncryptionKey(), kind: .recovery, kdf: nil, serverEpoch: serverEpoch)
     }
@@ -56,6 +58,7 @@ struct WrappedKey: Sendable, Equatable, Codable {
     private static func wrap(_ key: DataKey, under kek: SymmetricKey, kind: Kind, kdf: ScryptParameters?, serverEpoch: String)
         throws(EncryptionError) -> WrappedKey
     {
+        guard !serverEpoch.utf8.contains(0) else { throw .malformed("a server epoch holds no NUL") }
         let data = associatedData(serverEpoch: serverEpoch, kind: kind, keyID: key.keyID)
         let sealed = try AEAD.seal(key.key.bytes, key: kek, associatedData: data)
         return WrappedKey(kind: kind, kdf: kdf, sealed: sealed, keyID: key.keyID)
@@ -67,10 +70,12 @@ struct WrappedKey: Sendable, Equatable, Codable {
     /// - Throws: ``EncryptionError/wrongPassphrase`` when it does not open (the wrong passphrase,
     ///   another server epoch, changed bytes) or opens to a key of another ID;
     ///   ``EncryptionError/kdfOutOfBounds(_:)``; ``EncryptionError/malformed(_:)`` for a wrapped
-    ///   key of the other kind or without scrypt parameters; ``EncryptionError/library(_:)``.
+    ///   key of the other kind, without scrypt parameters, with a key ID that is not 32 hex
+    ///   characters, or an epoch holding a NUL; ``EncryptionError/library(_:)``.
     func unwrap(passphrase: [UInt8], serverEpoch: String) throws(EncryptionError) -> DataKey {
         guard kind == .passphrase else { throw .malformed("this data key is wrapped by a recovery key, not a passphrase") }
         guard let kdf else { throw .malformed("a passphrase-wrapped data key without scrypt parameters") }
+        try checkNames(serverEpoch: serverEpoch)
         try kdf.validate()
         let kek = try KeyDerivation.scrypt(passphrase, kdf)
         return try unwrap(under: kek, serverEpoch: serverEpoch, wrong: .wrongPassphrase)
@@ -79,11 +84,24 @@ struct WrappedKey: Sendable, Equatable, Codable {
     /// The data key, unwrapped with `recoveryKey`.
     ///
     /// - Throws: ``EncryptionError/wrongRecoveryKey`` when it does not open or opens to a key of
-    ///   another ID; ``EncryptionError/malformed(_:)`` for a wrapped key of the other kind;
-    ///   ``EncryptionError/library(_:)``.
+    ///   another ID; ``EncryptionError/malformed(_:)`` for a wrapped key of the other kind, a key
+    ///   ID that is not 32 hex characters or an epoch holding a NUL; ``EncryptionError/library(_:)``.
     func unwrap(recoveryKey: RecoveryKey, serverEpoch: String) throws(EncryptionError) -> DataKey {
         guard kind == .recovery else { throw .malformed("this data key is wrapped by a passphrase, not a recovery key") }
+        try checkNames(serverEpoch: serverEpoch)
         return try unwrap(under: recoveryKey.keyEncryptionKey(), serverEpoch: serverEpoch, wrong: .wrongRecoveryKey)
+    }
+
+    /// Refuses a key ID that is not 32 lower-case hex characters, and an epoch holding a NUL: the
+    /// associated data separates its parts by NUL, so that no two wrapped keys share it. Checked
+    /// before scrypt runs, so that a server's junk costs no derivation.
+    ///
+    /// - Throws: ``EncryptionError/malformed(_:)``.
+    private func checkNames(serverEpoch: String) throws(EncryptionError) {
+        guard keyID.utf8.count == 32, keyID.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw .malformed("a wrapped key's ID is 32 lower-case hex characters")
+        }
+        guard !serverEpoch.utf8.contains(0) else { throw .malformed("a server epoch holds no NUL") }
     }
 
     private func unwrap(under kek: SymmetricKey, serverEpoch: String, wrong: EncryptionError) throws(EncryptionError) -> DataKey {
