@@ -63,21 +63,15 @@ extension SyncEngine {
         } else if !wrapped.isEmpty {
             key = try join(wrapped, epoch: epoch, keys: keys, server: server)
         } else if case .passphrase(let ask) = keys {
-            if existing?.keyID != nil {
-                throw .keys(
-                    "\(ConnectionString.redacted(server)) holds no key, but this database synced with it encrypted: " + Self.noKeyAdvice)
-            }
-            let made = try makeKeys(epoch: epoch, passphrase: ask(true), on: connection, server: server)
+            // A server reset or replaced under a database that synced encrypted gets this database's key again.
+            let kept = existing?.keyID == nil ? nil : try cipher(for: state, databasePath: database.path)?.key
+            let made = try makeKeys(epoch: epoch, passphrase: ask(true), reusing: kept, on: connection, server: server)
             key = made.key
             recovery = made.recoveryKey.text
         } else if case .recoveryKey = keys {
             throw .keys("\(ConnectionString.redacted(server)) is not encrypted: there is nothing to open with a recovery key")
         } else {
-            if existing?.keyID != nil {
-                throw .keys(
-                    "\(ConnectionString.redacted(server)) holds no key, but this database synced with it encrypted: " + Self.noKeyAdvice)
-            }
-            key = nil
+            key = nil  // --no-encryption: the explicit choice of a readable server, also for a database that synced encrypted
         }
         if let key { try LocalKeyFile.save(key, databasePath: database.path) }  // before the state that names it
         if existing == nil {
@@ -86,6 +80,7 @@ extension SyncEngine {
         }
         state.keyID = key?.keyID
         try state.save(databasePath: database.path)
+        if key == nil, existing?.keyID != nil { try LocalKeyFile.remove(databasePath: database.path) }
         return SyncSetup(state: state, recoveryKey: recovery)
     }
 
@@ -115,11 +110,11 @@ extension SyncEngine {
         }
     }
 
-    /// Makes a new data key and recovery key, and stores the key wrapped by both on a server that
-    /// holds nothing yet.
-    private static func makeKeys(epoch: String, passphrase: [UInt8], on connection: Connection, server: String) throws(SyncError) -> (
-        key: DataKey, recoveryKey: RecoveryKey
-    ) {
+    /// Makes a new recovery key and a data key (or takes `reusing`, the key of a database whose
+    /// server was reset), and stores the data key wrapped by both on a server that holds nothing yet.
+    private static func makeKeys(epoch: String, passphrase: [UInt8], reusing: DataKey?, on connection: Connection, server: String)
+        throws(SyncError) -> (key: DataKey, recoveryKey: RecoveryKey)
+    {
         guard passphrase.count >= minimumPassphraseLength else {
             throw .keys("a passphrase needs at least \(minimumPassphraseLength) characters; nothing was changed")
         }
@@ -127,7 +122,7 @@ extension SyncEngine {
         let recovery: RecoveryKey
         let wrapped: [WrappedKey]
         do {
-            key = try DataKey.random()
+            if let reusing { key = reusing } else { key = try DataKey.random() }
             recovery = try RecoveryKey.random()
             wrapped = [
                 try WrappedKey.wrap(key, passphrase: passphrase, serverEpoch: epoch),
@@ -148,8 +143,8 @@ extension SyncEngine {
     }
 
     static let noKeyAdvice =
-        "it was reset or replaced by a readable server. Nothing was pushed; to sync with it readable, run"
-        + " 'notesfs sync set-url URL --other-server' and 'notesfs sync init URL --no-encryption'"
+        "it was reset or replaced. Nothing was pushed; to upload this database to it encrypted with its key, run"
+        + " 'notesfs sync init URL' with a passphrase (or --no-encryption to make it readable)"
 
     /// The cipher of a database that syncs encrypted (its key from ``LocalKeyFile``); nil for a readable server.
     ///

@@ -266,6 +266,33 @@ import Testing
         #expect(try readable.note("secret").text == "sealed")
     }
 
+    /// A database that synced encrypted, moved to a new (or reset) server: it pushes nothing there
+    /// until `sync init` wraps its key for that server with a passphrase; then everything goes up
+    /// encrypted and a new machine joins with that passphrase.
+    @Test func aDatabaseMovedToAnEmptyServerEncryptsItWithItsKey() throws {
+        let (_, machines, _) = try Self.machines(1)
+        let a = machines[0]
+        try a.save([note("Moved", id: "moved", text: "along")])
+        try a.sync()
+        let keyID = try #require(try SyncState.load(databasePath: a.path)?.keyID)
+        let fresh = try cluster().makeDatabase()
+        try ServerSchema.install(on: Connection(fresh))  // as another machine's `sync init --no-encryption` would
+        try SyncEngine.changeServer(database: a.database, to: fresh, allowingAnotherServer: true)
+        #expect {
+            try a.sync()
+        } throws: { error in
+            "\(error)".contains("holds no key")
+        }
+        #expect(try serverRows(fresh).isEmpty)
+        let setup = try SyncEngine.initialize(database: a.database, server: fresh, keys: Self.keys("the passphrase there"))
+        #expect(setup.state.keyID == keyID && setup.recoveryKey != nil)
+        try a.sync()
+        #expect(try Connection(fresh).execute("SELECT count(*) AS n FROM notesfs_records WHERE sealed IS NULL").value(0, "n") == "0")
+        let (b, _) = try Self.machine(on: fresh, keys: Self.keys("the passphrase there"))
+        try b.sync()
+        #expect(try b.note("moved").text == "along")
+    }
+
     @Test func theCommandLineMakesJoinsAndRewrapsTheKey() throws {
         let server = try cluster().makeDatabase()
         let scratch = makeTemporaryDirectory("notesfs-e2ee")
