@@ -51,17 +51,17 @@ extension IndexWriter {
     /// Saves a document's links, tags and properties (its old ones removed first by the caller).
     func saveDerived(_ document: IndexedDocument, id: Int64) throws(SQLiteError) {
         if !document.links.isEmpty {
-            let insert = try connection.prepare("INSERT INTO links(doc, key, target, style, line) VALUES (?, ?, ?, ?, ?)")
+            let insert = try connection.cachedStatement("INSERT INTO links(doc, key, target, style, line) VALUES (?, ?, ?, ?, ?)")
             for link in document.links {
                 try insert.run([.integer(id), .text(link.key), .text(link.target), .integer(Int64(link.style)), .integer(Int64(link.line))])
             }
         }
         if !document.tags.isEmpty {
-            let insert = try connection.prepare("INSERT INTO tags(doc, tag, folded) VALUES (?, ?, ?)")
+            let insert = try connection.cachedStatement("INSERT INTO tags(doc, tag, folded) VALUES (?, ?, ?)")
             for tag in document.tags { try insert.run([.integer(id), .text(tag), .text(tag.lowercased())]) }
         }
         if !document.properties.isEmpty {
-            let insert = try connection.prepare("INSERT INTO props(doc, key, kind, text, number) VALUES (?, ?, ?, ?, ?)")
+            let insert = try connection.cachedStatement("INSERT INTO props(doc, key, kind, text, number) VALUES (?, ?, ?, ?, ?)")
             for property in document.properties {
                 try insert.run([
                     .integer(id), .text(property.key), .text(property.kind.rawValue), property.text.map(SQLiteValue.text) ?? .null,
@@ -73,7 +73,7 @@ extension IndexWriter {
 
     func removeDerived(_ id: Int64) throws(SQLiteError) {
         for table in ["links", "tags", "props"] {
-            try connection.prepare("DELETE FROM \(table) WHERE doc = ?").run([.integer(id)])
+            try connection.cachedStatement("DELETE FROM \(table) WHERE doc = ?").run([.integer(id)])
         }
     }
 }
@@ -85,7 +85,7 @@ extension TextIndex {
     /// The paths of every document whose file name has the lookup key `key`.
     /// - Throws: ``SQLiteError``.
     public func paths(withKey key: String) throws(SQLiteError) -> [String] {
-        try connection.prepare("SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name_key = ?")
+        try connection.cachedStatement("SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name_key = ?")
             .rows([.text(key)]) { $0.text(0) }
     }
 
@@ -119,7 +119,7 @@ extension TextIndex {
     /// The text the index holds of a document (a note's body); nil when it has none.
     /// - Throws: ``SQLiteError``.
     public func body(ofDocument name: String) throws(SQLiteError) -> String? {
-        try connection.prepare("SELECT w.body FROM docs d JOIN words w ON w.rowid = d.id WHERE d.name = ?").rows([.text(name)]) {
+        try connection.cachedStatement("SELECT w.body FROM docs d JOIN words w ON w.rowid = d.id WHERE d.name = ?").rows([.text(name)]) {
             $0.text(0)
         }.first
     }
@@ -215,7 +215,7 @@ extension TextIndex {
     /// The path of a document by record name; nil when it has no row.
     /// - Throws: ``SQLiteError``.
     public func path(ofDocument name: String) throws(SQLiteError) -> String? {
-        try connection.prepare("SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name = ?").rows([
+        try connection.cachedStatement("SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name = ?").rows([
             .text(name)
         ]) { $0.text(0) }.first
     }
@@ -223,6 +223,6 @@ extension TextIndex {
     /// The path of a folder by record name (nil: the root, or a folder it does not know).
     /// - Throws: ``SQLiteError``.
     public func folderPath(ofFolder name: String) throws(SQLiteError) -> String? {
-        try connection.prepare("SELECT path FROM folders WHERE name = ?").rows([.text(name)]) { $0.text(0) }.first
+        try connection.cachedStatement("SELECT path FROM folders WHERE name = ?").rows([.text(name)]) { $0.text(0) }.first
     }
 }
