@@ -148,7 +148,7 @@ public final class TextIndex: @unchecked Sendable {
     }
 
     func meta(_ key: String) throws(SQLiteError) -> String? {
-        try connection.prepare("SELECT value FROM meta WHERE key = ?").rows([.text(key)]) { $0.text(0) }.first
+        try connection.cachedStatement("SELECT value FROM meta WHERE key = ?").rows([.text(key)]) { $0.text(0) }.first
     }
 
     /// The change token the index holds every commit up to; nil while it was never completed.
@@ -239,9 +239,9 @@ public struct IndexWriter {
 
     public func setMeta(_ key: String, _ value: String?) throws(SQLiteError) {
         if let value {
-            try connection.prepare("INSERT OR REPLACE INTO meta VALUES (?, ?)").run([.text(key), .text(value)])
+            try connection.cachedStatement("INSERT OR REPLACE INTO meta VALUES (?, ?)").run([.text(key), .text(value)])
         } else {
-            try connection.prepare("DELETE FROM meta WHERE key = ?").run([.text(key)])
+            try connection.cachedStatement("DELETE FROM meta WHERE key = ?").run([.text(key)])
         }
     }
 
@@ -258,26 +258,32 @@ public struct IndexWriter {
     /// Adds or replaces the document of a record.
     public func save(_ document: IndexedDocument) throws(SQLiteError) {
         let id: Int64
+        // A rename or a move changes a document's title or folder, not its body: the body's
+        // trigrams (the costliest rows to delete and insert again) are kept when it is the same.
+        var kept = KeptText.none
         if let existing = try rowID(document.name) {
-            try removeText(existing)
+            kept = document.unreadable ? .none : try keptText(existing, for: document)
+            try removeText(existing, keepingGrams: kept != .none, keepingWords: kept == .all)
             try removeDerived(existing)
-            try connection.prepare(
+            try connection.cachedStatement(
                 "UPDATE docs SET type = ?, folder = ?, file_name = ?, name_key = ?, modified = ?, unreadable = ? WHERE id = ?"
             ).run(document.rowValues + [.integer(existing)])
             id = existing
         } else {
-            try connection.prepare(
+            try connection.cachedStatement(
                 "INSERT INTO docs(type, folder, file_name, name_key, modified, unreadable, name) VALUES (?, ?, ?, ?, ?, ?, ?)"
             ).run(document.rowValues + [.text(document.name)])
             id = index.connection.lastInsertRowID
         }
         guard !document.unreadable else { return }
         try saveDerived(document, id: id)
-        try connection.prepare("INSERT INTO words(rowid, title, body, cjk) VALUES (?, ?, ?, ?)").run([
-            .integer(id), .text(document.title), .text(document.body), .text(document.cjk),
-        ])
-        if !document.body.isEmpty {
-            try connection.prepare("INSERT INTO grams(rowid, body) VALUES (?, ?)").run([
+        if kept != .all {
+            try connection.cachedStatement("INSERT INTO words(rowid, title, body, cjk) VALUES (?, ?, ?, ?)").run([
+                .integer(id), .text(document.title), .text(document.body), .text(document.cjk),
+            ])
+        }
+        if kept == .none, !document.body.isEmpty {
+            try connection.cachedStatement("INSERT INTO grams(rowid, body) VALUES (?, ?)").run([
                 .integer(id), .text(Predicate.substringForm(document.body)),
             ])
         }
@@ -288,23 +294,23 @@ public struct IndexWriter {
         guard let id = try rowID(name) else { return }
         try removeText(id)
         try removeDerived(id)
-        try connection.prepare("DELETE FROM docs WHERE id = ?").run([.integer(id)])
+        try connection.cachedStatement("DELETE FROM docs WHERE id = ?").run([.integer(id)])
     }
 
     /// Sets the file name a document shows under in its folder (and its link lookup key).
     public func setFileName(_ name: String, _ fileName: String, key: String) throws(SQLiteError) {
-        try connection.prepare("UPDATE docs SET file_name = ?, name_key = ? WHERE name = ?").run([.text(fileName), .text(key), .text(name)])
+        try connection.cachedStatement("UPDATE docs SET file_name = ?, name_key = ? WHERE name = ?").run([.text(fileName), .text(key), .text(name)])
     }
 
     /// The file names of the documents in `folder` (nil: the root), by record name.
     public func fileNames(inFolder folder: String?) throws(SQLiteError) -> [String: String] {
         let rows: [(String, String)]
         if let folder {
-            rows = try connection.prepare("SELECT name, file_name FROM docs WHERE folder = ?").rows([.text(folder)]) {
+            rows = try connection.cachedStatement("SELECT name, file_name FROM docs WHERE folder = ?").rows([.text(folder)]) {
                 ($0.text(0), $0.text(1))
             }
         } else {
-            rows = try connection.prepare("SELECT name, file_name FROM docs WHERE folder IS NULL").rows { ($0.text(0), $0.text(1)) }
+            rows = try connection.cachedStatement("SELECT name, file_name FROM docs WHERE folder IS NULL").rows { ($0.text(0), $0.text(1)) }
         }
         return Dictionary(rows, uniquingKeysWith: { a, _ in a })
     }
@@ -321,14 +327,14 @@ public struct IndexWriter {
 
     /// The folder a document is in (`.some(nil)`: the root); nil when it has no row.
     public func folder(of name: String) throws(SQLiteError) -> String?? {
-        let rows = try connection.prepare("SELECT folder FROM docs WHERE name = ?").rows([.text(name)]) { $0.isNull(0) ? nil : $0.text(0) }
+        let rows = try connection.cachedStatement("SELECT folder FROM docs WHERE name = ?").rows([.text(name)]) { $0.isNull(0) ? nil : $0.text(0) }
         return rows.first
     }
 
     /// The folder a document is in (nil: the root) and the file name it shows under there; nil
     /// when it has no row.
     public func placement(of name: String) throws(SQLiteError) -> (folder: String?, fileName: String)? {
-        let rows = try connection.prepare("SELECT folder, file_name FROM docs WHERE name = ?").rows([.text(name)]) {
+        let rows = try connection.cachedStatement("SELECT folder, file_name FROM docs WHERE name = ?").rows([.text(name)]) {
             ($0.isNull(0) ? nil : $0.text(0), $0.text(1))
         }
         return rows.first.map { (folder: $0.0, fileName: $0.1) }
@@ -336,7 +342,7 @@ public struct IndexWriter {
 
     /// Whether `name` is a folder the index has a path for.
     public func hasFolder(_ name: String) throws(SQLiteError) -> Bool {
-        try !connection.prepare("SELECT 1 FROM folders WHERE name = ?").rows([.text(name)]) { $0.int(0) }.isEmpty
+        try !connection.cachedStatement("SELECT 1 FROM folders WHERE name = ?").rows([.text(name)]) { $0.int(0) }.isEmpty
     }
 
     /// Every folder that holds a document (nil: the root).
@@ -350,19 +356,33 @@ public struct IndexWriter {
     }
 
     func rowID(_ name: String) throws(SQLiteError) -> Int64? {
-        try connection.prepare("SELECT id FROM docs WHERE name = ?").rows([.text(name)]) { $0.int(0) }.first
+        try connection.cachedStatement("SELECT id FROM docs WHERE name = ?").rows([.text(name)]) { $0.int(0) }.first
     }
 
     /// Removes a document's text from both tables: the contentless trigram table needs the values
-    /// it was given, rebuilt from the word table's copy.
-    private func removeText(_ id: Int64) throws(SQLiteError) {
-        let old = try connection.prepare("SELECT body FROM words WHERE rowid = ?").rows([.integer(id)]) { $0.text(0) }
+    /// it was given, rebuilt from the word table's copy. `keepingGrams`, `keepingWords`: those rows stay.
+    private func removeText(_ id: Int64, keepingGrams: Bool = false, keepingWords: Bool = false) throws(SQLiteError) {
+        guard !keepingWords else { return }
+        let old = try connection.cachedStatement("SELECT body FROM words WHERE rowid = ?").rows([.integer(id)]) { $0.text(0) }
         guard let body = old.first else { return }
-        if !body.isEmpty {
-            try connection.prepare("INSERT INTO grams(grams, rowid, body) VALUES ('delete', ?, ?)").run(
+        if !body.isEmpty, !keepingGrams {
+            try connection.cachedStatement("INSERT INTO grams(grams, rowid, body) VALUES ('delete', ?, ?)").run(
                 [.integer(id), .text(Predicate.substringForm(body))])
         }
-        try connection.prepare("DELETE FROM words WHERE rowid = ?").run([.integer(id)])
+        try connection.cachedStatement("DELETE FROM words WHERE rowid = ?").run([.integer(id)])
+    }
+
+    /// What of a document's indexed text a new version of it leaves as it is.
+    enum KeptText { case none, grams, all }
+
+    /// What of the text of the document `id` holds `document`'s already: its body (the trigram
+    /// rows), or its title and body too (the word rows as well).
+    private func keptText(_ id: Int64, for document: IndexedDocument) throws(SQLiteError) -> KeptText {
+        let old = try connection.cachedStatement("SELECT title, body, cjk FROM words WHERE rowid = ?").rows([.integer(id)]) {
+            ($0.text(0), $0.text(1), $0.text(2))
+        }
+        guard let (title, body, cjk) = old.first, body == document.body else { return .none }
+        return title == document.title && cjk == document.cjk ? .all : .grams
     }
 }
 

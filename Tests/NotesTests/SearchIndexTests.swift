@@ -145,6 +145,18 @@ import Testing
         #expect(after[second.recordID.recordName] == "Work/Plan.md")
         let contents = FolderContents(database: notes.database)
         for (name, path) in after { #expect(contents.path(of: RecordID(recordName: name)) == path) }
+        // Its words and trigrams follow: found by its new title, by a piece of its body (the
+        // trigram rows kept through the rename), not by its old title.
+        #expect(try index.search(SearchQuery("goal"), limit: 10).hits.map(\.name) == [first.recordID.recordName])
+        #expect(try index.search(SearchQuery("plan"), limit: 10).hits.map(\.name) == [second.recordID.recordName])
+        let pieces = try #require(index.candidates(recordType: Note.recordType, substrings: [("text", Predicate.substringForm("HA ON"))]))
+        #expect(pieces.names.first??.contains(first.recordID.recordName) == true)
+        var edited = try await notes.fetch(Note.self, id: first.recordID)
+        edited.text = "omega only"
+        _ = try await notes.save(edited)
+        try index.catchUp()
+        #expect(index.candidates(recordType: Note.recordType, substrings: [("text", Predicate.substringForm("HA ON"))])?.names.first??.isEmpty == true)
+        #expect(try index.search(SearchQuery("omega"), limit: 10).hits.map(\.name) == [first.recordID.recordName])
 
         // A third Plan, younger: it takes a suffix (the folder is listed: two namesakes).
         let third = try await notes.save(note: Note(title: "Plan", text: "alpha three", folder: work.recordID))
