@@ -14,7 +14,9 @@
 #     the background), over EDITS edits: median and p99.
 #
 # Usage: scripts/bench-sync.sh [NOTES] [EDITS] [CHANGED]   (default 10000 200 1000; WORKDIR=/var/tmp by
-# default; NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build, as scripts/bench.sh does)
+# default; NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build, as scripts/bench.sh does;
+# SYNC_ENCRYPTION=1: the server end-to-end encrypted, as `sync init` makes it by default, else
+# --no-encryption)
 set -euo pipefail
 
 notes=${1:-10000}
@@ -51,7 +53,14 @@ echo "server: PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') in $t
 
 python3 "$root/Benchmarks/note_tree.py" "$tmp/tree" "$notes"
 "$bin" --db "$tmp/a" -q import "$tmp/tree"
-for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server" --no-encryption; done
+if [[ ${SYNC_ENCRYPTION:-0} == 1 ]]; then
+    echo "encryption: end-to-end (AES-256-GCM rows, keyed hashes; scrypt N=2^17 at each sync init)"
+    printf 'bench passphrase\n' >"$tmp/passphrase"
+    for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server" --passphrase-file "$tmp/passphrase" >/dev/null; done
+else
+    echo "encryption: none (--no-encryption)"
+    for db in a b; do "$bin" --db "$tmp/$db" -q sync init "$server" --no-encryption; done
+fi
 
 seconds() { local start=$(date +%s.%N); "$@" >/dev/null 2>&1; echo "$(date +%s.%N) - $start" | bc -l; }
 rate() { python3 -c "import sys; n, s = int(sys.argv[1]), float(sys.argv[2]); print(f'{s:8.2f} s {n / s:10.0f} records/s')" "$@"; }
@@ -81,8 +90,8 @@ while read -r table _ bytes; do
 done <"$tmp/sizes" | awk -v n="$notes" '
     { printf "%-16s %8d rows %12d bytes   %.3f rows per note %8.0f bytes per note\n", $1, $2, $3, $2/n, $3/n; rows += $2; bytes += $3 }
     END { printf "%-16s %8d rows %12d bytes   %.3f rows per note %8.0f bytes per note\n", "all", rows, bytes, rows/n, bytes/n }'
-psql -d bench -At -F ' ' -c "SELECT count(*), sum(octet_length(payload::text)) FROM notesfs_records" |
-    awk '{printf "payload jsonb as text: %.0f bytes per row (the notes: 1-4 KB of text each)\n", $2/$1}'
+psql -d bench -At -F ' ' -c "SELECT count(*), sum(coalesce(octet_length(payload::text), octet_length(sealed))) FROM notesfs_records" |
+    awk '{printf "payload (jsonb as text, or sealed bytes): %.0f bytes per row (the notes: 1-4 KB of text each)\n", $2/$1}'
 psql -d bench -At -c "SELECT pg_total_relation_size('copy_ref')" |
     awk -v r="$records" '{printf "copy_ref (psql \\copy of notesfs_records): %.0f bytes per row\n", $1/r}'
 for db in a b; do "$bin" --db "$tmp/$db" -q export "$tmp/export-$db"; done

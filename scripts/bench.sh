@@ -17,7 +17,7 @@
 #   scripts/bench.sh cli [RUNS]           start-up: notesfs --version, --help, ls and note cat vs /bin/true,
 #                                         sqlite3 and a Swift hello world, RUNS (200) runs each (median, p90);
 #                                         then notesfs import of 10,000 notes vs cp -r
-#   scripts/bench.sh sync [NOTES] [EDITS] sync through PostgreSQL: 10,000 notes up and down vs psql \copy,
+#   scripts/bench.sh sync [NOTES] [EDITS] sync through PostgreSQL, readable then encrypted: 10,000 notes up and down vs psql \copy,
 #                                         rows and bytes per note, 1,000 changed notes pushed, one
 #                                         edit's delay mount to mount (200)
 #   scripts/bench.sh search [NOTES]       full-text index at 100,000 notes: build time and size, 100 searches
@@ -257,7 +257,10 @@ ranking) scripts/bench-search-ranking.sh "${2:-100000}" "${3:-b199f00}" ;;
 links) scripts/bench-links.sh "${2:-100000}" ;;
 history) scripts/bench-history.sh "${2:-1000}" && bench_history_store ;;
 load) bench_load "${2:-3}" ;;
-sync) scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
+sync)
+    # Readable and encrypted servers one after the other, in the same invocation.
+    scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && SYNC_ENCRYPTION=1 scripts/bench-sync.sh "${2:-10000}" "${3:-200}" &&
+        scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_fs_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
 *) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | ranking [NOTES] [REV] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac

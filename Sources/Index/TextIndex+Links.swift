@@ -85,8 +85,10 @@ extension TextIndex {
     /// The paths of every document whose file name has the lookup key `key`.
     /// - Throws: ``SQLiteError``.
     public func paths(withKey key: String) throws(SQLiteError) -> [String] {
-        try connection.cachedStatement("SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name_key = ?")
-            .rows([.text(key)]) { $0.text(0) }
+        try connection.cachedStatement(
+            "SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name_key = ?"
+        )
+        .rows([.text(key)]) { $0.text(0) }
     }
 
     /// The documents with a link whose key is one of `keys`, with those links (all of them when
@@ -215,9 +217,10 @@ extension TextIndex {
     /// The path of a document by record name; nil when it has no row.
     /// - Throws: ``SQLiteError``.
     public func path(ofDocument name: String) throws(SQLiteError) -> String? {
-        try connection.cachedStatement("SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name = ?").rows([
-            .text(name)
-        ]) { $0.text(0) }.first
+        try connection.cachedStatement("SELECT \(Self.pathColumn) FROM docs d LEFT JOIN folders f ON f.name = d.folder WHERE d.name = ?")
+            .rows([
+                .text(name)
+            ]) { $0.text(0) }.first
     }
 
     /// The path of a folder by record name (nil: the root, or a folder it does not know).

@@ -299,7 +299,9 @@ public struct IndexWriter {
 
     /// Sets the file name a document shows under in its folder (and its link lookup key).
     public func setFileName(_ name: String, _ fileName: String, key: String) throws(SQLiteError) {
-        try connection.cachedStatement("UPDATE docs SET file_name = ?, name_key = ? WHERE name = ?").run([.text(fileName), .text(key), .text(name)])
+        try connection.cachedStatement("UPDATE docs SET file_name = ?, name_key = ? WHERE name = ?").run([
+            .text(fileName), .text(key), .text(name),
+        ])
     }
 
     /// The file names of the documents in `folder` (nil: the root), by record name.
@@ -327,7 +329,9 @@ public struct IndexWriter {
 
     /// The folder a document is in (`.some(nil)`: the root); nil when it has no row.
     public func folder(of name: String) throws(SQLiteError) -> String?? {
-        let rows = try connection.cachedStatement("SELECT folder FROM docs WHERE name = ?").rows([.text(name)]) { $0.isNull(0) ? nil : $0.text(0) }
+        let rows = try connection.cachedStatement("SELECT folder FROM docs WHERE name = ?").rows([.text(name)]) {
+            $0.isNull(0) ? nil : $0.text(0)
+        }
         return rows.first
     }
 
