@@ -449,11 +449,16 @@ final class MetadataIndexFile {
     {
         let values: [SQLiteValue] = [.text(recordType), .text(key), .text(Self.normalized(value)), .text(referenceKey), .text(target)]
         let limit = Self.joinProbeLimit
-        let referring = count(
-            "SELECT count(*) FROM (SELECT 1 FROM refs WHERE key = ?1 AND target = ?2 LIMIT \(limit))", Array(values[3...]))
         let holding = count(
             "SELECT count(*) FROM (SELECT 1 FROM strings WHERE type = ?1 AND key = ?2 AND norm = ?3 LIMIT \(limit))", Array(values[..<3]))
-        guard referring > 0, holding > 0 else { return [] }
+        guard holding > 0 else { return [] }
+        // A few holders (a title, a name: the usual case) are the smaller side whatever the
+        // target holds, and the referring side is not counted (a folder of 1,000 notes).
+        let referring =
+            holding <= Self.fewHolders
+            ? limit
+            : count("SELECT count(*) FROM (SELECT 1 FROM refs WHERE key = ?1 AND target = ?2 LIMIT \(limit))", Array(values[3...]))
+        guard referring > 0 else { return [] }
         // CROSS JOIN keeps the order written: the left table is the outer loop.
         let from =
             referring <= holding
@@ -468,6 +473,8 @@ final class MetadataIndexFile {
 
     /// How far ``metadata(ofType:whereField:equals:referringTo:through:)`` counts each side.
     static let joinProbeLimit = 256
+    /// Up to how many records holding the value that query drives from them without counting the other side.
+    static let fewHolders = 16
 
     /// The integer in the first column of `sql`'s first row (0 on failure, which is recorded).
     private func count(_ sql: String, _ values: [SQLiteValue]) -> Int {
