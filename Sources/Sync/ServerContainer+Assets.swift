@@ -63,12 +63,14 @@ extension ServerContainer {
     }
 
     /// How many bytes an asset's chunks hold on the server: its size, or the sum of its sealed chunks.
-    private func storedSize(of asset: Asset) -> Int64 {
-        guard cipher != nil else { return asset.size }
+    private func storedSize(of asset: Asset) -> Int64 { cipher == nil ? asset.size : Self.sealedSize(asset.size) }
+
+    /// The bytes of the sealed chunks of an asset of `size` bytes.
+    static func sealedSize(_ size: Int64) -> Int64 {
         let chunk = Int64(ServerSchema.assetChunkSize)
-        let count = Self.chunkCount(asset.size)
+        let count = chunkCount(size)
         guard count > 0 else { return 0 }
-        let last = Int(asset.size - Int64(count - 1) * chunk)
+        let last = Int(size - Int64(count - 1) * chunk)
         return Int64(count - 1) * Int64(RowCipher.sealedChunkSize(Int(chunk))) + Int64(RowCipher.sealedChunkSize(last))
     }
 

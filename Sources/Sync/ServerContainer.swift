@@ -216,12 +216,20 @@ struct ServerContainer {
         } else {
             rowNames = changes.map(\.recordName)
         }
-        var sealingFailure: SyncError?
+        var refusal: SyncError?
         do {
             return try connection.transaction { () throws(PostgresError) -> ([PushOutcome], Int64?) in
                 try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
                 let before = try connection.execute("SELECT coalesce(max(seq), 0) AS seq FROM notesfs_records").value(0, "seq")
                 let caughtUp = before.flatMap { Int64($0) }.map { $0 <= knownSeq } ?? false
+                // Checked under the lock that `sync encrypt` takes too: a push never writes rows of
+                // another encryption than the server's (readable rows after it was encrypted).
+                guard try Self.keyIDs(connection) == Set([cipher?.key.keyID].compactMap { $0 }) else {
+                    refusal = .keys(
+                        "the server's encryption changed during this sync (another machine encrypted it or changed its key):"
+                            + " nothing was pushed; run 'notesfs sync init URL' with the passphrase")
+                    throw PostgresError(.client, "the server's keys changed")
+                }
                 var outcomes: [PushOutcome] = []
                 if let cipher {
                     // Sealed rows bind their seq, so it is taken first (under the push lock, as nextval is otherwise).
@@ -232,7 +240,7 @@ struct ServerContainer {
                             throw PostgresError(.client, "the server handed out no seq")
                         }
                         outcomes.append(
-                            try push(change, rowID: rowNames[index], seq: seq, cipher: cipher, sealingFailure: &sealingFailure))
+                            try push(change, rowID: rowNames[index], seq: seq, cipher: cipher, refusal: &refusal))
                     }
                 } else {
                     for change in changes { outcomes.append(try push(change)) }
@@ -254,7 +262,7 @@ struct ServerContainer {
                 return (outcomes, caughtUp ? max(knownSeq, last ?? knownSeq) : nil)
             }
         } catch {
-            if let sealingFailure { throw sealingFailure }
+            if let refusal { throw refusal }
             throw .server(error)
         }
     }
@@ -332,6 +340,11 @@ struct ServerContainer {
         } catch { throw .server(error) }
     }
 
+    /// The ids of the data keys the server holds wrapped (none: a readable server).
+    static func keyIDs(_ connection: Connection) throws(PostgresError) -> Set<String> {
+        Set(try connection.execute("SELECT DISTINCT left(key_id, 64) AS id FROM notesfs_keys LIMIT 8").rows.compactMap { $0.first ?? nil })
+    }
+
     /// A string dictionary as a JSON object.
     static func jsonText(_ dictionary: [String: String]) -> String {
         String(
@@ -339,8 +352,8 @@ struct ServerContainer {
     }
 
     /// One change written as a sealed row at `seq` (see ``push(_:)``; the conditions are the same).
-    /// A failure to seal is kept in `sealingFailure` and ends the transaction.
-    private func push(_ change: PushChange, rowID: String, seq: Int64, cipher: RowCipher, sealingFailure: inout SyncError?)
+    /// A failure to seal is kept in `refusal` and ends the transaction.
+    private func push(_ change: PushChange, rowID: String, seq: Int64, cipher: RowCipher, refusal: inout SyncError?)
         throws(PostgresError) -> PushOutcome
     {
         let sealed: [UInt8]
@@ -349,7 +362,7 @@ struct ServerContainer {
             origin = try cipher.originID(change.origin)
             sealed = try cipher.seal(change, rowID: rowID, seq: seq)
         } catch {
-            sealingFailure = error
+            refusal = error
             throw PostgresError(.client, "sealing failed")
         }
         let written = try connection.execute(

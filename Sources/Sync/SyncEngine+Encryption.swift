@@ -187,6 +187,57 @@ extension SyncEngine {
         }
     }
 
+    /// `sync encrypt`: turns the readable server this database syncs with into an encrypted one.
+    /// Syncs first (this database's changes go up readable and are sealed with the rest), then
+    /// makes a data key and a recovery key, and seals every row and asset on the server in one
+    /// transaction (``ServerContainer/encrypt(with:keys:)``: all or nothing, run again after a
+    /// crash). Other machines stop at their next sync, pushing nothing, until they join with the
+    /// passphrase; their edits made meanwhile are then merged and pushed sealed.
+    ///
+    /// - Throws: ``SyncError/keys(_:)`` (encrypted already, a short passphrase), and what a sync throws.
+    @discardableResult
+    public static func encryptServer(database: RecordDatabase, passphrase: [UInt8]) throws(SyncError) -> SyncSetup {
+        guard let before = try SyncState.load(databasePath: database.path, includingRecords: false) else {
+            throw .notConfigured(path: database.path)
+        }
+        guard before.keyID == nil else { throw .keys("the server is encrypted already (key \(before.keyID?.prefix(8) ?? ""))") }
+        guard passphrase.count >= minimumPassphraseLength else {
+            throw .keys("a passphrase needs at least \(minimumPassphraseLength) characters; nothing was changed")
+        }
+        try sync(database: database)
+        let connection: Connection
+        do { connection = try Connection(before.connectionString(databasePath: database.path)) } catch { throw .server(error) }
+        try ServerSchema.check(connection)
+        let epoch = try ServerContainer(connection: connection).identity(clientID: before.clientID).epoch ?? ""
+        let key: DataKey
+        let recovery: RecoveryKey
+        let wrapped: [WrappedKey]
+        do {
+            key = try DataKey.random()
+            recovery = try RecoveryKey.random()
+            wrapped = [
+                try WrappedKey.wrap(key, passphrase: passphrase, serverEpoch: epoch),
+                try WrappedKey.wrap(key, recoveryKey: recovery, serverEpoch: epoch),
+            ]
+        } catch { throw SyncError(error) }
+        let done = try ServerContainer(connection: connection).encrypt(with: RowCipher(key: key), keys: wrapped)
+        // The key before the state that names it; then the bases this machine holds of the sealed
+        // versions move to their new seqs (the same content), so that the next sync takes them for its own.
+        try LocalKeyFile.save(key, databasePath: database.path)
+        let lock = try lockState(databasePath: database.path)
+        defer { close(lock) }
+        guard var state = try SyncState.load(databasePath: database.path) else { throw .notConfigured(path: database.path) }
+        for (name, seqs) in done.seqs {
+            guard let synced = state.records[name], synced.serverSeq == seqs.old else { continue }
+            state.records[name] = SyncedRecord(
+                recordType: synced.recordType, serverSeq: seqs.new, localTag: synced.localTag, base: try synced.base)
+        }
+        if state.serverSeq >= done.lastOldSeq { state.serverSeq = max(state.serverSeq, done.lastSeq) }
+        state.keyID = key.keyID
+        try state.save(databasePath: database.path)
+        return SyncSetup(state: state, recoveryKey: recovery.text)
+    }
+
     /// Wraps this database's data key with a new passphrase on the server (the key stays: nothing
     /// is uploaded again; other machines keep their key, and join with the new passphrase).
     ///

@@ -6,7 +6,7 @@ import Sync
 /// `notesfs sync [init URL | set-url URL | passphrase | status] [--watch]`: replicate the database through a PostgreSQL server.
 enum SyncCommand {
     static let spec = CommandSpec(
-        name: "sync", synopsis: "sync [init URL|set-url URL|passphrase|status] [--watch]",
+        name: "sync", synopsis: "sync [init URL|set-url URL|encrypt|passphrase|status] [--watch]",
         summary: "sync the database with a PostgreSQL server",
         help: """
             sync init URL   connect this database to a server (a libpq URL or conninfo, such as
@@ -19,6 +19,9 @@ enum SyncCommand {
                             that can read every note
             sync passphrase wrap the server's key with a new passphrase (terminal, or
                             --passphrase-file FILE); nothing is uploaded again
+            sync encrypt    encrypt the readable server this database syncs with (all of it
+                            in one transaction); prints the recovery key; other machines
+                            join with 'sync init URL' and the passphrase
             sync set-url URL
                             the same server under a new string (a new password, a moved host):
                             refused unless URL reaches the server this database syncs with;
@@ -51,13 +54,23 @@ enum SyncCommand {
             try context.finish(database)
             context.output.info(
                 "\(context.databasePath): syncs with \(SyncStatus.redacted(words[1]))" + (setup.encrypted ? ", end-to-end encrypted" : ""))
-            if let recovery = setup.recoveryKey {
-                // On stdout, once: the one copy there will ever be.
-                context.output.lines([
-                    "recovery key (write it down: it opens the server's notes if the passphrase is lost, and is shown only now):",
-                    recovery,
-                ])
-            }
+            if let recovery = setup.recoveryKey { showRecoveryKey(recovery, context) }
+        case "encrypt":
+            guard words.count == 1 else { throw CLIError.usage("sync encrypt takes no argument", command: context.command) }
+            let database = try context.openDatabase()
+            let setup: SyncSetup
+            do throws(SyncError) {
+                let passphrase: [UInt8]
+                if let path = context.arguments.value("--passphrase-file") {
+                    passphrase = try Passphrase.read(file: path)
+                } else {
+                    passphrase = try Passphrase.ask(creating: true)
+                }
+                setup = try SyncEngine.encryptServer(database: database, passphrase: passphrase)
+            } catch { throw cliError(error, context) }
+            try context.finish(database)
+            context.output.info("\(context.databasePath): the server is end-to-end encrypted now")
+            if let recovery = setup.recoveryKey { showRecoveryKey(recovery, context) }
         case "passphrase":
             guard words.count == 1 else { throw CLIError.usage("sync passphrase takes no argument", command: context.command) }
             let database = try context.openDatabase()
@@ -89,8 +102,16 @@ enum SyncCommand {
             if context.arguments.has("--watch") { try watch(database, context) } else { try once(database, context) }
             try context.finish(database)
         case let word?:
-            throw CLIError.usage("unknown sync action '\(word)': init, set-url, passphrase, status, or none", command: context.command)
+            throw CLIError.usage(
+                "unknown sync action '\(word)': init, set-url, encrypt, passphrase, status, or none", command: context.command)
         }
+    }
+
+    /// Prints a new recovery key on stdout, once: the one copy there will ever be.
+    private static func showRecoveryKey(_ recovery: String, _ context: CommandContext) {
+        context.output.lines([
+            "recovery key (write it down: it opens the server's notes if the passphrase is lost, and is shown only now):", recovery,
+        ])
     }
 
     /// What `sync init` does about encryption, from its options: encrypted unless `--no-encryption`.

@@ -39,6 +39,11 @@ struct RowCipher: Sendable {
     func seal(_ change: PushChange, rowID: String, seq: Int64) throws(SyncError) -> [UInt8] {
         let envelope = Envelope(
             recordName: change.recordName, recordType: change.recordType, origin: change.origin, payload: change.payload?.jsonText)
+        return try seal(envelope, rowID: rowID, seq: seq)
+    }
+
+    /// The sealed `envelope`, written as row `rowID` at `seq`.
+    func seal(_ envelope: Envelope, rowID: String, seq: Int64) throws(SyncError) -> [UInt8] {
         do {
             return try AEAD.seal(PaddedLength.padded(envelope.bytes), key: key.recordKey, associatedData: Self.rowData(rowID, seq))
         } catch { throw SyncError(error) }

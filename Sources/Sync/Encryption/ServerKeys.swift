@@ -63,7 +63,7 @@ enum ServerKeys {
         do { try write(key, on: connection) } catch { throw .server(error) }
     }
 
-    private static func write(_ key: WrappedKey, on connection: Connection) throws(PostgresError) {
+    static func write(_ key: WrappedKey, on connection: Connection) throws(PostgresError) {
         let json = (try? JSONEncoder().encode(key)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         try connection.execute(
             """
