@@ -82,6 +82,10 @@ public final class TextIndex: @unchecked Sendable {
             guard try meta("format") == String(Self.formatVersion) else {
                 throw SQLiteError(code: SQLITE_FORMAT, message: "\(path): index of another format")
             }
+            // Paths to documents (a rename's link planning looks up every link's target by path):
+            // by folder and file name, and folders by path, not a scan of the folder's documents.
+            // Added to an index built without them; a connection that cannot write goes on without.
+            try? connection.execute(Self.pathIndexes)
         } catch {
             connection.close()
             throw error
@@ -110,6 +114,12 @@ public final class TextIndex: @unchecked Sendable {
             throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(path): \(String(cString: strerror(errno)))")
         }
     }
+
+    /// The indexes that find a document by its path (made with the schema, or added at open).
+    static let pathIndexes = """
+        CREATE INDEX IF NOT EXISTS docs_file ON docs(folder, file_name);
+        CREATE INDEX IF NOT EXISTS folders_path ON folders(path);
+        """
 
     private func createSchema() throws(SQLiteError) {
         try connection.transaction(write: true) { () throws(SQLiteError) in
