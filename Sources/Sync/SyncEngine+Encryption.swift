@@ -190,7 +190,7 @@ extension SyncEngine {
     /// `sync encrypt`: turns the readable server this database syncs with into an encrypted one.
     /// Syncs first (this database's changes go up readable and are sealed with the rest), then
     /// makes a data key and a recovery key, and seals every row and asset on the server in one
-    /// transaction (``ServerContainer/encrypt(with:keys:)``: all or nothing, run again after a
+    /// transaction (``ServerContainer/reseal(from:to:keys:)``: all or nothing, run again after a
     /// crash). Other machines stop at their next sync, pushing nothing, until they join with the
     /// passphrase; their edits made meanwhile are then merged and pushed sealed.
     ///
@@ -209,20 +209,64 @@ extension SyncEngine {
         do { connection = try Connection(before.connectionString(databasePath: database.path)) } catch { throw .server(error) }
         try ServerSchema.check(connection)
         let epoch = try ServerContainer(connection: connection).identity(clientID: before.clientID).epoch ?? ""
-        let key: DataKey
-        let recovery: RecoveryKey
-        let wrapped: [WrappedKey]
+        let (key, recovery, wrapped) = try newKeys(passphrase: passphrase, epoch: epoch)
+        let done = try ServerContainer(connection: connection).reseal(from: nil, to: RowCipher(key: key), keys: wrapped)
+        return try adopt(key, after: done, database: database, recoveryKey: recovery)
+    }
+
+    /// `sync rotate-key`: a new data key for the encrypted server this database syncs with, every
+    /// row and asset sealed again under it in one transaction (all or nothing, run again after a
+    /// crash), wrapped by `passphrase` (the same or a new one) and a new recovery key. The old key
+    /// opens nothing on the server from then on. Other machines stop at their next sync until they
+    /// join again with the passphrase; their edits made meanwhile are kept. Of two machines
+    /// rotating at once, the second finds the key changed and changes nothing.
+    ///
+    /// - Throws: ``SyncError/keys(_:)`` (a readable server, a key changed meanwhile, a short
+    ///   passphrase), and what a sync throws.
+    @discardableResult
+    public static func rotateKey(database: RecordDatabase, passphrase: [UInt8]) throws(SyncError) -> SyncSetup {
+        guard let before = try SyncState.load(databasePath: database.path, includingRecords: false) else {
+            throw .notConfigured(path: database.path)
+        }
+        guard let old = try cipher(for: before, databasePath: database.path) else {
+            throw .keys("this database syncs with a readable server: encrypt it with 'notesfs sync encrypt'")
+        }
+        guard passphrase.count >= minimumPassphraseLength else {
+            throw .keys("a passphrase needs at least \(minimumPassphraseLength) characters; nothing was changed")
+        }
+        try sync(database: database)
+        let connection: Connection
+        do { connection = try Connection(before.connectionString(databasePath: database.path)) } catch { throw .server(error) }
+        try ServerSchema.check(connection)
+        let epoch = try ServerContainer(connection: connection).identity(clientID: before.clientID).epoch ?? ""
+        let (key, recovery, wrapped) = try newKeys(passphrase: passphrase, epoch: epoch)
+        let done = try ServerContainer(connection: connection).reseal(from: old, to: RowCipher(key: key), keys: wrapped)
+        return try adopt(key, after: done, database: database, recoveryKey: recovery)
+    }
+
+    /// A new data key and recovery key, and the key wrapped by the passphrase and by the recovery key.
+    private static func newKeys(passphrase: [UInt8], epoch: String) throws(SyncError) -> (DataKey, RecoveryKey, [WrappedKey]) {
         do {
-            key = try DataKey.random()
-            recovery = try RecoveryKey.random()
-            wrapped = [
-                try WrappedKey.wrap(key, passphrase: passphrase, serverEpoch: epoch),
-                try WrappedKey.wrap(key, recoveryKey: recovery, serverEpoch: epoch),
-            ]
+            let key = try DataKey.random()
+            let recovery = try RecoveryKey.random()
+            return (
+                key, recovery,
+                [
+                    try WrappedKey.wrap(key, passphrase: passphrase, serverEpoch: epoch),
+                    try WrappedKey.wrap(key, recoveryKey: recovery, serverEpoch: epoch),
+                ]
+            )
         } catch { throw SyncError(error) }
-        let done = try ServerContainer(connection: connection).encrypt(with: RowCipher(key: key), keys: wrapped)
-        // The key before the state that names it; then the bases this machine holds of the sealed
-        // versions move to their new seqs (the same content), so that the next sync takes them for its own.
+    }
+
+    /// After the server was sealed under `key` (``ServerContainer/reseal(from:to:keys:)``): the key
+    /// kept here first, then the state that names it, with the bases this machine holds of the
+    /// resealed versions moved to their new seqs (the same content), so that the next sync takes
+    /// them for its own. A crash before this leaves the old key here: the next sync says to join
+    /// again with the passphrase, which gets the new one.
+    private static func adopt(_ key: DataKey, after done: ServerContainer.Resealing, database: RecordDatabase, recoveryKey: RecoveryKey)
+        throws(SyncError) -> SyncSetup
+    {
         try LocalKeyFile.save(key, databasePath: database.path)
         let lock = try lockState(databasePath: database.path)
         defer { close(lock) }
@@ -235,7 +279,7 @@ extension SyncEngine {
         if state.serverSeq >= done.lastOldSeq { state.serverSeq = max(state.serverSeq, done.lastSeq) }
         state.keyID = key.keyID
         try state.save(databasePath: database.path)
-        return SyncSetup(state: state, recoveryKey: recovery.text)
+        return SyncSetup(state: state, recoveryKey: recoveryKey.text)
     }
 
     /// Wraps this database's data key with a new passphrase on the server (the key stays: nothing

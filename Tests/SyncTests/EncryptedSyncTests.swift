@@ -337,9 +337,10 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: c.database.assetPath(try #require(arrived.content)))) == Data(bytes))
     }
 
-    /// `sync encrypt` killed at any instant leaves the server all readable or all sealed, never a
-    /// mix; run again, it finishes.
-    @Test func aKilledEncryptionLeavesTheServerWholeAndRunsAgain() throws {
+    /// `sync encrypt`, then `sync rotate-key`, killed while they hold the push lock, leave the
+    /// server all readable or all sealed, all under the old key or all under the new one, never a
+    /// mix; run again, they finish.
+    @Test func aKilledEncryptionOrRotationLeavesTheServerWholeAndRunsAgain() throws {
         let (server, machines) = try makeMachines(1)
         let a = machines[0]
         try a.save((0..<1500).map { note("Note \($0)", id: "n\($0)", text: String(repeating: "filler text \($0) ", count: 60)) })
@@ -356,35 +357,118 @@ import Testing
                 """)
             return (result.value(0, "keys"), result.value(0, "plain"), result.value(0, "sealed"))
         }
+        /// How many rows open with `cipher`.
+        func opening(_ cipher: RowCipher) throws -> Int {
+            let connection = try Connection(server)
+            let rows = try connection.execute("SELECT record_name, seq FROM notesfs_records")
+            return try rows.rows.indices.filter { row in
+                guard let name = rows.value(row, "record_name"), let seq = rows.value(row, "seq").flatMap({ Int64($0) }),
+                    let sealed = try connection.fetchBytes("SELECT sealed FROM notesfs_records WHERE record_name = $1", [name]).first
+                        ?? nil,
+                    case .success = cipher.open(rowID: name, seq: seq, sealed: sealed)
+                else { return false }
+                return true
+            }.count
+        }
         var generator = SeededGenerator(state: 34)
-        for _ in 0..<3 {
-            let child = try SpawnedProcess(
-                [notesfsBinary, "--db", a.path, "-q", "sync", "encrypt", "--passphrase-file", passphraseFile],
-                stdout: scratch + "/out", stderr: scratch + "/err")
-            // Killed while its transaction holds the push lock (then after a random part of it).
-            let watcher = try Connection(server)
-            for _ in 0..<2000 where child.isRunning {
-                let held = try watcher.execute("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted")
-                if held.value(0, "n") != "0" { break }
-                usleep(5000)
+        /// Runs `sync ACTION` three times, each killed at a random moment after it took the push lock;
+        /// stops when `done()` says it committed.
+        func kill(_ action: String, until done: () throws -> Bool, check: () throws -> Void) throws {
+            for _ in 0..<3 {
+                let child = try SpawnedProcess(
+                    [notesfsBinary, "--db", a.path, "-q", "sync", action, "--passphrase-file", passphraseFile],
+                    stdout: scratch + "/out", stderr: scratch + "/err")
+                let watcher = try Connection(server)
+                for _ in 0..<2000 where child.isRunning {
+                    let held = try watcher.execute("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted")
+                    if held.value(0, "n") != "0" { break }
+                    usleep(5000)
+                }
+                usleep(UInt32.random(in: 0...300_000, using: &generator))
+                Glibc.kill(child.pid, SIGKILL)
+                _ = child.wait()
+                try check()
+                if try done() { return }
             }
-            usleep(UInt32.random(in: 0...300_000, using: &generator))
-            kill(child.pid, SIGKILL)
-            _ = child.wait()
+            let run = try notesfs(a.path, ["sync", action, "--passphrase-file", passphraseFile])
+            #expect(run.status == 0, "\(run)")
+        }
+
+        try kill("encrypt", until: { try counts().keys == "2" }) {
             let found = try counts()
             let readable = found.keys == "0" && found.sealed == "0" && found.plain == "1500"
             let sealed = found.keys == "2" && found.plain == "0" && found.sealed == "1500"
             #expect(readable || sealed, "\(found)")
-            if sealed { break }
-        }
-        if try counts().keys == "0" {
-            let run = try notesfs(a.path, ["sync", "encrypt", "--passphrase-file", passphraseFile])
-            #expect(run.status == 0, "\(run)")
         }
         #expect(try counts().plain == "0")
+        // A sync then joins this machine to the key (a kill after the commit left the state behind).
+        if try SyncState.load(databasePath: a.path)?.keyID == nil || (try? LocalKeyFile.load(databasePath: a.path)) == nil {
+            try SyncEngine.initialize(database: a.database, server: server, keys: Self.keys())
+        }
+        let old = try Self.cipher(a)
+        #expect(try opening(old) == 1500)
+        try kill("rotate-key", until: { try opening(old) == 0 }) {
+            let opened = try opening(old)
+            #expect(opened == 1500 || opened == 0, "\(opened) of 1,500 rows open with the old key")
+        }
+        #expect(try opening(old) == 0)
         let (b, _) = try Self.machine(on: server)
         try b.sync()
         #expect(try b.note("n1499").text.hasPrefix("filler text 1499"))
+    }
+
+    /// `sync rotate-key`: every row and the attachment sealed again under a new key, which opens
+    /// them all while the old key opens none; the other machine (old key) can neither sync nor
+    /// rotate, changing nothing, until it joins with the passphrase: then its edit made meanwhile
+    /// arrives. The new recovery key joins; the old one does not.
+    @Test func aRotatedKeyOpensEverythingAndTheOldOneNothing() throws {
+        let (server, machines, oldRecovery) = try Self.machines(2)
+        let (a, b) = (machines[0], machines[1])
+        let bytes = (0..<((1 << 20) + 5)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let photo = Attachment(
+            name: "okapi.raw", content: try a.database.makeAsset(Data(bytes)), recordID: RecordID(recordName: "okapi-id"))
+        try a.save([note("Diary", id: "diary", text: "monday\n"), photo.record])
+        try syncAll([a, b])
+        let oldCipher = try Self.cipher(a)
+        try b.append("tuesday\n", to: "diary")
+
+        let newPassphrase = "a passphrase after rotation"
+        let setup = try SyncEngine.rotateKey(database: a.database, passphrase: Array(newPassphrase.utf8))
+        let newCipher = try Self.cipher(a)
+        #expect(newCipher.key.keyID != oldCipher.key.keyID && setup.state.keyID == newCipher.key.keyID)
+        let connection = try Connection(server)
+        let rows = try connection.execute("SELECT record_name, seq FROM notesfs_records")
+        #expect(rows.rows.count >= 2)
+        for row in rows.rows.indices {
+            let name = try #require(rows.value(row, "record_name"))
+            let seq = try #require(rows.value(row, "seq").flatMap { Int64($0) })
+            let sealed = try #require(
+                try connection.fetchBytes("SELECT sealed FROM notesfs_records WHERE record_name = $1", [name]).first ?? nil)
+            if case .failure(let why) = newCipher.open(rowID: name, seq: seq, sealed: sealed) { Issue.record("\(why.reason)") }
+            if case .success = oldCipher.open(rowID: name, seq: seq, sealed: sealed) { Issue.record("the old key opens \(name)") }
+        }
+        #expect(try a.sync().fetched == 0)
+
+        let before = try serverRows(server)
+        #expect(throws: SyncError.self) { try b.sync() }
+        #expect(throws: SyncError.self) { try SyncEngine.rotateKey(database: b.database, passphrase: Array(Self.passphrase.utf8)) }
+        #expect(try serverRows(server).mapValues(\.seq) == before.mapValues(\.seq))
+        try SyncEngine.initialize(database: b.database, server: server, keys: Self.keys(newPassphrase))
+        try b.sync()
+        try a.sync()
+        #expect(try a.note("diary").text == "monday\ntuesday\n")
+        #expect(try b.contents() == a.contents())
+
+        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        #expect(throws: SyncError.self) { try SyncEngine.initialize(database: database, server: server, keys: .recoveryKey(oldRecovery)) }
+        try SyncEngine.initialize(database: database, server: server, keys: .recoveryKey(try #require(setup.recoveryKey)))
+        let c = Machine(database: database)
+        try c.sync()
+        #expect(try c.contents() == a.contents())
+        let arrived = try Attachment(record: c.database.record(for: RecordID(recordName: "okapi-id")))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: c.database.assetPath(try #require(arrived.content)))) == Data(bytes))
     }
 
     @Test func theCommandLineMakesJoinsAndRewrapsTheKey() throws {

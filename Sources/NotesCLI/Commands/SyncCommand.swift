@@ -6,7 +6,7 @@ import Sync
 /// `notesfs sync [init URL | set-url URL | passphrase | status] [--watch]`: replicate the database through a PostgreSQL server.
 enum SyncCommand {
     static let spec = CommandSpec(
-        name: "sync", synopsis: "sync [init URL|set-url URL|encrypt|passphrase|status] [--watch]",
+        name: "sync", synopsis: "sync [init URL|set-url URL|encrypt|rotate-key|passphrase|status] [--watch]",
         summary: "sync the database with a PostgreSQL server",
         help: """
             sync init URL   connect this database to a server (a libpq URL or conninfo, such as
@@ -22,6 +22,8 @@ enum SyncCommand {
             sync encrypt    encrypt the readable server this database syncs with (all of it
                             in one transaction); prints the recovery key; other machines
                             join with 'sync init URL' and the passphrase
+            sync rotate-key seal everything again under a new key (passphrase: the same or a
+                            new one; a new recovery key is printed); others join again
             sync set-url URL
                             the same server under a new string (a new password, a moved host):
                             refused unless URL reaches the server this database syncs with;
@@ -55,8 +57,8 @@ enum SyncCommand {
             context.output.info(
                 "\(context.databasePath): syncs with \(SyncStatus.redacted(words[1]))" + (setup.encrypted ? ", end-to-end encrypted" : ""))
             if let recovery = setup.recoveryKey { showRecoveryKey(recovery, context) }
-        case "encrypt":
-            guard words.count == 1 else { throw CLIError.usage("sync encrypt takes no argument", command: context.command) }
+        case "encrypt", "rotate-key":
+            guard words.count == 1 else { throw CLIError.usage("sync \(words[0]) takes no argument", command: context.command) }
             let database = try context.openDatabase()
             let setup: SyncSetup
             do throws(SyncError) {
@@ -66,10 +68,15 @@ enum SyncCommand {
                 } else {
                     passphrase = try Passphrase.ask(creating: true)
                 }
-                setup = try SyncEngine.encryptServer(database: database, passphrase: passphrase)
+                setup =
+                    words[0] == "encrypt"
+                    ? try SyncEngine.encryptServer(database: database, passphrase: passphrase)
+                    : try SyncEngine.rotateKey(database: database, passphrase: passphrase)
             } catch { throw cliError(error, context) }
             try context.finish(database)
-            context.output.info("\(context.databasePath): the server is end-to-end encrypted now")
+            context.output.info(
+                "\(context.databasePath): "
+                    + (words[0] == "encrypt" ? "the server is end-to-end encrypted now" : "the server's key is a new one now"))
             if let recovery = setup.recoveryKey { showRecoveryKey(recovery, context) }
         case "passphrase":
             guard words.count == 1 else { throw CLIError.usage("sync passphrase takes no argument", command: context.command) }
@@ -103,7 +110,7 @@ enum SyncCommand {
             try context.finish(database)
         case let word?:
             throw CLIError.usage(
-                "unknown sync action '\(word)': init, set-url, encrypt, passphrase, status, or none", command: context.command)
+                "unknown sync action '\(word)': init, set-url, encrypt, rotate-key, passphrase, status, or none", command: context.command)
         }
     }
 

@@ -1,0 +1,203 @@
+import Foundation
+import Postgres
+import RecordStore
+
+/// `sync encrypt` and `sync rotate-key`: every row and asset of the server sealed again, under a
+/// new data key, in one transaction.
+extension ServerContainer {
+    /// What ``reseal(from:to:keys:)`` did: each record's seq before and after, by record name, and
+    /// the highest seq before and after.
+    struct Resealing {
+        var seqs: [String: (old: Int64, new: Int64)] = [:]
+        var lastOldSeq: Int64 = 0
+        var lastSeq: Int64 = 0
+    }
+
+    /// Makes `keys` the server's wrapped keys and rewrites every row and asset sealed by `new`: a
+    /// readable server's (`old` nil: `sync encrypt`), or one sealed by `old` (`sync rotate-key`).
+    /// One transaction under the push lock: all of it or nothing (a `kill -9`, a lost connection
+    /// or a failure rolls it back, and running it again starts over). A push by another machine
+    /// waits for it, then finds keys it does not hold and writes nothing (``push(_:after:key:)``);
+    /// its edits are pushed sealed once it joins.
+    ///
+    /// Rows are read a page at a time (200 rows, ``pageBytes``) and assets a chunk at a time, so
+    /// memory stays bounded whatever the server holds. A readable payload is sealed as the server
+    /// holds it, read or not by this notesfs; a sealed row or chunk that does not open with `old`
+    /// is left as it is (no key opens it).
+    ///
+    /// - Throws: ``SyncError/keys(_:)`` when the server's keys are not `old`'s (another machine
+    ///   encrypted it or rotated the key first), ``SyncError/damagedServerRecord(_:reason:)`` for
+    ///   a readable asset whose chunks are missing, ``SyncError/server(_:)``.
+    func reseal(from old: RowCipher?, to new: RowCipher, keys: [WrappedKey]) throws(SyncError) -> Resealing {
+        var refusal: SyncError?
+        func refuse(_ error: SyncError) -> PostgresError {
+            refusal = error
+            return PostgresError(.client, "\(error)")
+        }
+        do throws(PostgresError) {
+            return try connection.transaction { () throws(PostgresError) -> Resealing in
+                try connection.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.pushLock))")
+                guard try Self.keyIDs(connection) == Set([old?.key.keyID].compactMap { $0 }) else {
+                    throw refuse(
+                        .keys(
+                            old == nil
+                                ? "the server is encrypted already (another machine encrypted it): join it with"
+                                    + " 'notesfs sync init URL' and its passphrase"
+                                : "the server's key is not the one this database holds (another machine rotated it first):"
+                                    + " join with 'notesfs sync init URL' and the passphrase; nothing was changed"))
+                }
+                try connection.execute("DELETE FROM notesfs_keys")
+                for key in keys { try ServerKeys.write(key, on: connection) }
+                var done = Resealing()
+                let top = try connection.execute("SELECT coalesce(max(seq), 0) AS seq FROM notesfs_records").value(0, "seq")
+                done.lastOldSeq = top.flatMap { Int64($0) } ?? 0
+                var assets: [String: Int64] = [:]  // a sealed server's assets, by SHA-256: their sizes, from the payloads
+                var after: Int64 = 0
+                while true {
+                    let page = try rowsToReseal(after: after, through: done.lastOldSeq, sealed: old != nil)
+                    guard !page.isEmpty else { break }
+                    for (rowName, seq, envelope) in page {
+                        after = max(after, seq)
+                        guard let envelope = envelope ?? opened(rowName, seq, with: old, &assets) else { continue }
+                        guard
+                            let next = try connection.execute("SELECT nextval('notesfs_seq') AS seq").value(0, "seq").flatMap({ Int64($0) })
+                        else { throw PostgresError(.client, "the server handed out no seq") }
+                        let rowID: String
+                        let origin: String
+                        let sealed: [UInt8]
+                        do throws(SyncError) {
+                            rowID = try new.rowID(envelope.recordName)
+                            origin = try new.originID(envelope.origin)
+                            sealed = try new.seal(envelope, rowID: rowID, seq: next)
+                        } catch { throw refuse(error) }
+                        try connection.execute(
+                            """
+                            UPDATE notesfs_records SET record_name = $1, record_type = '\(RowCipher.sealedType)', seq = $2::bigint,
+                                deleted = false, payload = NULL, origin = $3, sealed = $5
+                            WHERE record_name = $4
+                            """, [rowID, String(next), origin, rowName], bytes: sealed)
+                        done.seqs[envelope.recordName] = (seq, next)
+                        done.lastSeq = next
+                    }
+                }
+                if let old { try resealAssets(assets, from: old, to: new, refuse) } else { try encryptAssets(with: new, refuse) }
+                // Push keys name rows of the old names; a crashed push of before is looked for in vain.
+                try connection.execute("DELETE FROM notesfs_pushes")
+                if done.lastSeq > 0 { try connection.notify(ServerSchema.channel, payload: String(done.lastSeq)) }
+                return done
+            }
+        } catch {
+            if let refusal { throw refusal }
+            throw .server(error)
+        }
+    }
+
+    /// One page of the rows to seal again, in seq order, up to the seq `through` (the rows this
+    /// transaction writes come after it): a readable row's envelope, or nil for a sealed row
+    /// (its bytes are opened by ``opened(_:_:with:_:)``).
+    private func rowsToReseal(after: Int64, through: Int64, sealed: Bool) throws(PostgresError) -> [(String, Int64, RowCipher.Envelope?)] {
+        let size = sealed ? "octet_length(sealed)" : "coalesce(octet_length(payload::text), 0)"
+        let page = try connection.execute(
+            """
+            SELECT record_name, record_type, seq, deleted, origin, payload FROM
+                (SELECT record_name, record_type, seq, deleted, origin, \(sealed ? "NULL" : "payload::text") AS payload,
+                    \(size) AS size, sum(\(size)) OVER (ORDER BY seq) AS running
+                 FROM notesfs_records WHERE seq > $1 AND seq <= $2 AND sealed IS \(sealed ? "NOT " : "")NULL ORDER BY seq LIMIT 200) AS page
+            WHERE running - size < \(Self.pageBytes) ORDER BY seq
+            """, [String(after), String(through)])
+        return page.rows.indices.compactMap { row in
+            guard let name = page.value(row, "record_name"), let seq = page.value(row, "seq").flatMap({ Int64($0) }) else { return nil }
+            guard !sealed else { return (name, seq, nil) }
+            let envelope = RowCipher.Envelope(
+                recordName: name, recordType: page.value(row, "record_type") ?? "", origin: page.value(row, "origin") ?? "",
+                payload: page.value(row, "deleted") == "t" ? nil : page.value(row, "payload") ?? "")
+            return (name, seq, envelope)
+        }
+    }
+
+    /// The envelope of the sealed row `rowName` at `seq`, opened with `old` (nil when it does not
+    /// open); the assets its payload names are added to `assets`.
+    private func opened(_ rowName: String, _ seq: Int64, with old: RowCipher?, _ assets: inout [String: Int64]) -> RowCipher.Envelope? {
+        guard let old,
+            let rows = try? connection.fetchBytes(
+                "SELECT sealed FROM notesfs_records WHERE record_name = $1 AND octet_length(sealed) <= \(Self.payloadLimit)", [rowName]),
+            let sealed = rows.first ?? nil, case .success(let record) = old.open(rowID: rowName, seq: seq, sealed: sealed)
+        else { return nil }
+        for asset in record.payload?.fields.values.flatMap(\.assets) ?? [] { assets[asset.sha256] = asset.size }
+        return RowCipher.Envelope(
+            recordName: record.recordName, recordType: record.recordType, origin: record.origin, payload: record.payload?.jsonText)
+    }
+
+    /// Every asset of a readable server sealed under its keyed hash, a chunk at a time; the readable
+    /// chunks and partial uploads (chunks of no asset row: their uploader sends them again) deleted.
+    private func encryptAssets(with cipher: RowCipher, _ refuse: (SyncError) -> PostgresError) throws(PostgresError) {
+        let assets = try connection.execute("SELECT sha256, size FROM notesfs_assets")
+        for row in assets.rows.indices {
+            guard let sha = assets.value(row, "sha256"), let size = assets.value(row, "size").flatMap({ Int64($0) }), size >= 0 else {
+                continue
+            }
+            _ = try moveChunks(
+                of: sha, size: size, from: (sha, nil), to: cipher, refuse,
+                missing: { index in
+                    .damagedServerRecord(sha, reason: "chunk \(index) of this asset is missing on the server: nothing was encrypted")
+                })
+        }
+        try connection.execute("DELETE FROM notesfs_asset_chunks WHERE sha256 NOT IN (SELECT sha256 FROM notesfs_assets)")
+    }
+
+    /// The assets the server's rows name (`assets`: size by SHA-256) sealed again under `new`; an
+    /// asset the server lacks or whose chunks do not open with `old` is left as it is.
+    private func resealAssets(_ assets: [String: Int64], from old: RowCipher, to new: RowCipher, _ refuse: (SyncError) -> PostgresError)
+        throws(PostgresError)
+    {
+        for (sha, size) in assets.sorted(by: { $0.key < $1.key }) where size >= 0 {
+            let oldID: String
+            do throws(SyncError) { oldID = try old.assetID(sha) } catch { throw refuse(error) }
+            let stored = try connection.execute("SELECT size FROM notesfs_assets WHERE sha256 = $1", [oldID]).value(0, "size")
+            guard stored == String(Self.sealedSize(size)) else { continue }
+            _ = try moveChunks(of: sha, size: size, from: (oldID, old), to: new, refuse, missing: nil)
+        }
+        try connection.execute("DELETE FROM notesfs_asset_chunks WHERE sha256 NOT IN (SELECT sha256 FROM notesfs_assets)")
+    }
+
+    /// Moves the chunks of the asset `sha` (`size` bytes) from the rows named `from.id` (sealed by
+    /// `from.cipher`, or readable) to rows sealed by `to` under its keyed hash, and its asset row
+    /// too; false (nothing moved) when a chunk is missing or does not open and `missing` is nil.
+    private func moveChunks(
+        of sha: String, size: Int64, from: (id: String, cipher: RowCipher?), to: RowCipher, _ refuse: (SyncError) -> PostgresError,
+        missing: ((Int) -> SyncError)?
+    ) throws(PostgresError) -> Bool {
+        let chunkSize = Int64(ServerSchema.assetChunkSize)
+        let newID: String
+        do throws(SyncError) { newID = try to.assetID(sha) } catch { throw refuse(error) }
+        let count = Self.chunkCount(size)
+        for index in 0..<count {
+            let expected = Int(min(chunkSize, size - Int64(index) * chunkSize))
+            let stored = from.cipher == nil ? expected : RowCipher.sealedChunkSize(expected)
+            let rows = try connection.fetchBytes(
+                "SELECT data FROM notesfs_asset_chunks WHERE sha256 = $1 AND chunk = $2 AND octet_length(data) = $3",
+                [from.id, String(index), String(stored)])
+            var plain = rows.first ?? nil
+            if let cipher = from.cipher, let sealed = plain {
+                plain = cipher.openChunk(sealed, assetID: from.id, index: index, count: count, expected: expected)
+            }
+            guard let bytes = plain else {
+                if let missing { throw refuse(missing(index)) }
+                return false
+            }
+            let sealed: [UInt8]
+            do throws(SyncError) { sealed = try to.sealChunk(bytes, assetID: newID, index: index, count: count) } catch {
+                throw refuse(error)
+            }
+            try connection.execute(
+                "INSERT INTO notesfs_asset_chunks (sha256, chunk, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                [newID, String(index)],
+                bytes: sealed)
+        }
+        try connection.execute(
+            "INSERT INTO notesfs_assets (sha256, size) VALUES ($1, $2) ON CONFLICT DO NOTHING", [newID, String(Self.sealedSize(size))])
+        try connection.execute("DELETE FROM notesfs_assets WHERE sha256 = $1", [from.id])
+        try connection.execute("DELETE FROM notesfs_asset_chunks WHERE sha256 = $1", [from.id])
+        return true
+    }
+}
