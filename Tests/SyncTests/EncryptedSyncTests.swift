@@ -471,6 +471,32 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: c.database.assetPath(try #require(arrived.content)))) == Data(bytes))
     }
 
+    /// A mount whose database syncs encrypted but does not hold the key (removed here, as on a
+    /// machine that has not joined yet): its edits go on locally, the log and `sync status` say
+    /// why nothing syncs, and once the machine joins with the passphrase its edit reaches the server.
+    @Test(.tags(.mount), .needsFUSE) func aMountWithoutTheKeyWorksLocallyAndSaysWhy() throws {
+        let (server, machines, _) = try Self.machines(1)
+        let a = machines[0]
+        try a.save([note("Before", id: "before", text: "synced\n")])
+        try a.sync()
+        try LocalKeyFile.remove(databasePath: a.path)
+        let rows = try serverRows(server)
+        let mount = try syncedMount(a.path)
+        defer { mount.close() }
+        try Data("written without the key\n".utf8).write(to: URL(fileURLWithPath: mount.path + "/Local.md"))
+        #expect(try String(contentsOfFile: mount.path + "/Local.md", encoding: .utf8) == "written without the key\n")
+        #expect(eventually { mount.log.contains("key is not here") }, "\(mount.logTail)")
+        let status = try notesfs(a.path, ["sync", "status"])
+        #expect(status.out.contains("not on this machine") && status.out.contains("key is not here"), "\(status)")
+        #expect(try serverRows(server).keys.sorted() == rows.keys.sorted())
+        #expect(mount.unmount() == 0)
+        try SyncEngine.initialize(database: a.database, server: server, keys: Self.keys())
+        try a.sync()
+        let (b, _) = try Self.machine(on: server)
+        try b.sync()
+        #expect(try b.notes().map(\.text).sorted() == ["synced\n", "written without the key\n"])
+    }
+
     @Test func theCommandLineMakesJoinsAndRewrapsTheKey() throws {
         let server = try cluster().makeDatabase()
         let scratch = makeTemporaryDirectory("notesfs-e2ee")
