@@ -80,14 +80,15 @@ public final class BackgroundSync: Sendable {
     /// The loop itself, on the calling thread, until ``stop(waitingUpTo:)``; returns early only
     /// when the database has no server (with that error).
     public func run(
-        database: RecordDatabase, deferring: (@Sendable () -> Set<String>)? = nil, report: (Result<SyncReport, SyncError>) -> Void
+        database: RecordDatabase, deferring: (@Sendable () -> Set<String>)? = nil, key: UnlockedKey? = nil,
+        report: (Result<SyncReport, SyncError>) -> Void
     ) -> SyncError? {
         var engine: SyncEngine?
         var backoff = 1.0
         while !worker.isStopping {
             do throws(SyncError) {
                 if engine == nil {
-                    do { engine = try SyncEngine(database: database) } catch {
+                    do { engine = try SyncEngine(database: database, key: key) } catch {
                         SyncEngine.recordFailure(error, databasePath: database.path)
                         throw error
                     }

@@ -15,6 +15,12 @@ public enum SyncKeys: Sendable {
     case recoveryKey(String)
 }
 
+/// An encrypted server's data key, unlocked with the passphrase for this process only: never
+/// written to disk (`sync init --ask-passphrase`, then `sync` asks each time).
+public struct UnlockedKey: Sendable {
+    let key: DataKey
+}
+
 /// What `sync init` did.
 public struct SyncSetup: Sendable {
     public var state: SyncState
@@ -39,8 +45,13 @@ extension SyncEngine {
     ///   ``SyncError/state(path:reason:)`` when the database already syncs with another server,
     ///   ``SyncError/encryption(_:)`` (a wrong passphrase or recovery key), ``SyncError/keys(_:)``
     ///   when `keys` does not fit the server.
+    ///
+    /// `keepingKey` false (`--ask-passphrase`): the key is not kept on this machine; each sync
+    /// unlocks it with the passphrase (``unlock(database:passphrase:)``), and a mount cannot sync.
     @discardableResult
-    public static func initialize(database: RecordDatabase, server: String, keys: SyncKeys = .readable) throws(SyncError) -> SyncSetup {
+    public static func initialize(database: RecordDatabase, server: String, keys: SyncKeys = .readable, keepingKey: Bool = true)
+        throws(SyncError) -> SyncSetup
+    {
         let connection: Connection
         do { connection = try Connection(server) } catch { throw .server(error) }
         try ServerSchema.install(on: connection)
@@ -56,7 +67,7 @@ extension SyncEngine {
         let wrapped = try ServerKeys.read(connection)
         var recovery: String?
         let key: DataKey?
-        if let existing, existing.keyID != nil, let local = try LocalKeyFile.load(databasePath: database.path),
+        if let existing, existing.keyID != nil, keepingKey, let local = try LocalKeyFile.load(databasePath: database.path),
             identity.keyIDs == [local.keyID]
         {
             return SyncSetup(state: existing, recoveryKey: nil)  // joined already
@@ -73,7 +84,14 @@ extension SyncEngine {
         } else {
             key = nil  // --no-encryption: the explicit choice of a readable server, also for a database that synced encrypted
         }
-        if let key { try LocalKeyFile.save(key, databasePath: database.path) }  // before the state that names it
+        if let key {
+            // Before the state that names it; or, asked for each sync, removed.
+            if keepingKey {
+                try LocalKeyFile.save(key, databasePath: database.path)
+            } else if FileManager.default.fileExists(atPath: LocalKeyFile.path(databasePath: database.path)) {
+                try LocalKeyFile.remove(databasePath: database.path)
+            }
+        }
         if existing == nil {
             try state.setServer(server, databasePath: database.path)
             state.serverEpoch = identity.epoch
@@ -145,6 +163,38 @@ extension SyncEngine {
     static let noKeyAdvice =
         "it was reset or replaced. Nothing was pushed; to upload this database to it encrypted with its key, run"
         + " 'notesfs sync init URL' with a passphrase (or --no-encryption to make it readable)"
+
+    /// Whether the database syncs encrypted without its key on this machine (`--ask-passphrase`,
+    /// or not joined yet): a sync needs ``unlock(database:passphrase:)`` first.
+    public static func needsPassphrase(databasePath: String) -> Bool {
+        guard let state = try? SyncState.load(databasePath: databasePath, includingRecords: false), state.keyID != nil else { return false }
+        return (try? LocalKeyFile.load(databasePath: databasePath)) == nil
+    }
+
+    /// The server's data key, unwrapped with `passphrase` for this process (nothing is written).
+    ///
+    /// - Throws: ``SyncError/encryption(_:)`` for a wrong passphrase, ``SyncError/keys(_:)`` when
+    ///   the server's key is not the one this database synced with, ``SyncError/server(_:)``.
+    public static func unlock(database: RecordDatabase, passphrase: [UInt8]) throws(SyncError) -> UnlockedKey {
+        guard let state = try SyncState.load(databasePath: database.path, includingRecords: false) else {
+            throw .notConfigured(path: database.path)
+        }
+        guard let keyID = state.keyID else { throw .keys("this database syncs with a readable server: there is no key to unlock") }
+        let connection: Connection
+        do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
+        try ServerSchema.check(connection)
+        let epoch = try ServerContainer(connection: connection).identity(clientID: state.clientID).epoch ?? ""
+        guard let wrapped = try ServerKeys.read(connection)[.passphrase] else {
+            throw .keys("the server holds no key, but this database syncs with it encrypted: " + noKeyAdvice)
+        }
+        let key: DataKey
+        do { key = try wrapped.unwrap(passphrase: passphrase, serverEpoch: epoch) } catch { throw SyncError(error) }
+        guard key.keyID == keyID else {
+            throw .keys(
+                "the server's key is not the one this database holds (rotated on another machine): run 'notesfs sync init URL' again")
+        }
+        return UnlockedKey(key: key)
+    }
 
     /// The cipher of a database that syncs encrypted (its key from ``LocalKeyFile``); nil for a readable server.
     ///

@@ -85,7 +85,10 @@ public final class SyncEngine {
     /// - Throws: ``SyncError/notConfigured(path:)``, ``SyncError/server(_:)`` (unreachable,
     ///   wrong password), ``SyncError/newerServerSchema(found:supported:)``, ``SyncError/keys(_:)``
     ///   when the database syncs encrypted and its key is not here.
-    public init(database: RecordDatabase) throws(SyncError) {
+    ///
+    /// `key`: the server's data key unlocked for this process (``unlock(database:passphrase:)``),
+    /// for a database that keeps none on disk (`sync init --ask-passphrase`).
+    public init(database: RecordDatabase, key: UnlockedKey? = nil) throws(SyncError) {
         guard let state = try SyncState.load(databasePath: database.path, includingRecords: false) else {
             throw .notConfigured(path: database.path)
         }
@@ -97,7 +100,13 @@ public final class SyncEngine {
         let connection: Connection
         do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
         try ServerSchema.check(connection)
-        container = ServerContainer(connection: connection, cipher: try Self.cipher(for: state, databasePath: database.path))
+        let cipher: RowCipher?
+        if let key, key.key.keyID == state.keyID {
+            cipher = RowCipher(key: key.key)
+        } else {
+            cipher = try Self.cipher(for: state, databasePath: database.path)
+        }
+        container = ServerContainer(connection: connection, cipher: cipher)
         // Beside a mount (the CLI's sync): what the mount holds back, this holds back too.
         let path = database.path
         deferredRecords = { OpenWriters.read(databasePath: path) }

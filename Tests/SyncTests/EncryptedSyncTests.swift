@@ -497,6 +497,31 @@ import Testing
         #expect(try b.notes().map(\.text).sorted() == ["synced\n", "written without the key\n"])
     }
 
+    /// `sync init --ask-passphrase`: the machine keeps no key; each `sync` unlocks it with the
+    /// passphrase (a wrong one syncs nothing and says so), and still keeps none.
+    @Test func aMachineThatKeepsNoKeyUnlocksItAtEachSync() throws {
+        let server = try cluster().makeDatabase()
+        let scratch = makeTemporaryDirectory("notesfs-ask")
+        let (a, b) = (scratch + "/a", scratch + "/b")
+        let right = scratch + "/passphrase"
+        let wrong = scratch + "/wrong"
+        try Data(Self.passphrase.utf8).write(to: URL(fileURLWithPath: right))
+        try Data("not the passphrase at all".utf8).write(to: URL(fileURLWithPath: wrong))
+        #expect(try notesfs(a, ["sync", "init", server, "--passphrase-file", right]).status == 0)
+        let joined = try notesfs(b, ["sync", "init", server, "--passphrase-file", right, "--ask-passphrase"])
+        #expect(joined.status == 0, "\(joined)")
+        #expect(!FileManager.default.fileExists(atPath: LocalKeyFile.path(databasePath: b)))
+        #expect(try notesfs(a, ["note", "new", "Alpha", "--text", "alpha text"]).status == 0)
+        #expect(try notesfs(a, ["sync"]).status == 0)
+        let refused = try notesfs(b, ["sync", "--passphrase-file", wrong])
+        #expect(refused.status != 0 && refused.stderr.contains("passphrase"), "\(refused)")
+        #expect(try notesfs(b, ["note", "cat", "Alpha"]).status != 0)
+        let synced = try notesfs(b, ["sync", "--passphrase-file", right])
+        #expect(synced.status == 0, "\(synced)")
+        #expect(try notesfs(b, ["note", "cat", "Alpha"]).out == "alpha text")
+        #expect(!FileManager.default.fileExists(atPath: LocalKeyFile.path(databasePath: b)))
+    }
+
     @Test func theCommandLineMakesJoinsAndRewrapsTheKey() throws {
         let server = try cluster().makeDatabase()
         let scratch = makeTemporaryDirectory("notesfs-e2ee")

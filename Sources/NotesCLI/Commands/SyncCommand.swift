@@ -16,7 +16,8 @@ enum SyncCommand {
                             passphrase (asked on the terminal, or --passphrase-file FILE) and a
                             recovery key printed once; an encrypted server is joined with the
                             passphrase or --recovery-key-file FILE. --no-encryption: a server
-                            that can read every note
+                            that can read every note. --ask-passphrase: the key is not kept
+                            here; each sync asks (or --passphrase-file); a mount cannot sync
             sync passphrase wrap the server's key with a new passphrase (terminal, or
                             --passphrase-file FILE); nothing is uploaded again
             sync encrypt    encrypt the readable server this database syncs with (all of it
@@ -39,7 +40,7 @@ enum SyncCommand {
         options: [
             OptionSpec("--watch"), OptionSpec("--other-server"), OptionSpec("--no-encryption"),
             OptionSpec("--passphrase-file", value: true),
-            OptionSpec("--recovery-key-file", value: true),
+            OptionSpec("--recovery-key-file", value: true), OptionSpec("--ask-passphrase"),
         ], writes: true, run: run)
 
     static func run(_ context: CommandContext) throws(CLIError) {
@@ -50,7 +51,10 @@ enum SyncCommand {
             let keys = try keys(context)
             let database = try context.openDatabase(create: true)
             let setup: SyncSetup
-            do { setup = try SyncEngine.initialize(database: database, server: words[1], keys: keys) } catch {
+            do {
+                setup = try SyncEngine.initialize(
+                    database: database, server: words[1], keys: keys, keepingKey: !context.arguments.has("--ask-passphrase"))
+            } catch {
                 throw cliError(error, context)
             }
             try context.finish(database)
@@ -106,7 +110,8 @@ enum SyncCommand {
             try status(context)
         case nil:
             let database = try context.openDatabase()
-            if context.arguments.has("--watch") { try watch(database, context) } else { try once(database, context) }
+            let key = try unlockedKey(database, context)
+            if context.arguments.has("--watch") { try watch(database, key, context) } else { try once(database, key, context) }
             try context.finish(database)
         case let word?:
             throw CLIError.usage(
@@ -141,13 +146,28 @@ enum SyncCommand {
         return .passphrase { creating throws(SyncError) in try Passphrase.ask(creating: creating) }
     }
 
-    private static func once(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) {
+    /// The server's key unlocked with the passphrase (`--passphrase-file`, else asked on the
+    /// terminal), for a database that syncs encrypted without keeping its key here; nil otherwise.
+    private static func unlockedKey(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) -> UnlockedKey? {
+        guard SyncEngine.needsPassphrase(databasePath: database.path) else { return nil }
+        do throws(SyncError) {
+            let passphrase: [UInt8]
+            if let path = context.arguments.value("--passphrase-file") {
+                passphrase = try Passphrase.read(file: path)
+            } else {
+                passphrase = try Passphrase.ask(creating: false)
+            }
+            return try SyncEngine.unlock(database: database, passphrase: passphrase)
+        } catch { throw cliError(error, context) }
+    }
+
+    private static func once(_ database: RecordDatabase, _ key: UnlockedKey?, _ context: CommandContext) throws(CLIError) {
         let report: SyncReport
         let showsProgress = FileSystem.stderrIsTerminal && !context.output.quiet
         var bars: [SyncProgress.Direction: ProgressBar] = [:]
         do throws(SyncError) {
             let engine: SyncEngine
-            do { engine = try SyncEngine(database: database) } catch {
+            do { engine = try SyncEngine(database: database, key: key) } catch {
                 SyncEngine.recordFailure(error, databasePath: database.path)
                 throw error
             }
@@ -175,10 +195,10 @@ enum SyncCommand {
 
     /// Syncs, then waits for a change on either side and syncs again, until killed; errors back
     /// off (1 s doubling to 60 s) and never end the loop (``BackgroundSync``).
-    private static func watch(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) {
+    private static func watch(_ database: RecordDatabase, _ key: UnlockedKey?, _ context: CommandContext) throws(CLIError) {
         let loop: BackgroundSync
         do { loop = try BackgroundSync() } catch { throw cliError(error, context) }
-        let ended = loop.run(database: database) { result in
+        let ended = loop.run(database: database, key: key) { result in
             switch result {
             case .success(let report): print(report, database, context)
             case .failure(.notConfigured): break  // ends the loop: said once, below
