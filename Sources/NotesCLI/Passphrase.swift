@@ -12,6 +12,15 @@ enum Passphrase {
     /// The most bytes a passphrase file may hold (a passphrase is a line, not a file).
     static let fileLimit = 4096
 
+    /// The passphrase in the file at `path` when one was given (`--passphrase-file`), else asked
+    /// on the terminal (twice when `creating`).
+    ///
+    /// - Throws: ``SyncError/keys(_:)``.
+    static func given(_ path: String?, creating: Bool) throws(SyncError) -> [UInt8] {
+        if let path { return try read(file: path) }
+        return try ask(creating: creating)
+    }
+
     /// The passphrase in `path`.
     ///
     /// - Throws: ``SyncError/keys(_:)`` for a file that cannot be read, is empty or too large.

@@ -251,17 +251,7 @@ extension SyncEngine {
             throw .notConfigured(path: database.path)
         }
         guard before.keyID == nil else { throw .keys("the server is encrypted already (key \(before.keyID?.prefix(8) ?? ""))") }
-        guard passphrase.count >= minimumPassphraseLength else {
-            throw .keys("a passphrase needs at least \(minimumPassphraseLength) characters; nothing was changed")
-        }
-        try sync(database: database)
-        let connection: Connection
-        do { connection = try Connection(before.connectionString(databasePath: database.path)) } catch { throw .server(error) }
-        try ServerSchema.check(connection)
-        let epoch = try ServerContainer(connection: connection).identity(clientID: before.clientID).epoch ?? ""
-        let (key, recovery, wrapped) = try newKeys(passphrase: passphrase, epoch: epoch)
-        let done = try ServerContainer(connection: connection).reseal(from: nil, to: RowCipher(key: key), keys: wrapped)
-        return try adopt(key, after: done, database: database, recoveryKey: recovery)
+        return try reseal(database: database, state: before, from: nil, passphrase: passphrase)
     }
 
     /// `sync rotate-key`: a new data key for the encrypted server this database syncs with, every
@@ -281,14 +271,22 @@ extension SyncEngine {
         guard let old = try cipher(for: before, databasePath: database.path) else {
             throw .keys("this database syncs with a readable server: encrypt it with 'notesfs sync encrypt'")
         }
+        return try reseal(database: database, state: before, from: old, passphrase: passphrase)
+    }
+
+    /// `sync encrypt` (`old` nil) or `sync rotate-key`: syncs, makes a new key wrapped by
+    /// `passphrase` and a new recovery key, reseals the server under it, and adopts it here.
+    private static func reseal(database: RecordDatabase, state: SyncState, from old: RowCipher?, passphrase: [UInt8]) throws(SyncError)
+        -> SyncSetup
+    {
         guard passphrase.count >= minimumPassphraseLength else {
             throw .keys("a passphrase needs at least \(minimumPassphraseLength) characters; nothing was changed")
         }
         try sync(database: database)
         let connection: Connection
-        do { connection = try Connection(before.connectionString(databasePath: database.path)) } catch { throw .server(error) }
+        do { connection = try Connection(state.connectionString(databasePath: database.path)) } catch { throw .server(error) }
         try ServerSchema.check(connection)
-        let epoch = try ServerContainer(connection: connection).identity(clientID: before.clientID).epoch ?? ""
+        let epoch = try ServerContainer(connection: connection).identity(clientID: state.clientID).epoch ?? ""
         let (key, recovery, wrapped) = try newKeys(passphrase: passphrase, epoch: epoch)
         let done = try ServerContainer(connection: connection).reseal(from: old, to: RowCipher(key: key), keys: wrapped)
         return try adopt(key, after: done, database: database, recoveryKey: recovery)

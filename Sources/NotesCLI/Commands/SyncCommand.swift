@@ -66,12 +66,7 @@ enum SyncCommand {
             let database = try context.openDatabase()
             let setup: SyncSetup
             do throws(SyncError) {
-                let passphrase: [UInt8]
-                if let path = context.arguments.value("--passphrase-file") {
-                    passphrase = try Passphrase.read(file: path)
-                } else {
-                    passphrase = try Passphrase.ask(creating: true)
-                }
+                let passphrase = try Passphrase.given(context.arguments.value("--passphrase-file"), creating: true)
                 setup =
                     words[0] == "encrypt"
                     ? try SyncEngine.encryptServer(database: database, passphrase: passphrase)
@@ -86,12 +81,7 @@ enum SyncCommand {
             guard words.count == 1 else { throw CLIError.usage("sync passphrase takes no argument", command: context.command) }
             let database = try context.openDatabase()
             do throws(SyncError) {
-                let new: [UInt8]
-                if let path = context.arguments.value("--passphrase-file") {
-                    new = try Passphrase.read(file: path)
-                } else {
-                    new = try Passphrase.ask(creating: true)
-                }
+                let new = try Passphrase.given(context.arguments.value("--passphrase-file"), creating: true)
                 try SyncEngine.changePassphrase(database: database, to: new)
             } catch { throw cliError(error, context) }
             try context.finish(database)
@@ -142,8 +132,7 @@ enum SyncCommand {
             }
             return .recoveryKey(String(decoding: data, as: UTF8.self))
         }
-        if let file { return .passphrase { _ throws(SyncError) in try Passphrase.read(file: file) } }
-        return .passphrase { creating throws(SyncError) in try Passphrase.ask(creating: creating) }
+        return .passphrase { creating throws(SyncError) in try Passphrase.given(file, creating: creating) }
     }
 
     /// The server's key unlocked with the passphrase (`--passphrase-file`, else asked on the
@@ -151,12 +140,7 @@ enum SyncCommand {
     private static func unlockedKey(_ database: RecordDatabase, _ context: CommandContext) throws(CLIError) -> UnlockedKey? {
         guard SyncEngine.needsPassphrase(databasePath: database.path) else { return nil }
         do throws(SyncError) {
-            let passphrase: [UInt8]
-            if let path = context.arguments.value("--passphrase-file") {
-                passphrase = try Passphrase.read(file: path)
-            } else {
-                passphrase = try Passphrase.ask(creating: false)
-            }
+            let passphrase = try Passphrase.given(context.arguments.value("--passphrase-file"), creating: false)
             return try SyncEngine.unlock(database: database, passphrase: passphrase)
         } catch { throw cliError(error, context) }
     }
