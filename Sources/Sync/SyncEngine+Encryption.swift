@@ -67,8 +67,8 @@ extension SyncEngine {
         let wrapped = try ServerKeys.read(connection)
         var recovery: String?
         let key: DataKey?
-        if let existing, existing.keyID != nil, keepingKey, let local = try LocalKeyFile.load(databasePath: database.path),
-            identity.keyIDs == [local.keyID]
+        if let existing, let keyID = existing.keyID, keepingKey, let local = try LocalKeyFile.load(databasePath: database.path),
+            local.keyID == keyID, identity.keyIDs == [keyID]
         {
             return SyncSetup(state: existing, recoveryKey: nil)  // joined already
         } else if !wrapped.isEmpty {

@@ -522,6 +522,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: LocalKeyFile.path(databasePath: b)))
     }
 
+    /// A crash after `rotate-key` kept the new key here but before the state named it: the state
+    /// still names the old key, so the sync refuses; `sync init` with the passphrase heals it.
+    @Test func aRotationCutBeforeTheStateIsHealedBySyncInit() throws {
+        let (server, machines, _) = try Self.machines(1)
+        let a = machines[0]
+        try a.save([note("Kept", id: "kept", text: "kept\n")])
+        try a.sync()
+        let old = try #require(try SyncState.load(databasePath: a.path)?.keyID)
+        try SyncEngine.rotateKey(database: a.database, passphrase: Array(Self.passphrase.utf8))
+        var state = try #require(try SyncState.load(databasePath: a.path))
+        state.keyID = old
+        try state.save(databasePath: a.path)
+        #expect(throws: SyncError.self) { try a.sync() }
+        try SyncEngine.initialize(database: a.database, server: server, keys: Self.keys())
+        #expect(try SyncState.load(databasePath: a.path)?.keyID == (try LocalKeyFile.load(databasePath: a.path))?.keyID)
+        try a.append("after\n", to: "kept")
+        try a.sync()
+        let (b, _) = try Self.machine(on: server)
+        try b.sync()
+        #expect(try b.note("kept").text == "kept\nafter\n")
+    }
+
     @Test func theCommandLineMakesJoinsAndRewrapsTheKey() throws {
         let server = try cluster().makeDatabase()
         let scratch = makeTemporaryDirectory("notesfs-e2ee")
