@@ -65,13 +65,16 @@ extension ServerContainer {
     /// How many bytes an asset's chunks hold on the server: its size, or the sum of its sealed chunks.
     private func storedSize(of asset: Asset) -> Int64 { cipher == nil ? asset.size : Self.sealedSize(asset.size) }
 
-    /// The bytes of the sealed chunks of an asset of `size` bytes.
+    /// The bytes of the sealed chunks of an asset of `size` bytes (`Int64.max` when that would not
+    /// fit: a size no asset has, which then matches no row).
     static func sealedSize(_ size: Int64) -> Int64 {
         let chunk = Int64(ServerSchema.assetChunkSize)
-        let count = chunkCount(size)
+        let count = Int64(chunkCount(size))
         guard count > 0 else { return 0 }
-        let last = Int(size - Int64(count - 1) * chunk)
-        return Int64(count - 1) * Int64(RowCipher.sealedChunkSize(Int(chunk))) + Int64(RowCipher.sealedChunkSize(last))
+        let last = Int(size - (count - 1) * chunk)
+        let (whole, overflow) = (count - 1).multipliedReportingOverflow(by: Int64(RowCipher.sealedChunkSize(Int(chunk))))
+        let (total, overflowAgain) = whole.addingReportingOverflow(Int64(RowCipher.sealedChunkSize(last)))
+        return overflow || overflowAgain ? .max : total
     }
 
     /// Downloads an asset into `database` (pinned there until a commit saves it) and checks its

@@ -26,8 +26,7 @@ extension ServerContainer {
     /// is left as it is (no key opens it).
     ///
     /// - Throws: ``SyncError/keys(_:)`` when the server's keys are not `old`'s (another machine
-    ///   encrypted it or rotated the key first), ``SyncError/damagedServerRecord(_:reason:)`` for
-    ///   a readable asset whose chunks are missing, ``SyncError/server(_:)``.
+    ///   encrypted it or rotated the key first), ``SyncError/server(_:)``.
     func reseal(from old: RowCipher?, to new: RowCipher, keys: [WrappedKey]) throws(SyncError) -> Resealing {
         var refusal: SyncError?
         func refuse(_ error: SyncError) -> PostgresError {
@@ -128,20 +127,22 @@ extension ServerContainer {
             recordName: record.recordName, recordType: record.recordType, origin: record.origin, payload: record.payload?.jsonText)
     }
 
-    /// Every asset of a readable server sealed under its keyed hash, a chunk at a time; the readable
-    /// chunks and partial uploads (chunks of no asset row: their uploader sends them again) deleted.
+    /// Every asset of a readable server sealed under its keyed hash, a chunk at a time. What is
+    /// left readable is deleted: partial uploads (chunks of no asset row: their uploader sends
+    /// them again), and asset rows whose chunks are missing or whose size no asset has (damaged or
+    /// made up by the server: they hold no bytes, and a SHA-256 left readable would name a file).
     private func encryptAssets(with cipher: RowCipher, _ refuse: (SyncError) -> PostgresError) throws(PostgresError) {
         let assets = try connection.execute("SELECT sha256, size FROM notesfs_assets")
+        var sealed: [String] = []
         for row in assets.rows.indices {
-            guard let sha = assets.value(row, "sha256"), let size = assets.value(row, "size").flatMap({ Int64($0) }), size >= 0 else {
-                continue
-            }
-            _ = try moveChunks(
-                of: sha, size: size, from: (sha, nil), to: cipher, refuse,
-                missing: { index in
-                    .damagedServerRecord(sha, reason: "chunk \(index) of this asset is missing on the server: nothing was encrypted")
-                })
+            // A size the server made up (negative, over what an asset may hold) names no asset: left as it is.
+            guard let sha = assets.value(row, "sha256"), let size = assets.value(row, "size").flatMap({ Int64($0) }), size >= 0,
+                size <= ServerValueRules.assetSizeLimit
+            else { continue }
+            if let id = try moveChunks(of: sha, size: size, from: (sha, nil), to: cipher, refuse) { sealed.append(id) }
         }
+        let kept = String(decoding: (try? JSONSerialization.data(withJSONObject: sealed)) ?? Data("[]".utf8), as: UTF8.self)
+        try connection.execute("DELETE FROM notesfs_assets WHERE sha256 NOT IN (SELECT jsonb_array_elements_text($1::jsonb))", [kept])
         try connection.execute("DELETE FROM notesfs_asset_chunks WHERE sha256 NOT IN (SELECT sha256 FROM notesfs_assets)")
     }
 
@@ -150,23 +151,22 @@ extension ServerContainer {
     private func resealAssets(_ assets: [String: Int64], from old: RowCipher, to new: RowCipher, _ refuse: (SyncError) -> PostgresError)
         throws(PostgresError)
     {
-        for (sha, size) in assets.sorted(by: { $0.key < $1.key }) where size >= 0 {
+        for (sha, size) in assets.sorted(by: { $0.key < $1.key }) where size >= 0 && size <= ServerValueRules.assetSizeLimit {
             let oldID: String
             do throws(SyncError) { oldID = try old.assetID(sha) } catch { throw refuse(error) }
             let stored = try connection.execute("SELECT size FROM notesfs_assets WHERE sha256 = $1", [oldID]).value(0, "size")
             guard stored == String(Self.sealedSize(size)) else { continue }
-            _ = try moveChunks(of: sha, size: size, from: (oldID, old), to: new, refuse, missing: nil)
+            _ = try moveChunks(of: sha, size: size, from: (oldID, old), to: new, refuse)
         }
         try connection.execute("DELETE FROM notesfs_asset_chunks WHERE sha256 NOT IN (SELECT sha256 FROM notesfs_assets)")
     }
 
     /// Moves the chunks of the asset `sha` (`size` bytes) from the rows named `from.id` (sealed by
     /// `from.cipher`, or readable) to rows sealed by `to` under its keyed hash, and its asset row
-    /// too; false (nothing moved) when a chunk is missing or does not open and `missing` is nil.
+    /// too; returns the new name, or nil (nothing moved) when a chunk is missing or does not open.
     private func moveChunks(
-        of sha: String, size: Int64, from: (id: String, cipher: RowCipher?), to: RowCipher, _ refuse: (SyncError) -> PostgresError,
-        missing: ((Int) -> SyncError)?
-    ) throws(PostgresError) -> Bool {
+        of sha: String, size: Int64, from: (id: String, cipher: RowCipher?), to: RowCipher, _ refuse: (SyncError) -> PostgresError
+    ) throws(PostgresError) -> String? {
         let chunkSize = Int64(ServerSchema.assetChunkSize)
         let newID: String
         do throws(SyncError) { newID = try to.assetID(sha) } catch { throw refuse(error) }
@@ -181,10 +181,7 @@ extension ServerContainer {
             if let cipher = from.cipher, let sealed = plain {
                 plain = cipher.openChunk(sealed, assetID: from.id, index: index, count: count, expected: expected)
             }
-            guard let bytes = plain else {
-                if let missing { throw refuse(missing(index)) }
-                return false
-            }
+            guard let bytes = plain else { return nil }
             let sealed: [UInt8]
             do throws(SyncError) { sealed = try to.sealChunk(bytes, assetID: newID, index: index, count: count) } catch {
                 throw refuse(error)
@@ -198,6 +195,6 @@ extension ServerContainer {
             "INSERT INTO notesfs_assets (sha256, size) VALUES ($1, $2) ON CONFLICT DO NOTHING", [newID, String(Self.sealedSize(size))])
         try connection.execute("DELETE FROM notesfs_assets WHERE sha256 = $1", [from.id])
         try connection.execute("DELETE FROM notesfs_asset_chunks WHERE sha256 = $1", [from.id])
-        return true
+        return newID
     }
 }

@@ -544,6 +544,29 @@ import Testing
         #expect(try b.note("kept").text == "kept\nafter\n")
     }
 
+    /// `sync encrypt` on a server whose asset table holds rows of no bytes (a size no asset has:
+    /// the largest bigint, a negative one; a size whose chunks are missing): it neither stops nor
+    /// traps, seals the rest, and leaves no readable SHA-256 behind.
+    @Test func assetRowsWithoutBytesNeitherStopTheEncryptionNorStayReadable() throws {
+        let (server, machines) = try makeMachines(1)
+        let a = machines[0]
+        try a.save([note("Plain", id: "plain", text: "plain\n")])
+        try a.sync()
+        let connection = try Connection(server)
+        let made = ["a", "b", "c"].map { String(repeating: $0, count: 64) }
+        try connection.execute(
+            "INSERT INTO notesfs_assets (sha256, size) VALUES ($1, 9223372036854775807), ($2, -5), ($3, 10)", made.map { $0 })
+        let scratch = makeTemporaryDirectory("notesfs-encrypt-hostile")
+        try Data(Self.passphrase.utf8).write(to: URL(fileURLWithPath: scratch + "/passphrase"))
+        let run = try notesfs(a.path, ["sync", "encrypt", "--passphrase-file", scratch + "/passphrase"])
+        #expect(run.status == 0, "\(run)")
+        #expect(try connection.execute("SELECT count(*) AS n FROM notesfs_records WHERE sealed IS NULL").value(0, "n") == "0")
+        #expect(try connection.execute("SELECT count(*) AS n FROM notesfs_assets").value(0, "n") == "0")
+        let (b, _) = try Self.machine(on: server)
+        try b.sync()
+        #expect(try b.note("plain").text == "plain\n")
+    }
+
     @Test func theCommandLineMakesJoinsAndRewrapsTheKey() throws {
         let server = try cluster().makeDatabase()
         let scratch = makeTemporaryDirectory("notesfs-e2ee")
