@@ -82,6 +82,7 @@ enum Passphrase {
         }
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         guard !line.isEmpty else { throw .keys("no passphrase given; nothing was changed") }
+        guard line.count <= fileLimit else { throw .keys("a passphrase over \(fileLimit) bytes; nothing was changed") }
         return line
     }
 }
