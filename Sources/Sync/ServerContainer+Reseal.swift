@@ -53,11 +53,31 @@ extension ServerContainer {
                 var assets: [String: Int64] = [:]  // a sealed server's assets, by SHA-256: their sizes, from the payloads
                 var after: Int64 = 0
                 while true {
-                    let page = try rowsToReseal(after: after, through: done.lastOldSeq, sealed: old != nil)
-                    guard !page.isEmpty else { break }
+                    // Rows up to the last seq before this transaction: the ones it writes come after.
+                    let page: [(rowName: String, seq: Int64, envelope: RowCipher.Envelope)]
+                    if let old {
+                        // A sealed server's rows, read and opened as a pull reads them; a row that does
+                        // not open (nor with any key) is skipped, left as it is.
+                        let sealed: ServerPage
+                        do throws(SyncError) {
+                            sealed = try ServerContainer(connection: connection, cipher: old).changes(
+                                after: after, through: done.lastOldSeq, limit: 200)
+                            page = try sealed.records.map { (record) throws(SyncError) in
+                                for asset in record.payload?.fields.values.flatMap(\.assets) ?? [] { assets[asset.sha256] = asset.size }
+                                let envelope = RowCipher.Envelope(
+                                    recordName: record.recordName, recordType: record.recordType, origin: record.origin,
+                                    payload: record.payload?.jsonText)
+                                return (try old.rowID(record.recordName), record.seq, envelope)
+                            }
+                        } catch { throw refuse(error) }
+                        guard let last = sealed.lastSeq else { break }
+                        after = last
+                    } else {
+                        page = try readableRows(after: after, through: done.lastOldSeq)
+                        guard let last = page.last?.seq else { break }
+                        after = last
+                    }
                     for (rowName, seq, envelope) in page {
-                        after = max(after, seq)
-                        guard let envelope = envelope ?? opened(rowName, seq, with: old, &assets) else { continue }
                         guard
                             let next = try connection.execute("SELECT nextval('notesfs_seq') AS seq").value(0, "seq").flatMap({ Int64($0) })
                         else { throw PostgresError(.client, "the server handed out no seq") }
@@ -91,40 +111,26 @@ extension ServerContainer {
         }
     }
 
-    /// One page of the rows to seal again, in seq order, up to the seq `through` (the rows this
-    /// transaction writes come after it): a readable row's envelope, or nil for a sealed row
-    /// (its bytes are opened by ``opened(_:_:with:_:)``).
-    private func rowsToReseal(after: Int64, through: Int64, sealed: Bool) throws(PostgresError) -> [(String, Int64, RowCipher.Envelope?)] {
-        let size = sealed ? "octet_length(sealed)" : "coalesce(octet_length(payload::text), 0)"
+    /// One page of a readable server's rows to seal, in seq order, up to the seq `through`, each
+    /// with its envelope: the row's values as the server holds them, its payload unread.
+    private func readableRows(after: Int64, through: Int64) throws(PostgresError) -> [(
+        rowName: String, seq: Int64, envelope: RowCipher.Envelope
+    )] {
         let page = try connection.execute(
             """
             SELECT record_name, record_type, seq, deleted, origin, payload FROM
-                (SELECT record_name, record_type, seq, deleted, origin, \(sealed ? "NULL" : "payload::text") AS payload,
-                    \(size) AS size, sum(\(size)) OVER (ORDER BY seq) AS running
-                 FROM notesfs_records WHERE seq > $1 AND seq <= $2 AND sealed IS \(sealed ? "NOT " : "")NULL ORDER BY seq LIMIT 200) AS page
+                (SELECT record_name, record_type, seq, deleted, origin, payload::text AS payload,
+                    \(Self.rowSize) AS size, sum(\(Self.rowSize)) OVER (ORDER BY seq) AS running
+                 FROM notesfs_records WHERE seq > $1 AND seq <= $2 AND sealed IS NULL ORDER BY seq LIMIT 200) AS page
             WHERE running - size < \(Self.pageBytes) ORDER BY seq
             """, [String(after), String(through)])
         return page.rows.indices.compactMap { row in
             guard let name = page.value(row, "record_name"), let seq = page.value(row, "seq").flatMap({ Int64($0) }) else { return nil }
-            guard !sealed else { return (name, seq, nil) }
             let envelope = RowCipher.Envelope(
                 recordName: name, recordType: page.value(row, "record_type") ?? "", origin: page.value(row, "origin") ?? "",
                 payload: page.value(row, "deleted") == "t" ? nil : page.value(row, "payload") ?? "")
             return (name, seq, envelope)
         }
-    }
-
-    /// The envelope of the sealed row `rowName` at `seq`, opened with `old` (nil when it does not
-    /// open); the assets its payload names are added to `assets`.
-    private func opened(_ rowName: String, _ seq: Int64, with old: RowCipher?, _ assets: inout [String: Int64]) -> RowCipher.Envelope? {
-        guard let old,
-            let rows = try? connection.fetchBytes(
-                "SELECT sealed FROM notesfs_records WHERE record_name = $1 AND octet_length(sealed) <= \(Self.payloadLimit)", [rowName]),
-            let sealed = rows.first ?? nil, case .success(let record) = old.open(rowID: rowName, seq: seq, sealed: sealed)
-        else { return nil }
-        for asset in record.payload?.fields.values.flatMap(\.assets) ?? [] { assets[asset.sha256] = asset.size }
-        return RowCipher.Envelope(
-            recordName: record.recordName, recordType: record.recordType, origin: record.origin, payload: record.payload?.jsonText)
     }
 
     /// Every asset of a readable server sealed under its keyed hash, a chunk at a time. What is

@@ -61,18 +61,18 @@ struct ServerContainer {
     /// Seals and opens rows on an encrypted server (``ServerSchema``); nil for a readable one.
     var cipher: RowCipher? = nil
 
-    /// Server records changed after `seq`, in seq order: at most `limit`, and no more than
+    /// Server records changed after `seq` (and up to `last`), in seq order: at most `limit`, and no more than
     /// ``pageBytes`` of payloads (always at least one row), so that a page, and the local commit
     /// that applies it, stays bounded whatever the rows hold.
     ///
     /// - Throws: ``SyncError/server(_:)``.
-    func changes(after seq: Int64, limit: Int) throws(SyncError) -> ServerPage {
+    func changes(after seq: Int64, through last: Int64 = .max, limit: Int) throws(SyncError) -> ServerPage {
         try records(
             from: """
                 (SELECT *, sum(least(\(Self.rowSize), \(Self.payloadLimit))) OVER (ORDER BY seq) AS running
-                 FROM notesfs_records WHERE seq > $1 ORDER BY seq LIMIT $2) AS page
+                 FROM notesfs_records WHERE seq > $1 AND seq <= $3 ORDER BY seq LIMIT $2) AS page
                 WHERE running - least(\(Self.rowSize), \(Self.payloadLimit)) < \(Self.pageBytes) ORDER BY seq
-                """, [String(seq), String(limit)])
+                """, [String(seq), String(limit), String(last)])
     }
 
     /// How many rows changed after `seq` (what a pull from there fetches).
