@@ -21,21 +21,22 @@ enum Passphrase {
         return try ask(creating: creating)
     }
 
-    /// The passphrase in `path`.
+    /// The passphrase in `path` (or the recovery key: `what` names the file in the messages).
+    /// At most ``fileLimit`` bytes are read, whatever the file holds.
     ///
     /// - Throws: ``SyncError/keys(_:)`` for a file that cannot be read, is empty or too large.
-    static func read(file path: String) throws(SyncError) -> [UInt8] {
+    static func read(file path: String, what: String = "passphrase file") throws(SyncError) -> [UInt8] {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .keys("passphrase file \(path): \(String(cString: strerror(errno)))")
+            throw .keys("\(what) \(path): \(String(cString: strerror(errno)))")
         }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: fileLimit + 1)) ?? nil
-        guard let data else { throw .keys("passphrase file \(path): cannot be read") }
-        guard data.count <= fileLimit else { throw .keys("passphrase file \(path): over \(fileLimit) bytes, not a passphrase") }
+        guard let data else { throw .keys("\(what) \(path): cannot be read") }
+        guard data.count <= fileLimit else { throw .keys("\(what) \(path): over \(fileLimit) bytes") }
         var bytes = [UInt8](data)
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw .keys("passphrase file \(path) is empty") }
+        guard !bytes.isEmpty else { throw .keys("\(what) \(path) is empty") }
         return bytes
     }
 

@@ -127,10 +127,10 @@ enum SyncCommand {
         }
         if readable { return .readable }
         if let recovery {
-            guard let data = FileManager.default.contents(atPath: recovery), data.count <= Passphrase.fileLimit else {
-                throw CLIError(.notFound, recovery, "cannot read the recovery key file (or it is over \(Passphrase.fileLimit) bytes)")
-            }
-            return .recoveryKey(String(decoding: data, as: UTF8.self))
+            // Read now, bounded as a passphrase file is (the file could be anything, /dev/zero included).
+            do throws(SyncError) {
+                return .recoveryKey(String(decoding: try Passphrase.read(file: recovery, what: "recovery key file"), as: UTF8.self))
+            } catch { throw cliError(error, context) }
         }
         return .passphrase { creating throws(SyncError) in try Passphrase.given(file, creating: creating) }
     }
