@@ -19,9 +19,7 @@ import Testing
 
     /// A new machine (a database in its own directory) on `server`, after `sync init` with `keys`.
     static func machine(on server: String, keys: SyncKeys = keys()) throws -> (Machine, SyncSetup) {
-        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        let database = try makeMachineDatabase()
         let setup = try SyncEngine.initialize(database: database, server: server, keys: keys)
         return (Machine(database: database), setup)
     }
@@ -87,9 +85,7 @@ import Testing
         try machines[0].save([note("Kept", id: "kept", text: "hello")])
         try machines[0].sync()
 
-        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        let database = try makeMachineDatabase()
         #expect {
             try SyncEngine.initialize(database: database, server: server, keys: Self.keys("not the passphrase"))
         } throws: { error in
@@ -222,9 +218,7 @@ import Testing
         #expect(throws: SyncError.self) { try a.sync() }
         #expect(try serverRows(server).count == rows)
         // A joining machine cannot open it with the passphrase: it is bound to the other server.
-        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        let database = try makeMachineDatabase()
         #expect(throws: SyncError.self) { try SyncEngine.initialize(database: database, server: server, keys: Self.keys()) }
         #expect(try SyncState.load(databasePath: database.path) == nil)
     }
@@ -233,9 +227,7 @@ import Testing
         let (server, _, _) = try Self.machines(1)
         try Connection(server).execute(
             "UPDATE notesfs_keys SET wrapped = jsonb_set(wrapped, '{kdf,n}', to_jsonb(1073741824::bigint)) WHERE kind = 'passphrase'")
-        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        let database = try makeMachineDatabase()
         #expect {
             try SyncEngine.initialize(database: database, server: server, keys: Self.keys())
         } throws: { error in
@@ -459,9 +451,7 @@ import Testing
         #expect(try a.note("diary").text == "monday\ntuesday\n")
         #expect(try b.contents() == a.contents())
 
-        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        let database = try makeMachineDatabase()
         #expect(throws: SyncError.self) { try SyncEngine.initialize(database: database, server: server, keys: .recoveryKey(oldRecovery)) }
         try SyncEngine.initialize(database: database, server: server, keys: .recoveryKey(try #require(setup.recoveryKey)))
         let c = Machine(database: database)
@@ -565,6 +555,17 @@ import Testing
         let (b, _) = try Self.machine(on: server)
         try b.sync()
         #expect(try b.note("plain").text == "plain\n")
+    }
+
+    /// A recovery key file that is no key (1 MiB of bytes) is refused after reading at most 4 KiB,
+    /// and nothing is written.
+    @Test func aRecoveryKeyFileOfAMegabyteIsRefusedUnread() throws {
+        let (server, _, _) = try Self.machines(1)
+        let scratch = makeTemporaryDirectory("notesfs-recovery-file")
+        try Data(repeating: 0x41, count: 1 << 20).write(to: URL(fileURLWithPath: scratch + "/big"))
+        let run = try notesfs(scratch + "/db", ["sync", "init", server, "--recovery-key-file", scratch + "/big"])
+        #expect(run.status != 0 && run.stderr.contains("over 4096 bytes"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: SyncState.path(forDatabase: scratch + "/db")))
     }
 
     @Test func theCommandLineMakesJoinsAndRewrapsTheKey() throws {

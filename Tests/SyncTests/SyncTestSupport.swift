@@ -63,14 +63,19 @@ let machinesDirectory: String = {
     return directory
 }()
 
+/// A new, empty database in a directory of its own under ``machinesDirectory`` (not connected to a server).
+func makeMachineDatabase() throws -> RecordDatabase {
+    var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
+    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    return try RecordDatabase(path: directory + "/db", backgroundThread: false)
+}
+
 /// `count` machines on one new server database, each after `sync init`.
 func makeMachines(_ count: Int, on testCluster: TestCluster? = nil) throws -> (server: String, machines: [Machine]) {
     let server = try (testCluster ?? cluster()).makeDatabase()
     var machines: [Machine] = []
     for _ in 0..<count {
-        var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        let database = try RecordDatabase(path: directory + "/db", backgroundThread: false)
+        let database = try makeMachineDatabase()
         try SyncEngine.initialize(database: database, server: server)
         machines.append(Machine(database: database))
     }
