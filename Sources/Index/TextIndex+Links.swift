@@ -223,6 +223,16 @@ extension TextIndex {
             ]) { $0.text(0) }.first
     }
 
+    /// The folder a document is in (nil: the root) and the file name it shows under there; nil
+    /// when it has no row.
+    /// - Throws: ``SQLiteError``.
+    public func placement(of name: String) throws(SQLiteError) -> (folder: String?, fileName: String)? {
+        let rows = try connection.cachedStatement("SELECT folder, file_name FROM docs WHERE name = ?").rows([.text(name)]) {
+            ($0.isNull(0) ? nil : $0.text(0), $0.text(1))
+        }
+        return rows.first.map { (folder: $0.0, fileName: $0.1) }
+    }
+
     /// The path of a folder by record name (nil: the root, or a folder it does not know).
     /// - Throws: ``SQLiteError``.
     public func folderPath(ofFolder name: String) throws(SQLiteError) -> String? {

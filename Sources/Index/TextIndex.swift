@@ -347,12 +347,7 @@ public struct IndexWriter {
 
     /// The folder a document is in (nil: the root) and the file name it shows under there; nil
     /// when it has no row.
-    public func placement(of name: String) throws(SQLiteError) -> (folder: String?, fileName: String)? {
-        let rows = try connection.cachedStatement("SELECT folder, file_name FROM docs WHERE name = ?").rows([.text(name)]) {
-            ($0.isNull(0) ? nil : $0.text(0), $0.text(1))
-        }
-        return rows.first.map { (folder: $0.0, fileName: $0.1) }
-    }
+    public func placement(of name: String) throws(SQLiteError) -> (folder: String?, fileName: String)? { try index.placement(of: name) }
 
     /// Whether `name` is a folder the index has a path for.
     public func hasFolder(_ name: String) throws(SQLiteError) -> Bool {

@@ -17,13 +17,6 @@ extension NotesFileSystem {
         options.noLinkRewriting ? nil : searchBox.withLock { $0?.notesIndex }
     }
 
-    /// Catches the index up before a rename takes the state lock, so the catch-up the rename makes
-    /// under it (``linkRewrites(for:)``) has little left to do.
-    func prepareLinkRewrites() {
-        guard let index = linkIndex else { return }
-        do { try index.catchUp() } catch { Log.warning("links: \(error.description)") }
-    }
-
     /// How many times a rename plans its rewrites again when other processes commit between the
     /// plan and its commit; the last try commits without that check (and logs it).
     static let linkRewriteAttempts = 20

@@ -32,8 +32,6 @@ extension NotesFileSystem {
         if flags.contains(.exchange) {
             return try locked { (state) throws in try exchange(parent: parent, source, newParent: newParent, target, &state) }
         }
-        // An editor's save (to or from a scratch name: `x~`, `.x.swp`, `4913`) moves no note.
-        if !ScratchNames.isScratch(source) && !ScratchNames.isScratch(target) { prepareLinkRewrites() }
         try locked { (state) throws in
             let inode = try listedChild(parent, source, &state)
             if inode == Self.recoveredInode { throw Errno.readOnly }

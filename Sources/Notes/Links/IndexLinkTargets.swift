@@ -9,15 +9,27 @@ final class IndexLinkTargets: LinkTargets {
     /// The first error of a lookup (a lookup that fails answers nothing).
     private(set) var failure: SQLiteError?
 
+    /// Files the index has no row for yet, by key (``add(_:)``).
+    private var added: [String: [String]] = [:]
+
     init(index: TextIndex) { self.index = index }
+
+    /// Counts the file at `path` among the targets, beside the index's rows (a file committed
+    /// after the index's token).
+    func add(_ path: String) {
+        let key = LinkResolver.key(of: FileMove.lastComponent(path))
+        added[key, default: []].append(path)
+        cache[key] = nil
+    }
 
     func paths(withKey key: String) -> [String] {
         if let known = cache[key] { return known }
-        let paths: [String]
+        var paths: [String]
         do throws(SQLiteError) { paths = try index.paths(withKey: key) } catch {
             failure = failure ?? error
             paths = []
         }
+        paths += added[key] ?? []
         cache[key] = paths
         return paths
     }

@@ -47,6 +47,13 @@ extension NotesSearchIndex {
     /// while other processes keep committing). When the commits since cannot be listed, all of it
     /// is planned again.
     public func linkRewrites(for item: MovedItem, revising earlier: LinkRewrites? = nil) throws(SQLiteError) -> LinkRewrites {
+        // Most renames follow commits that cannot change their plan: planned on the index as it
+        // stands, they skip a catch-up (a write transaction of the text index) in the request.
+        if earlier == nil, case .file(let id, let folder, let fileName) = item,
+            let plan = try linkRewritesBeforeCatchingUp(forFile: id, to: folder, fileName: fileName)
+        {
+            return plan
+        }
         var changedNames: Set<String>?
         let plan = try readCurrent { (index) throws(SQLiteError) -> LinkRewrites in
             // Listed once the index is caught up, so that they hold every change up to its token,
@@ -99,11 +106,14 @@ extension NotesSearchIndex {
     }
 
     /// `onlyNotes`: plan only these notes (by record name); nil: every note the moves concern.
-    private func linkRewrites(for moves: [FileMove], in index: TextIndex, onlyNotes: Set<String>? = nil) throws(SQLiteError)
-        -> LinkRewrites
-    {
+    /// `token`: the store's state the index stands for (nil: the index's own token). `arrived`: a
+    /// file the index has no row for yet (committed after its token) at its path before the moves.
+    func linkRewrites(
+        for moves: [FileMove], in index: TextIndex, onlyNotes: Set<String>? = nil, token: ChangeToken? = nil,
+        arrived: (name: String, path: String)? = nil
+    ) throws(SQLiteError) -> LinkRewrites {
         var result = LinkRewrites()
-        result.token = try index.token()
+        if let token { result.token = token } else { result.token = try index.token() }
         guard !moves.isEmpty else { return result }
         let moveMap = Dictionary(moves.map { ($0.oldPath, $0.newPath) }, uniquingKeysWith: { a, _ in a })
         var keys = Set<String>()
@@ -117,8 +127,10 @@ extension NotesSearchIndex {
         for move in moves where EntryNames.isNoteFileName(FileMove.lastComponent(move.oldPath)) {
             if let document = try index.document(atPath: move.oldPath) { sources[document.name] = move.oldPath }
         }
+        if let arrived, EntryNames.isNoteFileName(FileMove.lastComponent(arrived.path)) { sources[arrived.name] = arrived.path }
         if let onlyNotes { sources = sources.filter { onlyNotes.contains($0.key) } }
         let before = IndexLinkTargets(index: index)
+        if let arrived { before.add(arrived.path) }
         let after = MovedLinkTargets(base: before, moves: moveMap)
         let names = sources.keys.sorted()
         let records = database.records(for: names.map { RecordID(recordName: $0) })

@@ -191,7 +191,7 @@ public final class NotesSearchIndex: Sendable {
                 // rename and create in it saves it) changes no path and no name; a new, moved or
                 // renamed one changes paths (its siblings' too, when names collide).
                 let stored = try w.folderPath(ofFolder: metadata.recordID.recordName)
-                if let stored, try keepsPath(metadata, stored: stored, w, contents) { continue }
+                if let stored, try Self.keepsPath(metadata, stored: stored, folderPath: w.folderPath(ofFolder:), contents) { continue }
                 if stored == nil || stored != (try? contents.folderPath(metadata.recordID)) { foldersChanged = true }
             } else if Self.rowTypes.contains(metadata.recordType) {
                 saved.append(metadata.recordID)
@@ -296,19 +296,30 @@ public final class NotesSearchIndex: Sendable {
         }
     }
 
+    /// The folder tree after `changes` (made from `token`) for a plan that reads the index without
+    /// writing it: the kept tree updated, when it is of `token`, without keeping the result (the
+    /// next catch-up starts from the kept one); nil when there is none to start from.
+    func treeForReading(after changes: ChangeSet, from token: ChangeToken) -> FolderTree? {
+        guard database.currentToken == changes.token, var tree = folderTree.withLock({ $0?.token == token ? $0?.tree : nil }) else {
+            return nil
+        }
+        return tree.update(saving: changes.changed.filter { $0.recordType == Folder.recordType }, deleting: changes.deleted) ? tree : nil
+    }
+
     /// Whether a saved folder still has the path the index holds for it, told without listing the
     /// folders above it (that lists the root, which reads every record): its parent's path in the
     /// index and its own name unsuffixed give that path. False when unsure (a name with a suffix):
     /// then the caller computes the path.
-    private func keepsPath(_ folder: RecordMetadata, stored: String, _ w: IndexWriter, _ contents: FolderContents) throws(SQLiteError)
-        -> Bool
-    {
+    /// `folderPath`: the index's path of a folder by record name.
+    static func keepsPath(
+        _ folder: RecordMetadata, stored: String, folderPath: (String) throws(SQLiteError) -> String?, _ contents: FolderContents
+    ) throws(SQLiteError) -> Bool {
         var parentPath = ""
         if let parent = contents.shownFolder(of: folder) {
-            guard let known = try w.folderPath(ofFolder: parent.recordName) else { return false }
+            guard let known = try folderPath(parent.recordName) else { return false }
             parentPath = known + "/"
         }
-        let name = EntryNames.baseName(FolderContents.storedName(of: folder, in: database), kind: .folder)
+        let name = EntryNames.baseName(FolderContents.storedName(of: folder, in: contents.database), kind: .folder)
         return parentPath + name == stored
     }
 
