@@ -37,24 +37,21 @@ extension NotesSearchIndex {
         } ?? nil
     }
 
+    /// Commits since the index's token beyond which a plan catches the index up instead.
+    static let unindexedLimit = 1024
+
     private func plan(
         moving moved: RecordMetadata, to folder: RecordID?, fileName: String, index: TextIndex, changes: ChangeSet,
         contents: FolderContents
     ) throws(SQLiteError) -> LinkRewrites? {
         let id = moved.recordID
+        guard changes.changed.count + changes.deleted.count <= Self.unindexedLimit, let indexed = try index.token() else { return nil }
         let unindexed = Set(changes.changed.map(\.recordID) + changes.deleted)
         func folderPath(_ folder: RecordID?) throws(SQLiteError) -> String? {
             guard let folder else { return "" }
             return try index.folderPath(ofFolder: folder.recordName)
         }
         func joined(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
-        // Every folder saved since keeps its path, and none was deleted.
-        for metadata in changes.changed where metadata.recordType == Folder.recordType {
-            guard let stored = try index.folderPath(ofFolder: metadata.recordID.recordName),
-                try Self.keepsPath(metadata, stored: stored, folderPath: index.folderPath(ofFolder:), contents)
-            else { return nil }
-        }
-        for deleted in changes.deleted where try index.folderPath(ofFolder: deleted.recordName) != nil { return nil }
         // The moved file's path before the move.
         let oldPath: String
         var arrived: (name: String, path: String)?
@@ -73,41 +70,76 @@ extension NotesSearchIndex {
         // The keys the plan looks up: the moved file's names, and every link of the moved note.
         let keys: Set<String> = [LinkResolver.key(of: FileMove.lastComponent(oldPath)), LinkResolver.key(of: fileName)]
         var looked = keys
-        let others = changes.changed.filter { $0.recordID != id && Self.rowTypes.contains($0.recordType) }
-        let texts = database.records(for: [id] + others.filter { $0.recordType == Note.recordType }.map(\.recordID))
-        if case .success(let record)? = texts[id], let text = record[FieldName.text]?.stringValue {
+        if moved.recordType == Note.recordType, case .success(let record)? = database.records(for: [id])[id],
+            let text = record[FieldName.text]?.stringValue
+        {
             for link in NoteText.scan(text).links where !link.target.isEmpty { looked.insert(NoteIndexing.key(ofTarget: link.target)) }
         }
-        func mayShowUnder(_ name: String) -> Bool { Self.mayShow(underKeys: looked, name: name) }
         let linking = Set(try index.linkingDocuments(keys: keys).map(\.name))
-        for metadata in others {
-            guard let kind = EntryNames.kind(ofRecordType: metadata.recordType) else { return nil }
-            if linking.contains(metadata.recordID.recordName) { return nil }
-            if mayShowUnder(EntryNames.baseName(FolderContents.storedName(of: metadata, in: database), kind: kind)) { return nil }
-            if let old = try index.placement(of: metadata.recordID.recordName), mayShowUnder(old.fileName) { return nil }
-            switch texts[metadata.recordID] {
-            case .success(let record)?:
-                guard let text = record[FieldName.text]?.stringValue else {
-                    if record[FieldName.content] == nil { continue }
-                    return nil  // text kept as bytes: read by the catch-up
-                }
-                if NoteText.scan(text).links.contains(where: { keys.contains(NoteIndexing.key(ofTarget: $0.target)) }) { return nil }
-            case .failure?: return nil
-            case nil: if metadata.recordType == Note.recordType { return nil }
-            }
-        }
-        for deleted in changes.deleted where deleted != id {
-            if linking.contains(deleted.recordName) { return nil }
-            if let old = try index.placement(of: deleted.recordName), mayShowUnder(old.fileName) { return nil }
+        let others =
+            changes.changed.filter { $0.recordID != id }.map { Either.changed($0) }
+            + changes.deleted.filter { $0 != id }.map { Either.deleted($0) }
+        for other in others {
+            let name = other.recordName
+            if linking.contains(name) { return nil }
+            let found = try unindexedRecord(other, indexToken: indexed, index: index, contents: contents)
+            if found.refuses || !found.linkKeys.isDisjoint(with: keys) { return nil }
+            if found.bases.contains(where: { base in looked.contains { $0 == base || $0.hasPrefix(base + " (") } }) { return nil }
         }
         let moves = oldPath == newPath ? [] : [FileMove(oldPath: oldPath, newPath: newPath)]
         return try linkRewrites(for: moves, in: index, token: changes.token, arrived: arrived)
     }
 
-    /// Whether a file shown as `name`, or a namesake of it, may show under one of `keys`: its key,
-    /// or that of any base it may be a suffixed name of (`Plan (ab).md` of `Plan`), is one of them
-    /// or a suffixed form of one (``EntryNames/suffixed(_:_:)``: `base (suffix)`).
-    static func mayShow(underKeys keys: Set<String>, name: String) -> Bool {
+    /// What a plan needs of a record committed (or deleted) after the index's token: kept by
+    /// record name for the index's token and the record's change tag, so that a storm of renames
+    /// reads and scans each such record once, not once a rename.
+    private func unindexedRecord(_ other: Either, indexToken: ChangeToken, index: TextIndex, contents: FolderContents)
+        throws(SQLiteError) -> UnindexedRecord
+    {
+        let name = other.recordName
+        let tag = other.metadata?.recordChangeTag
+        if let known = unindexedRecords.withLock({ $0[name] }), known.indexToken == indexToken, known.changeTag == tag { return known }
+        var found = UnindexedRecord(indexToken: indexToken, changeTag: tag)
+        if let old = try index.placement(of: name) { found.bases += Self.bases(ofName: old.fileName) }
+        switch other {
+        case .deleted:
+            found.refuses = try index.folderPath(ofFolder: name) != nil  // a folder's paths change
+        case .changed(let metadata) where metadata.recordType == Folder.recordType:
+            // A folder saved with the path the index has (a new mtime, owner or mode) changes nothing.
+            if let stored = try index.folderPath(ofFolder: name) {
+                found.refuses = try !Self.keepsPath(metadata, stored: stored, folderPath: index.folderPath(ofFolder:), contents)
+            } else {
+                found.refuses = true
+            }
+        case .changed(let metadata):
+            guard Self.rowTypes.contains(metadata.recordType) else { break }
+            guard let kind = EntryNames.kind(ofRecordType: metadata.recordType) else {
+                found.refuses = true
+                break
+            }
+            found.bases += Self.bases(ofName: EntryNames.baseName(FolderContents.storedName(of: metadata, in: database), kind: kind))
+            guard metadata.recordType == Note.recordType else { break }
+            switch database.records(for: [metadata.recordID])[metadata.recordID] {
+            case .success(let record)?:
+                if let text = record[FieldName.text]?.stringValue {
+                    found.linkKeys = Set(NoteText.scan(text).links.map { NoteIndexing.key(ofTarget: $0.target) })
+                } else if record[FieldName.content] != nil {
+                    found.refuses = true  // text kept as bytes: read by the catch-up
+                }
+            case .failure?, nil: found.refuses = true
+            }
+        }
+        unindexedRecords.withLock {
+            if $0.count >= Self.unindexedLimit { $0.removeAll() }
+            $0[name] = found
+        }
+        return found
+    }
+
+    /// The keys of the names a file shown as `name` may be, or be a suffixed name of (`Plan (ab).md`
+    /// of `Plan`): its namesakes show as one of them or as `base (suffix)`
+    /// (``EntryNames/suffixed(_:_:)``).
+    static func bases(ofName name: String) -> [String] {
         let key = LinkResolver.key(of: name)
         var bases = [key]
         var rest = Substring(key)
@@ -115,6 +147,36 @@ extension NotesSearchIndex {
             rest = rest[..<open.lowerBound]
             bases.append(String(rest))
         }
-        return keys.contains { looked in bases.contains { looked == $0 || looked.hasPrefix($0 + " (") } }
+        return bases
     }
+}
+
+/// A record a plan looks at: committed, or deleted, after the index's token.
+private enum Either {
+    case changed(RecordMetadata)
+    case deleted(RecordID)
+
+    var recordName: String {
+        switch self {
+        case .changed(let metadata): metadata.recordID.recordName
+        case .deleted(let id): id.recordName
+        }
+    }
+
+    var metadata: RecordMetadata? {
+        if case .changed(let metadata) = self { metadata } else { nil }
+    }
+}
+
+/// What a rename's plan found of a record committed after the index's token.
+struct UnindexedRecord: Sendable {
+    var indexToken: ChangeToken
+    var changeTag: String?
+    /// The keys of the names it shows or showed under, and of the bases those may be suffixed
+    /// names of.
+    var bases: [String] = []
+    /// The keys of its links (a note's).
+    var linkKeys = Set<String>()
+    /// A plan must catch the index up: a folder whose path changes, or text that is not read here.
+    var refuses = false
 }

@@ -39,6 +39,10 @@ public final class NotesSearchIndex: Sendable {
     /// (under `writer`); a leaf lock.
     private let folderTree = Mutex<(tree: FolderTree, token: ChangeToken)?>(nil)
 
+    /// What rename plans found of records committed after the index's token
+    /// (``linkRewritesBeforeCatchingUp(forFile:to:fileName:)``), by record name; a leaf lock.
+    let unindexedRecords = Mutex<[String: UnindexedRecord]>([:])
+
     /// Records read and written per build transaction.
     public static let buildBatch = 1000
 
