@@ -104,7 +104,7 @@ extension TextIndex {
             (r.text(0), r.text(1), IndexedLink(key: r.text(2), target: r.text(3), style: Int(r.int(4)), line: Int(r.int(5))))
         }
         if let keys {
-            let statement = try connection.prepare(select + " WHERE l.key = ?")
+            let statement = try connection.cachedStatement(select + " WHERE l.key = ?")
             for key in keys.sorted() { rows += try statement.rows([.text(key)], row) }
         } else {
             rows = try connection.prepare(select).rows([], row)

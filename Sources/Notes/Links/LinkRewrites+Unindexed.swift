@@ -37,8 +37,8 @@ extension NotesSearchIndex {
         } ?? nil
     }
 
-    /// Commits since the index's token beyond which a plan catches the index up instead.
-    static let unindexedLimit = 1024
+    /// Commits since the index's token beyond which a plan catches the index up instead (`scripts/profile.sh rename`, 3,000 renames: 1,023-1,109 µs a rename at 64 and 256, 1,064-1,377 at 1,024, 1,380 at 16).
+    static let unindexedLimit = 256
 
     private func plan(
         moving moved: RecordMetadata, to folder: RecordID?, fileName: String, index: TextIndex, changes: ChangeSet,
