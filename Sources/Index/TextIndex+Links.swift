@@ -137,7 +137,7 @@ extension TextIndex {
             ? "SELECT d.name, d.type FROM docs d WHERE d.folder IS NULL AND d.file_name = ?1"
             : "SELECT d.name, d.type FROM docs d JOIN folders f ON f.name = d.folder WHERE f.path = ?2 AND d.file_name = ?1"
         let values: [SQLiteValue] = folder.isEmpty ? [.text(file)] : [.text(file), .text(folder)]
-        return try connection.prepare(sql).rows(values) { (name: $0.text(0), recordType: $0.text(1)) }.first
+        return try connection.cachedStatement(sql).rows(values) { (name: $0.text(0), recordType: $0.text(1)) }.first
     }
 
     /// Every tag with the number of notes that have it, by folded name (the spelling shown is the
