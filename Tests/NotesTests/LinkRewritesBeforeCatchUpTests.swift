@@ -129,10 +129,16 @@ import Testing
         let home = try await notes.newFolder(name: "Home")
         let folders: [RecordID?] = [nil, work.recordID, home.recordID]
         var ids: [RecordID] = []
+        // Record names from the seed too: they give namesakes their suffixes, so a run is repeated exactly.
+        var made = 0
+        func nextID() -> RecordID {
+            made += 1
+            return RecordID(recordName: "n\(seed)x\(made)")
+        }
         for _ in 0..<24 {
             let note = Note(
                 title: Self.titles.randomElement(using: &generator) ?? "", text: Self.randomText(&generator),
-                folder: folders.randomElement(using: &generator) ?? nil)
+                folder: folders.randomElement(using: &generator) ?? nil, recordID: nextID())
             ids.append(try await notes.save(note: note).recordID)
         }
         let index = NotesSearchIndex(database: notes.database)
@@ -149,7 +155,7 @@ import Testing
                 case 3:
                     let new = Note(
                         title: Self.titles.randomElement(using: &generator) ?? "", text: Self.randomText(&generator),
-                        folder: folders.randomElement(using: &generator) ?? nil)
+                        folder: folders.randomElement(using: &generator) ?? nil, recordID: nextID())
                     ids.append(try await notes.save(note: new).recordID)
                     continue
                 case 4 where ids.count > 8:
