@@ -47,6 +47,14 @@ public final class ConditionLock<State: Sendable>: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// Runs `body` with the lock held, then wakes the waiters only when `body` returns true (it
+    /// changed what they may wait for): a change nobody waits for costs no wake-up.
+    public func change(wakingWaitersIf body: (inout State) -> Bool) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if body(&state) { pthread_cond_broadcast(condition) }
+    }
+
     /// Reads the state with the lock held (no waiter is woken).
     public func read<R>(_ body: (State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
