@@ -73,8 +73,28 @@ import Testing
         try db.modify(saving: [record])
         #expect(db.metadata(for: n1)?.field("title")?.stringValue == "renamed")
         try db.checkpoint()
+        // A checkpoint of this process's own commit forgets only what it wrote: the folder's other
+        // entries are not decoded again (those the checkpoint wrote are: the renamed one, and the
+        // commits made after the first checkpoint), and the renamed one reads as renamed.
+        let afterCheckpoint = decoded()
         #expect(db.metadata(for: n1)?.field("title")?.stringValue == "renamed")
         #expect(db.referrers(to: f1, key: "folder").map(\.recordID.recordName).sorted() == listing)
+        #expect(decoded() - afterCheckpoint < 10, "decoded again: \(decoded() - afterCheckpoint) rows")
+
+        // Another process's checkpoint: everything decoded is forgotten, and its change is seen.
+        #expect(db.metadata(for: RecordID(recordName: "n2"))?.field("title")?.stringValue == "n2")
+        let other = try makeDatabase(path)
+        var again = try other.record(for: RecordID(recordName: "n2"))
+        again["title"] = .string("changed elsewhere")
+        try other.modify(saving: [again])
+        try other.checkpoint()
+        try other.close()
+        var touched = try db.record(for: n1)
+        touched["title"] = .string("renamed twice")
+        try db.modify(saving: [touched])
+        try db.checkpoint()
+        #expect(db.metadata(for: RecordID(recordName: "n2"))?.field("title")?.stringValue == "changed elsewhere")
+        #expect(db.metadata(for: n1)?.field("title")?.stringValue == "renamed twice")
     }
 
     /// The names of a type's records are those of its metadata: the file's rows the journal did not

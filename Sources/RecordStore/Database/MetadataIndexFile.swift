@@ -47,8 +47,9 @@ final class MetadataIndexFile {
     /// Metadata decoded from the file, by record name, and record names by identity: the working
     /// set (a listed folder's entries, the nodes a mount stats and asks for attributes again and
     /// again) is read and decoded once per ``pin()``, not at every request. Only lookups by name
-    /// and by reference fill it (not scans); emptied when the file's content may change (``pin()``,
-    /// ``write(_:)``) and when it reaches ``cacheLimit`` entries: it holds a working set, not the file.
+    /// and by reference fill it (not scans); emptied when the file's content may change (``pin()``;
+    /// ``write(_:)`` forgets only the records it writes) and when it reaches ``cacheLimit`` entries:
+    /// it holds a working set, not the file.
     private var cache: [String: RecordMetadata] = [:]
     private var identityCache: [UInt64: String] = [:]
     static let cacheLimit = 16_384
@@ -242,8 +243,16 @@ final class MetadataIndexFile {
 
     /// Starts a new read transaction: from now on this process reads the file as it is now (until
     /// the next call). Called at open and whenever the journal was started afresh.
-    func pin() throws(SQLiteError) {
-        forgetCached()
+    ///
+    /// `forgetting`: the only records whose rows may differ from what was decoded before (this
+    /// process's own write); nil: any may, and everything decoded is forgotten.
+    func pin(forgetting changed: Set<String>? = nil) throws(SQLiteError) {
+        if let changed {
+            for name in changed { cache[name] = nil }
+            identityCache = [:]  // an identity may have moved to another record (a rename over one)
+        } else {
+            forgetCached()
+        }
         if sqlite3InTransaction { try connection.execute("COMMIT") }
         // While no transaction of this process holds the log, its pages go into the file as far
         // as other readers allow, and with no other reader the log is emptied: SQLite's index of
@@ -546,14 +555,23 @@ final class MetadataIndexFile {
     /// `synchronous=FULL`: durable when it returns). Refused (false) when the file is already
     /// at or past `index.seq` (another process's checkpoint came first). Starts a new read
     /// transaction after it.
+    ///
+    /// What it decoded before stays decoded, but for the records it writes: a checkpoint after each
+    /// commit emptied the cache, and every request after it decoded its node again (an append's
+    /// `open`, an unlink's checks). All of it is forgotten when another process wrote the file since
+    /// this one last read it, or came first.
     func write(_ index: RecordIndex) throws(RecordStoreError) -> Bool {
-        forgetCached()
+        let readAt = header.seq
+        var changed = Set(index.entries.namesDeletedFromBase)
+        for metadata in index.entries.overlay { changed.insert(metadata.recordID.recordName) }
+        var onlyOurs = false
         do {
             if sqlite3InTransaction { try connection.execute("COMMIT") }
             let written = try connection.transaction(write: true) { () throws(SQLiteError) -> Bool in
                 guard let current = try Self.readHeader(connection), current.databaseID == header.databaseID else {
                     throw SQLiteError(code: 11, message: "\(path): the record index was replaced while open")
                 }
+                onlyOurs = current.seq == readAt
                 header = current
                 guard current.seq < index.seq else { return false }
                 var count = current.count
@@ -574,7 +592,7 @@ final class MetadataIndexFile {
                 try writeHeader()
                 return true
             }
-            try pin()  // which empties the log too
+            try pin(forgetting: written && onlyOurs ? changed : nil)  // which empties the log too
             return written
         } catch {
             try? pin()
