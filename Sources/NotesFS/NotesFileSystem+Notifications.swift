@@ -23,10 +23,11 @@ extension NotesFileSystem {
             }
             // External changes wake it without draining: apply them here so the kernel hears soon.
             state.withLock { applyPendingChanges(&$0) }
-            let work = outbox.withLock { items in
-                defer { items = [] }
-                return items
+            let (work, queued) = outbox.withLock { outbox in
+                defer { outbox.items = [] }
+                return (outbox.items, outbox.queued)
             }
+            defer { notificationsSent.withLock { $0 = max($0, queued) } }
             guard let notifier = notifierBox.withLock({ $0 }) else { continue }
             for item in work {
                 switch item {

@@ -60,5 +60,11 @@ extension NotesFileSystem {
             try database.modify(saving: rewrittenRecords(records, &state))
             finishRewrites(of: records.map(\.recordID), &state)
         }
+        // The rewritten notes are not the files this rename names: the reply waits until the
+        // kernel was told to drop their pages and attributes (``waitForNotifications(within:)``).
+        waitForNotifications(within: Self.rewriteNotificationWait)
     }
+
+    /// How long a tag rename waits for the kernel to be told of the notes it rewrote.
+    static let rewriteNotificationWait: Duration = .seconds(1)
 }

@@ -27,8 +27,8 @@ import Synchronization
 ///    that moves a scratch or pending file's bytes into a record, unlink of a file still open, and
 ///    an outside change refreshing a clean open buffer.
 /// 3. Leaf locks, under which nothing else is taken: each ``ContentBuffer``'s storage,
-///    `pendingChanges`, `outbox`, `notifierBox`, `databaseBox`, `searchBox`, `storesEnded`, the
-///    background workers' own locks (`notifications`, `pruning`), and ``NoteHistory``'s catalog
+///    `pendingChanges`, `outbox`, `notificationsSent`, `notifierBox`, `databaseBox`, `searchBox`,
+///    `storesEnded`, the background workers' own locks (`notifications`, `pruning`), and ``NoteHistory``'s catalog
 ///    cache (made outside it: making one takes the state lock).
 ///
 /// Kernel notifications (invalidations and page-cache stores) are sent by the notification thread
@@ -92,8 +92,11 @@ public final class NotesFileSystem: FileSystem {
     let writerClosedHandlers = Mutex<[@Sendable () -> Void]>([])
     /// Store changes not yet applied to the listings (filled by the store observer).
     let pendingChanges = Mutex<[RecordStoreChange]>([])
-    /// Kernel notifications waiting for the notification thread.
-    let outbox = Mutex<[Invalidation]>([])
+    /// Kernel notifications waiting for the notification thread, and how many were ever queued.
+    let outbox = Mutex<(items: [Invalidation], queued: UInt64)>(([], 0))
+    /// How many of the queued notifications the notification thread has sent (or found no
+    /// session for): a handler waits on it for what it queued (``waitForNotifications(within:)``).
+    let notificationsSent = ConditionLock<UInt64>(0)
     /// The notification thread (`NotesFileSystem+Notifications.swift`): woken when the outbox
     /// fills or an outside change arrives, else every half second; started by `initialize`.
     let notifications = BackgroundWorker(name: "notesfs.invalidate", interval: .milliseconds(500))
@@ -221,8 +224,22 @@ public final class NotesFileSystem: FileSystem {
     /// reply (never from a request handler: FUSE-NOTES.md). Takes only the `outbox` leaf lock, so
     /// it may be called holding the state lock.
     func notifyKernel(_ items: [Invalidation]) {
-        outbox.withLock { $0 += items }
+        outbox.withLock { outbox in
+            outbox.items += items
+            outbox.queued += UInt64(items.count)
+        }
         notifications.wake()
+    }
+
+    /// Waits, holding no lock, until the notification thread has sent every notification queued
+    /// so far, or `limit` has passed: for a handler that changed other files than those the
+    /// request names (a tag rename rewrites notes). Sent after the reply, an invalidation of such
+    /// a file could land in the middle of a read made right after it, and the kernel then kept
+    /// the file's old size over its new bytes. Bounded: a notification about a directory that
+    /// this request holds locked in the kernel waits for the reply.
+    func waitForNotifications(within limit: Duration) {
+        let queued = outbox.withLock { $0.queued }
+        _ = notificationsSent.wait(until: .now + limit) { $0 >= queued ? true : nil }
     }
 }
 

@@ -37,7 +37,9 @@ extension NotesSearchIndex {
         } ?? nil
     }
 
-    /// Commits since the index's token beyond which a plan catches the index up instead (`scripts/profile.sh rename`, 3,000 renames: 1,023-1,109 µs a rename at 64 and 256, 1,064-1,377 at 1,024, 1,380 at 16).
+    /// Commits since the index's token beyond which a plan catches the index up instead
+    /// (`scripts/profile.sh rename`, 3,000 renames, wall and daemon CPU a rename: 1,380 and 1,313 µs
+    /// at 16, 1,023-1,109 and 1,010-1,097 at 64, 1,024 and 1,070 at 256, 1,064 and 1,377 at 1,024).
     static let unindexedLimit = 256
 
     private func plan(
