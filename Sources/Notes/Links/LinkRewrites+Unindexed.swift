@@ -32,7 +32,8 @@ extension NotesSearchIndex {
                     let moved = database.metadata(for: id)
                 else { return nil }
                 let contents = FolderContents(database: database, tree: treeForReading(after: changes, from: indexed))
-                return try plan(moving: moved, to: folder, fileName: fileName, index: index, changes: changes, contents: contents)
+                return try plan(
+                    moving: moved, to: folder, fileName: fileName, index: index, indexed: indexed, changes: changes, contents: contents)
             }
         } ?? nil
     }
@@ -43,12 +44,11 @@ extension NotesSearchIndex {
     static let unindexedLimit = 256
 
     private func plan(
-        moving moved: RecordMetadata, to folder: RecordID?, fileName: String, index: TextIndex, changes: ChangeSet,
-        contents: FolderContents
+        moving moved: RecordMetadata, to folder: RecordID?, fileName: String, index: TextIndex, indexed: ChangeToken,
+        changes: ChangeSet, contents: FolderContents
     ) throws(SQLiteError) -> LinkRewrites? {
         let id = moved.recordID
-        guard changes.changed.count + changes.deleted.count <= Self.unindexedLimit, let indexed = try index.token() else { return nil }
-        let unindexed = Set(changes.changed.map(\.recordID) + changes.deleted)
+        guard changes.changed.count + changes.deleted.count <= Self.unindexedLimit else { return nil }
         func folderPath(_ folder: RecordID?) throws(SQLiteError) -> String? {
             guard let folder else { return "" }
             return try index.folderPath(ofFolder: folder.recordName)
@@ -57,7 +57,7 @@ extension NotesSearchIndex {
         // The moved file's path before the move.
         let oldPath: String
         var arrived: (name: String, path: String)?
-        if !unindexed.contains(id) {
+        if !changes.changed.contains(where: { $0.recordID == id }) {
             guard let path = try index.path(ofDocument: id.recordName) else { return nil }
             oldPath = path
         } else {
@@ -75,7 +75,7 @@ extension NotesSearchIndex {
         if moved.recordType == Note.recordType, case .success(let record)? = database.records(for: [id])[id],
             let text = record[FieldName.text]?.stringValue
         {
-            for link in NoteText.scan(text).links where !link.target.isEmpty { looked.insert(NoteIndexing.key(ofTarget: link.target)) }
+            looked.formUnion(NoteIndexing.linkKeys(of: text))
         }
         let linking = Set(try index.linkingDocuments(keys: keys).map(\.name))
         let others =
@@ -124,7 +124,7 @@ extension NotesSearchIndex {
             switch database.records(for: [metadata.recordID])[metadata.recordID] {
             case .success(let record)?:
                 if let text = record[FieldName.text]?.stringValue {
-                    found.linkKeys = Set(NoteText.scan(text).links.map { NoteIndexing.key(ofTarget: $0.target) })
+                    found.linkKeys = NoteIndexing.linkKeys(of: text)
                 } else if record[FieldName.content] != nil {
                     found.refuses = true  // text kept as bytes: read by the catch-up
                 }

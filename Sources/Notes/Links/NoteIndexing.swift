@@ -15,6 +15,10 @@ enum NoteIndexing {
         document.properties = frontMatter?.properties.flatMap(indexed) ?? []
     }
 
+    /// The keys of a note's links as the index keeps them (a link to a heading of the same note
+    /// has none).
+    static func linkKeys(of text: String) -> Set<String> { Set(NoteText.scan(text).links.compactMap(indexed).map(\.key)) }
+
     /// A link as the index keeps it; nil for a link to a heading of the same note.
     static func indexed(_ link: NoteLink) -> IndexedLink? {
         guard !link.target.isEmpty else { return nil }
