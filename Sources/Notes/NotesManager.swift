@@ -157,9 +157,8 @@ public final class NotesManager: Sendable {
 
     /// The records of `recordType` that `folder` (nil: the root) shows.
     private func members(of folder: RecordID?, ofType recordType: String) -> [RecordID] {
-        let tree = FolderTree(database: database)
         var ids: [RecordID] = []
-        FolderContents.forEachMember(of: folder, tree: tree, in: database) { metadata in
+        FolderContents(database: database).forEachMember(of: folder) { metadata in
             if metadata.recordType == recordType { ids.append(metadata.recordID) }
         }
         return ids

@@ -100,4 +100,68 @@ import Testing
         }
         #expect(updated > 50)  // the common steps are incremental (none is once a move made a cycle)
     }
+
+    /// Placing folders by walking up from each, as ``FolderContents`` does while it needs no whole
+    /// tree, places every folder and item as the whole tree does: after every step of a seeded run
+    /// whose moves make cycles and whose parents may be notes or deleted records (dangling), asked
+    /// in a random order, by a fresh instance and by one that keeps its walks.
+    @Test(arguments: [4, 5, 6])
+    func walksUpPlaceAsTheWholeTree(seed: UInt64) throws {
+        var template = Array("/tmp/notesfs-tree-XXXXXX".utf8CString)
+        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let database = try RecordDatabase(path: path, backgroundThread: false)
+        var rng = SeededGenerator(state: seed)
+        var kept = FolderContents(database: database)
+        var (walkedToRecovered, walkedToFolder) = (0, 0)
+        for step in 0..<200 {
+            let folders = database.metadata(ofType: Folder.recordType).map { $0.recordID }.sorted()
+            let notes = database.metadata(ofType: Note.recordType).map { $0.recordID }.sorted()
+            func pick(_ ids: [RecordID]) -> RecordID { ids[Int(rng.next() % UInt64(ids.count))] }
+            func parent() -> FieldValue? {
+                switch rng.next() % 8 {
+                case 0: return nil
+                case 1 where !notes.isEmpty: return .reference(Reference(recordID: pick(notes), action: .none))
+                default: return folders.isEmpty ? nil : .reference(Reference(recordID: pick(folders), action: .none))
+                }
+            }
+            var record: Record
+            var deleting: [RecordID] = []
+            switch rng.next() % 12 {
+            case 0..<5:
+                record = Record(recordType: Folder.recordType, recordID: id("f\(step)"))
+                record["name"] = .string("f\(step)")
+                record["parent"] = parent()
+            case 5..<7:
+                record = Record(recordType: Note.recordType, recordID: id("n\(step)"))
+                record["title"] = .string("n\(step)")
+                record["folder"] = parent()
+            default:
+                guard !folders.isEmpty else { continue }
+                record = try database.record(for: pick(folders))
+                record["parent"] = parent()
+                // Deleted instead: what referred to it with no action now dangles.
+                if rng.next() % 3 == 0 { deleting = [pick(folders + notes)] }
+            }
+            _ = try database.modify(saving: deleting.isEmpty ? [record] : [], deleting: deleting)
+            kept.invalidate()
+            if rng.next() % 5 == 0 { kept = FolderContents(database: database) }
+            let tree = FolderTree(database: database)
+            let fresh = FolderContents(database: database)
+            var asked = database.metadata(ofType: Folder.recordType) + database.metadata(ofType: Note.recordType)
+            asked.shuffle(using: &rng)
+            for metadata in asked {
+                let whole = tree.placement(of: metadata)
+                #expect(fresh.placement(of: metadata) == whole, "step \(step): \(metadata.recordID.recordName)")
+                #expect(kept.placement(of: metadata) == whole, "step \(step): \(metadata.recordID.recordName)")
+                if metadata.recordType == Folder.recordType {
+                    if whole == .recovered { walkedToRecovered += 1 }
+                    if case .folder = whole { walkedToFolder += 1 }
+                }
+            }
+            #expect(fresh.placement(ofFolder: id("missing")) == nil)
+            if let note = notes.first { #expect(fresh.placement(ofFolder: note) == nil) }
+        }
+        #expect(walkedToRecovered > 20 && walkedToFolder > 20)  // both kinds of walk ran
+    }
 }

@@ -17,7 +17,7 @@ extension FolderContents {
     /// empty name shown as `Untitled`, `.` and `..`, a name cut to fit 255 bytes), and in
     /// `Recovered` (placed by the folder tree, not by one reference), the answer is nil.
     func uncontestedEntry(_ metadata: RecordMetadata) -> FolderEntry? {
-        guard let kind = EntryNames.kind(ofRecordType: metadata.recordType), let placement = tree.placement(of: metadata) else {
+        guard let kind = EntryNames.kind(ofRecordType: metadata.recordType), let placement = placement(of: metadata) else {
             return nil
         }
         let folder: RecordID?
@@ -61,7 +61,7 @@ extension FolderContents {
     func namesakes(showingAs base: String, in folder: RecordID?) -> [RecordMetadata]? {
         guard base.utf8.count < 240, !Self.mayShowAsAnotherName(base) else { return nil }
         if folder == nil && base == FolderTree.recoveredName { return nil }
-        if let folder, !tree.contains(folder) { return nil }
+        if let folder, placement(ofFolder: folder) == nil { return nil }
         var found: [RecordMetadata] = []
         for type in [Folder.recordType] + FolderTree.itemTypes {
             guard let kind = EntryNames.kind(ofRecordType: type) else { continue }

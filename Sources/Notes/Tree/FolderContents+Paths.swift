@@ -30,7 +30,7 @@ extension FolderContents {
             if folder == Self.recoveredID {
                 parent = nil
             } else {
-                guard let metadata = database.metadata(for: folder), tree.contains(folder) else {
+                guard let metadata = database.metadata(for: folder), placement(ofFolder: folder) != nil else {
                     throw .notFound(folder.recordName, reason: "no such folder")
                 }
                 parent = shownFolder(of: metadata)

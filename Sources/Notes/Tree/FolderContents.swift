@@ -18,6 +18,8 @@ import RecordStore
 public final class FolderContents {
     public let database: RecordDatabase
     private var cachedTree: FolderTree?
+    /// Folders placed one walk up at a time, while the whole tree is not needed (``placement(ofFolder:)``).
+    private var walkedPlacements: [RecordID: FolderTree.Placement] = [:]
     private var listings: [RecordID?: Listing] = [:]
     /// The file names of folders whose listing is not kept (``fileName(of:in:)``), by record.
     private var fileNames: [RecordID?: [RecordID: String]] = [:]
@@ -42,12 +44,37 @@ public final class FolderContents {
         cachedTree = tree
     }
 
-    /// The folder hierarchy, computed on first use.
+    /// The whole folder hierarchy, computed on first use: reads every folder's metadata. Only the
+    /// root's listing and `Recovered`'s need it; a folder's placement walks up from it
+    /// (``placement(ofFolder:)``).
     public var tree: FolderTree {
         if let cachedTree { return cachedTree }
         let tree = FolderTree(database: database)
         cachedTree = tree
+        walkedPlacements = [:]
         return tree
+    }
+
+    /// Where folder `id` is shown, as ``tree`` places it; nil when `id` is no folder. Without the
+    /// whole tree, found by walking up from `id` (``FolderTree/place(from:parent:in:parentOf:)``),
+    /// so that a command that follows one path reads the folders on it, not every folder.
+    public func placement(ofFolder id: RecordID) -> FolderTree.Placement? {
+        if let cachedTree { return cachedTree.placement(ofFolder: id) }
+        if let placed = walkedPlacements[id] { return placed }
+        let database = database
+        let parentOf = { (id: RecordID) -> RecordID?? in
+            guard let metadata = database.metadata(for: id), metadata.recordType == Folder.recordType else { return nil }
+            return .some(metadata.field(FolderTree.parentKey)?.referenceValue?.recordID)
+        }
+        guard case .some(let parent) = parentOf(id) else { return nil }
+        FolderTree.place(from: id, parent: parent, in: &walkedPlacements, parentOf: parentOf)
+        return walkedPlacements[id]
+    }
+
+    /// Where any folder, note or attachment is shown, as ``tree`` places it; nil for other types.
+    public func placement(of metadata: RecordMetadata) -> FolderTree.Placement? {
+        if let cachedTree { return cachedTree.placement(of: metadata) }
+        return FolderTree.placement(of: metadata, placingFolders: placement(ofFolder:))
     }
 
     /// Forgets cached listings, paths and the tree (after this process changed the database).
@@ -56,6 +83,7 @@ public final class FolderContents {
         fileNames = [:]
         folderPathCache = [:]
         cachedTree = nil
+        walkedPlacements = [:]
     }
 
     /// One folder's named entries, and where each record is among them (built at the first lookup
@@ -86,13 +114,27 @@ public final class FolderContents {
     public static func forEachMember(
         of folder: RecordID?, tree: FolderTree, in database: RecordDatabase, _ body: (RecordMetadata) -> Void
     ) {
+        forEachMember(of: folder, in: database, placingFolders: tree.placement(ofFolder:), tree: { tree }, body)
+    }
+
+    /// ``forEachMember(of:tree:in:_:)`` with this instance's placements: the whole tree only for
+    /// `Recovered`.
+    public func forEachMember(of folder: RecordID?, _ body: (RecordMetadata) -> Void) {
+        Self.forEachMember(of: folder, in: database, placingFolders: placement(ofFolder:), tree: { tree }, body)
+    }
+
+    private static func forEachMember(
+        of folder: RecordID?, in database: RecordDatabase, placingFolders: (RecordID) -> FolderTree.Placement?,
+        tree: () -> FolderTree, _ body: (RecordMetadata) -> Void
+    ) {
         if folder == recoveredID {
+            let tree = tree()
             for id in tree.recovered { if let metadata = database.metadata(for: id) { body(metadata) } }
             for metadata in tree.strandedItems(in: database) { body(metadata) }
         } else if let folder {
             // Folders shown here: a cycle member that names this one as parent is under Recovered.
             for metadata in database.referrers(to: folder, key: FieldName.parent)
-            where metadata.recordType == Folder.recordType && tree.placement(ofFolder: metadata.recordID) == .folder(folder) {
+            where metadata.recordType == Folder.recordType && placingFolders(metadata.recordID) == .folder(folder) {
                 body(metadata)
             }
             for metadata in database.referrers(to: folder, key: FieldName.folder) where FolderTree.itemTypes.contains(metadata.recordType) {
@@ -141,7 +183,7 @@ public final class FolderContents {
     /// The folder an entry is shown in (nil: the root; ``recoveredID``); nil also for records no
     /// folder shows.
     public func shownFolder(of metadata: RecordMetadata) -> RecordID? {
-        switch tree.placement(of: metadata) {
+        switch placement(of: metadata) {
         case .root, nil: nil
         case .folder(let id): id
         case .recovered: Self.recoveredID
@@ -165,10 +207,9 @@ public final class FolderContents {
 
     /// ``children(of:)`` computed again, not kept; nil when `folder` is no folder.
     private func makeChildren(of folder: RecordID?) -> [FolderEntry]? {
-        let tree = tree
-        if let folder, folder != Self.recoveredID, !tree.contains(folder) { return nil }
+        if let folder, folder != Self.recoveredID, placement(ofFolder: folder) == nil { return nil }
         var members: [(EntryNames.Candidate, RecordMetadata?)] = []
-        Self.forEachMember(of: folder, tree: tree, in: database) { metadata in
+        forEachMember(of: folder) { metadata in
             if let candidate = Self.candidate(for: metadata, name: Self.storedName(of: metadata, in: database)) {
                 members.append((candidate, metadata))
             }

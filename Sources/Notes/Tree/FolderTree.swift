@@ -40,37 +40,52 @@ public struct FolderTree: Sendable, Equatable {
 
     /// The tree of `parents`: every folder and the record its `parent` names (nil at the root).
     public init(parents: [RecordID: RecordID?]) {
-        // Each walk goes up from a folder not yet placed until it meets the root, a placed folder,
-        // a missing parent, or its own path (a cycle). Every folder is walked over once: O(folders).
-        for start in parents.keys where placements[start] == nil {
-            var path: [RecordID] = []
-            var onPath: [RecordID: Int] = [:]
-            var current = start
-            while true {
-                if placements[current] != nil { break }
-                if let position = onPath[current] {
-                    for member in path[position...] { placements[member] = .recovered }
-                    break
-                }
-                onPath[current] = path.count
-                path.append(current)
-                guard let parentEntry = parents[current], let parent = parentEntry else {
-                    // parents[current] is present (every path member is a folder): nil means the root.
-                    placements[current] = .root
-                    break
-                }
-                guard parents[parent] != nil else {
-                    placements[current] = .recovered  // a dangling parent
-                    break
-                }
-                current = parent
-            }
-            // The rest of the path hangs under its parent, which is placed now.
-            for member in path where placements[member] == nil {
-                if let parentEntry = parents[member], let parent = parentEntry { placements[member] = .folder(parent) }
-            }
+        // Every folder is walked over once: O(folders).
+        for (start, parent) in parents where placements[start] == nil {
+            Self.place(from: start, parent: parent, in: &placements) { parents[$0] }
         }
         recovered = placements.compactMap { $0.value == .recovered ? $0.key : nil }.sorted { $0.recordName < $1.recordName }
+    }
+
+    /// Places folder `start` (whose `parent` names `parent`, nil at the root) and the folders on
+    /// its way up that `placements` does not hold yet, as the whole tree places them.
+    ///
+    /// Goes up until it meets the root, a placed folder, a missing parent, or its own path (a
+    /// cycle), asking `parentOf` for each folder on the way: nil when the record is missing or no
+    /// folder, `.some(nil)` at the root. So one folder's placement costs the folders above it
+    /// (``FolderContents`` places folders this way until it needs the whole tree), and every
+    /// walk, whatever folder it starts from, places alike.
+    static func place(
+        from start: RecordID, parent: RecordID?, in placements: inout [RecordID: Placement], parentOf: (RecordID) -> RecordID??
+    ) {
+        var path: [(id: RecordID, parent: RecordID)] = []
+        var onPath: [RecordID: Int] = [:]
+        var current = start
+        var currentParent = parent
+        while placements[current] == nil {
+            if let position = onPath[current] {
+                for member in path[position...] { placements[member.id] = .recovered }
+                break
+            }
+            guard let next = currentParent else {
+                placements[current] = .root
+                break
+            }
+            onPath[current] = path.count
+            path.append((current, next))
+            if placements[next] != nil || onPath[next] != nil {
+                current = next  // placed, or a cycle: the loop's test ends the walk
+                continue
+            }
+            guard case .some(let nextParent) = parentOf(next) else {
+                placements[current] = .recovered  // a dangling parent
+                break
+            }
+            current = next
+            currentParent = nextParent
+        }
+        // The rest of the path hangs under its parent, which is placed now.
+        for member in path where placements[member.id] == nil { placements[member.id] = .folder(member.parent) }
     }
 
     /// The tree of every folder in `database` (its in-memory index; no record file is read).
@@ -131,11 +146,18 @@ public struct FolderTree: Sendable, Equatable {
 
     /// Where any folder, note or attachment is shown; nil for other record types.
     public func placement(of metadata: RecordMetadata) -> Placement? {
+        Self.placement(of: metadata, placingFolders: placement(ofFolder:))
+    }
+
+    /// Where any folder, note or attachment is shown when `placingFolders` places each folder (nil:
+    /// no folder); nil for other record types.
+    static func placement(of metadata: RecordMetadata, placingFolders: (RecordID) -> Placement?) -> Placement? {
         switch metadata.recordType {
-        case Folder.recordType: placement(ofFolder: metadata.recordID)
-        case let type where Self.itemTypes.contains(type):
-            placement(ofItemIn: metadata.field(Self.folderKey)?.referenceValue?.recordID)
-        default: nil
+        case Folder.recordType: return placingFolders(metadata.recordID)
+        case let type where itemTypes.contains(type):
+            guard let folder = metadata.field(folderKey)?.referenceValue?.recordID else { return .root }
+            return placingFolders(folder) != nil ? .folder(folder) : .recovered
+        default: return nil
         }
     }
 
