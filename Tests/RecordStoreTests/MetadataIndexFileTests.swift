@@ -249,4 +249,31 @@ import Testing
         #expect(Set(reopened.metadata { _ in true }.map(\.recordID.recordName)) == ["f", "b"])
         #expect(try reopened.changes(since: token).deleted == [RecordID(recordName: "a")])
     }
+
+    /// A folder's members are read by the row number each reference keeps: a forged one (another
+    /// record's row, or none) does not list the wrong record; the right one is found by name, and
+    /// the file is rebuilt.
+    @Test func aForgedRowNumberListsTheRightRecords() throws {
+        let path = makeTemporaryDirectory("index-forged-row")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f"), folder("g"), note("a", folder: "f"), note("b", folder: "f"), note("c", folder: "g")])
+        try db.checkpoint()
+        try db.close()
+        let file = MetadataIndexFileTests.indexPath(path)
+        try MetadataIndexFileTests.sqlite(
+            file,
+            """
+            UPDATE refs SET srow = (SELECT rowid FROM records WHERE name = 'c') WHERE source = 'a';
+            UPDATE refs SET srow = 1000000 WHERE source = 'b'
+            """)
+        let reopened = try makeDatabase(path)
+        defer { try? reopened.close() }
+        let f = RecordID(recordName: "f")
+        #expect(Set(reopened.referrers(to: f, key: "folder").map(\.recordID.recordName)) == ["a", "b"])
+        #expect(reopened.state.withLock { $0.index.entries.base?.isDamaged } == true)
+        try reopened.refresh()  // rebuilt
+        #expect(reopened.state.withLock { $0.index.entries.base?.isDamaged } == false)
+        #expect(Set(reopened.referrers(to: f, key: "folder").map(\.recordID.recordName)) == ["a", "b"])
+        #expect(Set(reopened.referrers(to: RecordID(recordName: "g"), key: "folder").map(\.recordID.recordName)) == ["c"])
+    }
 }

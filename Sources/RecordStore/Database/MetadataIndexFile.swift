@@ -22,8 +22,9 @@ import SQLite
 ///
 /// Not thread-safe: used only under ``RecordDatabase/state``.
 final class MetadataIndexFile {
-    /// The layout of the tables; a file of another is rebuilt.
-    static let formatVersion: Int64 = 1
+    /// The layout of the tables; a file of another is rebuilt. 2: `refs` holds the referring
+    /// row (`srow`), and `refs_target` covers a folder's listing.
+    static let formatVersion: Int64 = 2
 
     struct Header: Equatable {
         var databaseID: String
@@ -169,7 +170,7 @@ final class MetadataIndexFile {
                     count: 0), canWrite: false)
             try connection.transaction(write: true) { () throws(SQLiteError) in
                 var done = 0
-                for metadata in index.entries.values {
+                for metadata in Self.clustered(index.entries.values) {
                     try file.insert(metadata)
                     done += 1
                     if done % 10_000 == 0 { progress?(done) }
@@ -207,6 +208,26 @@ final class MetadataIndexFile {
         }
     }
 
+    /// `records` in the order a build writes them: each folder's members together (by the target
+    /// of the reference in their first key by name, a note's `folder`, a folder's `parent`; then by
+    /// name), so that listing a folder reads the few pages its rows fill
+    /// (``metadata(referringTo:key:)``), not a page a row. Commits after the build write each
+    /// saved record at the end.
+    static func clustered(_ records: some Collection<RecordMetadata>) -> [RecordMetadata] {
+        var keyed: [(target: String, name: String, metadata: RecordMetadata)] = []
+        keyed.reserveCapacity(records.count)
+        for metadata in records {
+            var first: (key: String, target: String)?
+            metadata.forEachReference { key, reference in
+                if let kept = first, kept.key <= key { return }
+                first = (key, reference.recordID.recordName)
+            }
+            keyed.append((first?.target ?? "", metadata.recordID.recordName, metadata))
+        }
+        keyed.sort { ($0.target, $0.name) < ($1.target, $1.name) }
+        return keyed.map(\.metadata)
+    }
+
     /// An SQLite failure as the store reports it: a full disk as `ENOSPC`, the rest as damage.
     static func storeError(_ error: SQLiteError, path: String) -> RecordStoreError {
         if error.code == 13 { return .io(path: path, operation: "write", errno: ENOSPC) }  // SQLITE_FULL
@@ -224,8 +245,8 @@ final class MetadataIndexFile {
             CREATE INDEX records_identity ON records(identity) WHERE identity IS NOT NULL;
             CREATE INDEX records_type ON records(type, refkeys);
             CREATE INDEX records_seq ON records(seq);
-            CREATE TABLE refs(target TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL);
-            CREATE INDEX refs_target ON refs(target, key);
+            CREATE TABLE refs(target TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL, srow INTEGER NOT NULL);
+            CREATE INDEX refs_target ON refs(target, key, srow, source);
             CREATE INDEX refs_key ON refs(key, target);
             CREATE INDEX refs_source ON refs(source);
             CREATE TABLE strings(type TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, norm TEXT NOT NULL, source TEXT NOT NULL);
@@ -284,8 +305,12 @@ final class MetadataIndexFile {
 
     /// Calls `body` with each row of `sql` decoded as metadata from column 0 (a row that does not
     /// decode is reported through ``isDamaged`` and skipped). `cached`: `sql` selects the record's
-    /// name in column 1, and rows are taken from and kept in ``cache`` by it.
-    private func forEachRow(_ sql: String, _ values: [SQLiteValue], cached: Bool = false, _ body: (RecordMetadata) -> Void) {
+    /// name in column 1, and rows are taken from and kept in ``cache`` by it. `missing`: called with
+    /// the name of a row whose column 0 is NULL (an outer join that found no row), not decoded.
+    private func forEachRow(
+        _ sql: String, _ values: [SQLiteValue], cached: Bool = false, missing: ((String) -> Void)? = nil,
+        _ body: (RecordMetadata) -> Void
+    ) {
         do {
             let statement = try statement(sql)
             try statement.bind(values)
@@ -294,6 +319,10 @@ final class MetadataIndexFile {
                 let name = cached ? statement.text(1) : nil
                 if let name, let known = cache[name] {
                     body(known)
+                    continue
+                }
+                if let name, let missing, statement.isNull(0) {
+                    missing(name)
                     continue
                 }
                 rowsDecoded += 1
@@ -374,10 +403,26 @@ final class MetadataIndexFile {
     }
 
     /// Metadata of the records referencing `target` through `key` (one query, not one per record).
+    ///
+    /// Each record's row is found by its row number (`srow`) from `refs_target` alone, not by its
+    /// name through a second index: a folder's 1,000 notes cost the pages their rows are on
+    /// (together, when they were written together) instead of a lookup each in the names' index
+    /// (1,000 pages at 1,000,000 records). A reference whose row number is not its record's (a
+    /// damaged file) has its record looked up by name, and the file is rebuilt (``isDamaged``).
     func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
-        metadataRows(
-            "SELECT r.line, r.name FROM refs f JOIN records r ON r.name = f.source WHERE f.target = ?1 AND f.key = ?2",
-            [.text(target), .text(key)], cached: true)
+        var found: [RecordMetadata] = []
+        var unmatched: [String] = []
+        forEachRow(
+            """
+            SELECT r.line, f.source FROM refs f INDEXED BY refs_target LEFT JOIN records r ON r.rowid = f.srow AND r.name = f.source
+            WHERE f.target = ?1 AND f.key = ?2
+            """,
+            [.text(target), .text(key)], cached: true, missing: { unmatched.append($0) }
+        ) { found.append($0) }
+        guard !unmatched.isEmpty else { return found }
+        failures.append("\(path): \(unmatched.count) references to \(target) name another record's row")
+        isDamaged = true
+        return found + unmatched.compactMap { metadata(named: $0) }
     }
 
     /// (key, name) of every record referencing `target`.
@@ -652,10 +697,11 @@ final class MetadataIndexFile {
         try statement("INSERT INTO records(name, type, identity, seq, refkeys, line) VALUES (?1, ?2, ?3, ?4, ?5, ?6)").run([
             .text(name), .text(metadata.recordType), identity, .integer(Int64(clamping: metadata.seq)), .text(refkeys), .blob(w.bytes),
         ])
-        let addReference = try statement("INSERT INTO refs(target, key, source) VALUES (?1, ?2, ?3)")
+        let row = SQLiteValue.integer(connection.lastInsertRowID)
+        let addReference = try statement("INSERT INTO refs(target, key, source, srow) VALUES (?1, ?2, ?3, ?4)")
         var failure: SQLiteError?
         metadata.forEachReference { key, reference in
-            do throws(SQLiteError) { try addReference.run([.text(reference.recordID.recordName), .text(key), .text(name)]) } catch {
+            do throws(SQLiteError) { try addReference.run([.text(reference.recordID.recordName), .text(key), .text(name), row]) } catch {
                 failure = error
             }
         }
