@@ -336,7 +336,10 @@ public final class RecordDatabase: Sendable {
     /// change tokens from before still find what changed after them.
     static func rebuildIndex(_ layout: DatabaseLayout) -> RecordIndex {
         var index = RecordIndex()
+        var progress = ScanProgress()
+        defer { progress.end() }
         RecordFiles.scan(layout) { _, result in
+            progress.read(found: index.entries.count)
             if case .success(let record) = result {
                 let seq = record.recordChangeTag.flatMap { UInt64($0, radix: 36) } ?? 0
                 index.insert(RecordMetadata(savedRecord: record, seq: seq))
@@ -387,6 +390,7 @@ public final class RecordDatabase: Sendable {
             base = nil
         }
         if let base { return base }
+        if let reason { notice("\(layout.metadataIndex): \(reason); it is rebuilt") }
         var index: RecordIndex
         var snapshot: (RecordIndex, Snapshot.Header, bytes: Int)?
         do {
@@ -402,7 +406,6 @@ public final class RecordDatabase: Sendable {
             index = rebuildIndex(layout)
             index.seq = journal.baseSeq
         }
-        if let reason { notice("\(layout.metadataIndex): \(reason); it is rebuilt") }
         let progress = buildProgress(index.entries.count)
         guard writable else {
             return try MetadataIndexFile.build(path: nil, databaseID: databaseID, from: index, temp: "", progress: progress)
@@ -417,6 +420,22 @@ public final class RecordDatabase: Sendable {
             guard error.isOutOfSpace || { if case .io = error { true } else { false } }() else { throw error }
             notice("\(layout.metadataIndex): \(error); the index is kept in memory until there is room")
             return try MetadataIndexFile.build(path: nil, databaseID: databaseID, from: index, temp: "", progress: nil)
+        }
+    }
+
+    /// Progress of reading every record file, on a terminal (standard error): every 10,000 files.
+    struct ScanProgress {
+        private let shown = isatty(2) == 1
+        private var files = 0
+
+        mutating func read(found: Int) {
+            files += 1
+            guard shown, files % 10_000 == 0 else { return }
+            FileHandle.standardError.write(Data("\rnotesfs: read \(files) record files, \(found) records".utf8))
+        }
+
+        func end() {
+            if shown, files >= 10_000 { FileHandle.standardError.write(Data([0x0A])) }
         }
     }
 
