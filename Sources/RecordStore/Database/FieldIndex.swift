@@ -117,9 +117,7 @@ extension RecordIndex {
         let normalized = MetadataIndexFile.normalized(value)
         for metadata in base.metadata(ofType: recordType, whereField: key, equals: value) { add(metadata) }
         for target in Set([value, normalized, value.decomposedStringWithCanonicalMapping]) {
-            for name in base.referrers(to: target, key: key) where !seen.contains(name) {
-                if let metadata = base.metadata(named: name) { add(metadata) }
-            }
+            for metadata in base.metadata(referringTo: target, key: key) { add(metadata) }
         }
         return found
     }
