@@ -276,4 +276,31 @@ import Testing
         #expect(Set(reopened.referrers(to: f, key: "folder").map(\.recordID.recordName)) == ["a", "b"])
         #expect(Set(reopened.referrers(to: RecordID(recordName: "g"), key: "folder").map(\.recordID.recordName)) == ["c"])
     }
+
+    /// fsck reads the references table whole: a forged row number is reported; a repair builds
+    /// the file again, and so does the next refresh after a check without one.
+    @Test(arguments: [false, true])
+    func fsckFindsAForgedRowNumber(repair: Bool) throws {
+        let path = makeTemporaryDirectory("index-audit")
+        let db = try makeDatabase(path)
+        try db.modify(saving: [folder("f"), folder("g"), note("a", folder: "f"), note("b", folder: "g")])
+        try db.checkpoint()
+        #expect(try db.check().problems.isEmpty)
+        try db.close()
+        try MetadataIndexFileTests.sqlite(
+            MetadataIndexFileTests.indexPath(path), "UPDATE refs SET srow = (SELECT rowid FROM records WHERE name = 'b') WHERE source = 'a'"
+        )
+        let reopened = try makeDatabase(path)
+        defer { try? reopened.close() }
+        let report = try reopened.check(repair: repair)
+        #expect(report.problems.count == 1)
+        guard case .damagedIndex(let file, let reason) = report.problems.first else {
+            Issue.record("expected a damaged index, got \(report.problems)")
+            return
+        }
+        #expect(file == MetadataIndexFileTests.indexPath(path) && reason.contains("1 references"))
+        #expect(report.repaired.contains { $0.contains("rebuilt") } == repair)
+        #expect(try reopened.check().problems.isEmpty)
+        #expect(reopened.referrers(to: RecordID(recordName: "f"), key: "folder").map(\.recordID.recordName) == ["a"])
+    }
 }

@@ -110,6 +110,7 @@ enum FsckCommand {
         case .looseMode: "looseMode"
         case .referenceCycle: "referenceCycle"
         case .damagedJournalLine: "damagedJournalLine"
+        case .damagedIndex: "damagedIndex"
         }
     }
 

@@ -425,6 +425,16 @@ final class MetadataIndexFile {
         return found + unmatched.compactMap { metadata(named: $0) }
     }
 
+    /// What is wrong with the references table, read whole (fsck): nil when each reference names
+    /// its record's row; otherwise the file is marked damaged (``isDamaged``), to be rebuilt.
+    func auditReferences() -> String? {
+        let strays = count(
+            "SELECT count(*) FROM refs f WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.rowid = f.srow AND r.name = f.source)", [])
+        guard strays > 0 else { return nil }
+        isDamaged = true
+        return "\(strays) references name a row that is not their record's"
+    }
+
     /// (key, name) of every record referencing `target`.
     func referrers(to target: String) -> [(key: String, name: String)] {
         do {

@@ -30,6 +30,9 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
     /// A journal line the open could not read: kept in `lost+found/`, replaced by what the record
     /// files hold, the lines after it applied; names the records whose change it held is lost.
     case damagedJournalLine(JournalLineDamage)
+    /// The record index file (derived) disagrees with itself: it is rebuilt from the record files
+    /// at the next refresh, which costs time, never a record.
+    case damagedIndex(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -47,6 +50,7 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
         case .referenceCycle(let key, let members):
             "records \(members.map(\.recordName).joined(separator: " → ")) form a cycle through field \(key)"
         case .damagedJournalLine(let damage): damage.description
+        case .damagedIndex(let path, let reason): "record index \(path): \(reason); it is rebuilt from the record files"
         }
     }
 
@@ -55,7 +59,7 @@ public enum CheckProblem: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .damagedRecordFile(let path, _), .missingRecordFile(_, let path), .missingAsset(_, _, let path),
             .assetSizeMismatch(_, _, let path, _, _), .orphanedAsset(let path), .foreignFile(let path), .looseMode(let path, _),
-            .unindexedRecordFile(_, let path):
+            .unindexedRecordFile(_, let path), .damagedIndex(let path, _):
             path
         case .damagedJournalLine(let damage): damage.copy
         case .danglingReference, .referenceCycle: nil
@@ -150,6 +154,11 @@ extension RecordDatabase {
             problems.append(.foreignFile(path: layout.root + "/" + name))
         }
         problems += journalDamage.withLock { $0 }.map(CheckProblem.damagedJournalLine)
+        let audit = state.withLock { state -> CheckProblem? in
+            guard let base = state.index.entries.base, let reason = base.auditReferences() else { return nil }
+            return .damagedIndex(path: base.path, reason: reason)
+        }
+        if let audit { problems.append(audit) }
         var report = CheckReport(problems: problems, recordsChecked: recordsChecked)
         if repair { try self.repair(&report, index: index) }
         return report
@@ -195,6 +204,8 @@ extension RecordDatabase {
                     "record \(from.recordName) field \(key): record \(to.recordName) is gone; delete or edit the record")
             case .orphanedAsset:
                 break
+            case .damagedIndex:
+                break  // rebuilt below
             case .damagedJournalLine(let damage):
                 // Done at open; reported once more here, and not by later checks.
                 report.repaired.append("journal line at byte \(damage.offset): set aside at open")
@@ -230,6 +241,10 @@ extension RecordDatabase {
             try refreshWholeRecordFiles(limit: .max)
             for id in whole { report.repaired.append("record \(id.recordName): its file written again from the index") }
             unusable.removeAll { id in whole.contains(id) }
+        }
+        if report.problems.contains(where: { if case .damagedIndex = $0 { true } else { false } }) {
+            try refresh()  // the audit marked the file damaged: this builds it again
+            report.repaired.append("\(layout.metadataIndex): rebuilt from the record files")
         }
         guard !unusable.isEmpty else { return }
         // Drop them from the index without cascading: their referrers stay (fsck then reports dangling references).
