@@ -25,8 +25,11 @@ extension TextIndex {
     /// A document's folder is the folder at path ?3 or under it.
     private static let underFolder = "(f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')"
 
-    /// The rows of the hits of `query` (row id, hit without snippet), best first, at most `limit`.
-    func rankedHits(_ query: SearchQuery, folder: String?, limit: Int) throws(SQLiteError) -> [(Int64, SearchHit)] {
+    /// The rows of the hits of `query` (row id, hit without snippet), best first, at most `limit`;
+    /// `few`: the query has at most ``rankedRows`` matches (each was ranked).
+    func rankedHits(_ query: SearchQuery, folder: String?, limit: Int) throws(SQLiteError) -> (
+        hits: [(Int64, SearchHit)], few: Bool
+    ) {
         let limit = max(0, min(limit, Int(Int32.max)))
         // The statement with `rank` as its last column (joined here, not templated with
         // Foundation's `replacingOccurrences`, whose first call costs a search of the runtime's
@@ -44,7 +47,7 @@ extension TextIndex {
         }
         let newest = try newestMatches(query.expression, folder: values.count > 2 ? values[2] : nil, count: Self.rankedRows + 1)
         guard newest.count > Self.rankedRows else {
-            return try connection.prepare(ranked + inFolder + " ORDER BY words.rank, d.name LIMIT ?2").rows(values, Self.hit)
+            return (try connection.prepare(ranked + inFolder + " ORDER BY words.rank, d.name LIMIT ?2").rows(values, Self.hit), true)
         }
         // The title matches: `title : (...)` keeps each phrase's matches in the title, so a note
         // it finds matches the query too, unless the query has a NOT (the term it excludes may be
@@ -62,13 +65,13 @@ extension TextIndex {
         let candidate = "words.rowid >= ?6 AND (+words.rowid >= ?4 OR +words.rowid IN (SELECT value FROM json_each(?5)))"
         var hits = try connection.prepare(ranked + inFolder + " AND " + candidate + " ORDER BY words.rank, d.name LIMIT ?2").rows(
             values, Self.hit)
-        guard hits.count < limit else { return hits }
+        guard hits.count < limit else { return (hits, false) }
         values[1] = .integer(Int64(limit - hits.count))
         hits += try connection.prepare(
             select(rank: "0.0") + inFolder + " AND NOT (" + candidate + ")"
                 + " ORDER BY words.rowid DESC LIMIT ?2"
         ).rows(values, Self.hit)
-        return hits
+        return (hits, false)
     }
 
     /// The row ids of up to `count` matches of `expression` (under `folder`, a path as the mount

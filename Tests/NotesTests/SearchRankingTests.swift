@@ -99,4 +99,26 @@ import Testing
         #expect(hits.allSatisfy { $0.rank < 0 })
         #expect(zip(hits, hits.dropFirst()).allSatisfy { $0.rank < $1.rank || ($0.rank == $1.rank && $0.name < $1.name) })
     }
+
+    /// A query of few matches makes its hits' snippets in one pass over them: each hit gets its own
+    /// (the number a note alone holds, marked), as the lookup of each hit gives it.
+    @Test(arguments: ["n1*", "n1* common", "common n12*"])
+    func snippetsOfAQueryOfFewMatchesAreEachHitsOwn(query: String) throws {
+        let (index, _) = try corpus()
+        defer { index.close() }
+        let (start, end) = (String(SearchHit.matchStart), String(SearchHit.matchEnd))
+        func unmarked(_ text: String?) -> String? { text?.filter { $0 != SearchHit.matchStart && $0 != SearchHit.matchEnd } }
+        let hits = try index.search(SearchQuery(query), limit: 30, snippets: true)
+        #expect(hits.count == 30)
+        for hit in hits {
+            let number = hit.name.dropFirst("note-".count)
+            #expect(hit.snippet.contains(start + "n\(number)" + end), "\(hit.name): \(hit.snippet)")
+        }
+        // The same text as a lookup of that hit alone (a query of one match makes no pass).
+        for hit in hits.prefix(5) {
+            let alone = try index.search(SearchQuery("n\(hit.name.dropFirst("note-".count))"), limit: 1, snippets: true)
+            #expect(alone.first?.name == hit.name)
+            #expect(unmarked(alone.first?.snippet) == unmarked(hit.snippet))
+        }
+    }
 }
