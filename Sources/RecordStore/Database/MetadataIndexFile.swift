@@ -523,11 +523,14 @@ final class MetadataIndexFile {
             ? limit
             : count("SELECT count(*) FROM (SELECT 1 FROM refs WHERE key = ?1 AND target = ?2 LIMIT \(limit))", Array(values[3...]))
         guard referring > 0 else { return [] }
-        // CROSS JOIN keeps the order written: the left table is the outer loop.
+        // CROSS JOIN keeps the order written: the left table is the outer loop. Each holder's
+        // references are found by its name (`refs_source`): left to itself, SQLite takes the
+        // covering `refs_target` and reads every reference to the folder for each holder (a
+        // folder of 1,250 notes made the text indexer's namesake lookups 35% of its time).
         let from =
             referring <= holding
             ? "refs f CROSS JOIN strings s INDEXED BY strings_source ON s.source = f.source"
-            : "strings s CROSS JOIN refs f ON f.source = s.source"
+            : "strings s CROSS JOIN refs f INDEXED BY refs_source ON f.source = s.source"
         return metadataRows(
             """
             SELECT r.line, r.name FROM \(from) CROSS JOIN records r ON r.name = s.source
