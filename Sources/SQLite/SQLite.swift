@@ -231,6 +231,10 @@ public final class Statement {
         return result
     }
 
+    /// How many steps SQLite's virtual machine ran for this statement since the last call (the
+    /// rows it looked at, whatever the plan): a measure of the work a query did that no clock moves.
+    public func takeVirtualMachineSteps() -> Int { Int(sqlite3_stmt_status(statement, Int32(SQLITE_STMTSTATUS_VM_STEP), 1)) }
+
     public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
     /// A column's bytes as SQLite holds them (text unchecked: not repaired).

@@ -47,6 +47,25 @@ import Testing
         #expect(reopened.state.withLock { $0.index.entries.base?.header.count } == live.count)
     }
 
+    /// A record of one name in one folder is found by that name, whatever the folder holds: the
+    /// query looks each holder's references up by its name, not through every reference to the
+    /// folder (which SQLite chose once the folder's index covered the query: a step per note of
+    /// the folder for each lookup).
+    @Test func aNameInAFolderIsFoundWithoutReadingTheFolder() throws {
+        let path = makeTemporaryDirectory("index-namesake")
+        let db = try makeDatabase(path)
+        defer { try? db.close() }
+        try db.modify(saving: [folder("f")])
+        try db.modify(saving: (0..<3000).map { note("n\($0)", folder: "f", text: "text \($0)") })
+        try db.checkpoint()
+        func steps() -> Int { db.state.withLock { $0.index.entries.base?.stepsRun } ?? -1 }
+        let before = steps()
+        let found = db.metadata(
+            ofType: "Note", whereField: "title", equals: "n7", referringTo: RecordID(recordName: "f"), through: "folder")
+        #expect(found.map(\.recordID.recordName) == ["n7"])
+        #expect(steps() - before < 300, "steps: \(steps() - before)")
+    }
+
     /// A record read from the file is decoded once while the file's content stays (the mount asks
     /// for the same nodes' attributes at every `ls -l`), and read anew once a checkpoint changed it;
     /// a change after the checkpoint is read from memory, whatever the file held.

@@ -56,6 +56,9 @@ final class MetadataIndexFile {
     static let cacheLimit = 16_384
     /// Rows decoded as metadata so far (what the cache saves is seen in it).
     private(set) var rowsDecoded = 0
+    /// Steps SQLite ran for the metadata queries so far (``forEachRow(_:_:cached:missing:_:)``):
+    /// what a query plan costs, counted (tests).
+    private(set) var stepsRun = 0
     /// How many rows of metadata were read from the file (decoded or found in ``cache``): the
     /// work a lookup or a listing costs here.
     private(set) var rowsRead = 0
@@ -337,6 +340,7 @@ final class MetadataIndexFile {
                 }
                 body(metadata)
             }
+            stepsRun += statement.takeVirtualMachineSteps()
             try statement.bind([])
         } catch {
             failed(error)
