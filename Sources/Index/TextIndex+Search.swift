@@ -43,12 +43,13 @@ extension TextIndex {
             // prefix query merges its terms' lists again (`zanz*`: 600 page reads a pass, 20 passes
             // for 20 hits). A common query looks each hit up: one pass would walk all its matches.
             var made: [Int64: String] = [:]
-            if few, let first = hits.map(\.0).min(), let last = hits.map(\.0).max(), hits.count > 1 {
-                let rows = "[" + hits.map { String($0.0) }.joined(separator: ",") + "]"
+            let rows = hits.map(\.0)
+            if few, rows.count > 1, let first = rows.min(), let last = rows.max() {
+                let list = "[" + rows.map(String.init).joined(separator: ",") + "]"
                 let all = try connection.prepare(
                     "SELECT rowid, \(snippet) FROM words WHERE words MATCH ?1 AND rowid >= ?2 AND rowid <= ?3"
                         + " AND +rowid IN (SELECT value FROM json_each(?4))")
-                let values: [SQLiteValue] = [.text(query.expression), .integer(first), .integer(last), .text(rows)]
+                let values: [SQLiteValue] = [.text(query.expression), .integer(first), .integer(last), .text(list)]
                 for (row, text) in try all.rows(values, { ($0.int(0), Self.snippet($0.bytes(1))) }) { made[row] = text }
             }
             let describe = try connection.prepare("SELECT \(snippet) FROM words WHERE words MATCH ?1 AND rowid = ?2")

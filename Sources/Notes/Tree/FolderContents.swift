@@ -64,7 +64,7 @@ public final class FolderContents {
         let database = database
         let parentOf = { (id: RecordID) -> RecordID?? in
             guard let metadata = database.metadata(for: id), metadata.recordType == Folder.recordType else { return nil }
-            return .some(metadata.field(FolderTree.parentKey)?.referenceValue?.recordID)
+            return .some(FolderTree.parent(of: metadata))
         }
         guard case .some(let parent) = parentOf(id) else { return nil }
         FolderTree.place(from: id, parent: parent, in: &walkedPlacements, parentOf: parentOf)

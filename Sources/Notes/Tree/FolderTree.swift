@@ -92,7 +92,7 @@ public struct FolderTree: Sendable, Equatable {
     public init(database: RecordDatabase) {
         var parents: [RecordID: RecordID?] = [:]
         for metadata in database.metadata(ofType: Folder.recordType) {
-            parents[metadata.recordID] = .some(metadata.field(Self.parentKey)?.referenceValue?.recordID)
+            parents[metadata.recordID] = .some(Self.parent(of: metadata))
         }
         self.init(parents: parents)
     }
@@ -113,7 +113,7 @@ public struct FolderTree: Sendable, Equatable {
             }
         }
         for metadata in saved where metadata.recordType == Folder.recordType {
-            let parent = metadata.field(Self.parentKey)?.referenceValue?.recordID
+            let parent = Self.parent(of: metadata)
             let placement: Placement
             if let parent {
                 guard parent != metadata.recordID, let above = next[parent], above != .recovered else { return false }
@@ -132,6 +132,9 @@ public struct FolderTree: Sendable, Equatable {
     static let parentKey = FieldName.parent
     static let folderKey = FieldName.folder
 
+    /// The folder a folder's `parent` names; nil at the root (or when it names no record).
+    static func parent(of folder: RecordMetadata) -> RecordID? { folder.field(parentKey)?.referenceValue?.recordID }
+
     /// Where folder `id` is shown; nil when it is not a folder of this tree.
     public func placement(ofFolder id: RecordID) -> Placement? { placements[id] }
 
@@ -140,8 +143,13 @@ public struct FolderTree: Sendable, Equatable {
 
     /// Where a note or attachment whose `folder` reference is `folder` is shown.
     public func placement(ofItemIn folder: RecordID?) -> Placement {
+        Self.placement(ofItemIn: folder, placingFolders: placement(ofFolder:))
+    }
+
+    /// ``placement(ofItemIn:)`` when `placingFolders` places each folder (nil: no folder).
+    static func placement(ofItemIn folder: RecordID?, placingFolders: (RecordID) -> Placement?) -> Placement {
         guard let folder else { return .root }
-        return contains(folder) ? .folder(folder) : .recovered
+        return placingFolders(folder) != nil ? .folder(folder) : .recovered
     }
 
     /// Where any folder, note or attachment is shown; nil for other record types.
@@ -155,8 +163,7 @@ public struct FolderTree: Sendable, Equatable {
         switch metadata.recordType {
         case Folder.recordType: return placingFolders(metadata.recordID)
         case let type where itemTypes.contains(type):
-            guard let folder = metadata.field(folderKey)?.referenceValue?.recordID else { return .root }
-            return placingFolders(folder) != nil ? .folder(folder) : .recovered
+            return placement(ofItemIn: metadata.field(folderKey)?.referenceValue?.recordID, placingFolders: placingFolders)
         default: return nil
         }
     }
