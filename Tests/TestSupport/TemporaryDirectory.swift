@@ -9,6 +9,7 @@ import Foundation
 /// Creates a fresh directory `PREFIX.XXXXXX` with `mkdtemp` in `base` (the temporary directory
 /// unless given).
 public func makeTemporaryDirectory(_ prefix: String = "notesfstest", base: String = NSTemporaryDirectory()) -> String {
+    reportBrokenPipes()
     let directory = base.hasSuffix("/") ? base : base + "/"
     var template = Array((directory + "\(prefix).XXXXXX").utf8CString)
     let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }

@@ -23,6 +23,7 @@ public final class TestCluster: Sendable {
     /// A cluster of its own, for a test that stops and starts the server (the shared one must
     /// stay up for the tests running beside it).
     public init() throws(TestClusterError) {
+        reportBrokenPipes()
         guard let binaries = Self.findBinaries() else { throw TestClusterError("no /usr/lib/postgresql/*/bin/initdb: run scripts/deps.sh") }
         self.binaries = binaries
         var template = Array("/tmp/notesfs-pg-XXXXXX".utf8CString)
