@@ -181,4 +181,54 @@ import Testing
         #expect(Self.everything(try makeDatabase(db.path)) == Self.everything(db))
         #expect(try db.check().problems.isEmpty)
     }
+
+    /// 40 notes of 2 KiB, one commit each: a journal over ``RecordDatabase/quietCheckpointMinimum``
+    /// and under ``RecordDatabase/checkpointMinimum``. Returns the last commit.
+    static func commitALongJournal(_ db: RecordDatabase) throws -> UInt64 {
+        try db.modify(saving: [folder("f")])
+        let text = String(repeating: "y", count: 2048)
+        for i in 0..<40 { try db.modify(saving: [note("long\(i)", folder: "f", text: text)]) }
+        return db.state.withLock { $0.index.seq }
+    }
+
+    static func journalSize(_ db: RecordDatabase) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: db.layout.journal)[.size] as? Int)
+    }
+
+    /// Every open replays the journal: a process that committed leaves it short at close, one
+    /// that only read leaves it as it was.
+    @Test func aWriterLeavesAShortJournalAtClose() throws {
+        let db = try makeDatabase()
+        let last = try Self.commitALongJournal(db)
+        let long = try Self.journalSize(db)
+        #expect(long > RecordDatabase.quietCheckpointMinimum && long < RecordDatabase.checkpointMinimum)
+        let before = try Self.journalHeader(db)
+
+        let reader = try makeDatabase(db.path)
+        #expect(reader.recordCount == 41)
+        try reader.close()
+        #expect(try Self.journalSize(db) == long)
+        #expect(try Self.journalHeader(db) == before)
+
+        let live = Self.everything(db)
+        try db.close()
+        #expect(try Self.journalHeader(db) == (before.generation + 1, last))
+        #expect(try Self.journalSize(db) < 1024)
+        #expect(try Self.indexHeader(db).seq == last)
+        #expect(Self.everything(try makeDatabase(db.path)) == live)
+    }
+
+    /// The mount's database (a background thread) checkpoints a long journal once no line has
+    /// been added for a while, without closing.
+    @Test func aQuietLongJournalIsCheckpointedInTheBackground() throws {
+        let path = makeTemporaryDirectory()
+        let db = try RecordDatabase(path: path, backgroundThread: true)
+        defer { try? db.close() }
+        let before = try Self.journalHeader(db)
+        let last = try Self.commitALongJournal(db)
+        #expect(eventually { (try? Self.journalHeader(db)) ?? before == (before.generation + 1, last) })
+        #expect(try Self.journalSize(db) < 1024)
+        #expect(db.state.withLock { $0.index.entries.overlay.isEmpty })
+        #expect(Self.everything(try makeDatabase(path)) == Self.everything(db))
+    }
 }

@@ -21,6 +21,13 @@ import Foundation
 /// (``RecordDatabase/catchUp(_:)``).
 extension RecordDatabase {
     static let checkpointMinimum = 1 << 20
+    /// A journal longer than this is checkpointed once its writers are done or quiet: at
+    /// ``close()`` of a process that committed, and by the background thread after
+    /// ``quietCheckpointTicks`` without a new line. Every open replays the journal, so this bounds
+    /// what an open reads after a burst of saves (``checkpointMinimum`` bounds it meanwhile).
+    static let quietCheckpointMinimum = 64 << 10
+    /// Background rounds (250 ms each) with the journal unchanged before a quiet checkpoint.
+    static let quietCheckpointTicks = 8
 
     /// Forces a checkpoint now, in the caller's thread (tests and `fsck` use it).
     public func checkpoint() throws(RecordStoreError) {
@@ -31,6 +38,32 @@ extension RecordDatabase {
             let changes = try catchUp(&state)
             try checkpoint(&state)
             return changes
+        }
+        notify(changes)
+    }
+
+    /// Checkpoints when the journal, once caught up, is over ``quietCheckpointMinimum`` (and no
+    /// failed checkpoint asks to wait). A failure is logged and waited out as a commit's is:
+    /// nothing is lost, the journal stays the truth.
+    func checkpointIfLong() {
+        guard !isReadOnly, state.withLock({ $0.wantsCheckpoint(over: Self.quietCheckpointMinimum) }) else { return }
+        let changes = state.withLock { (state) -> [RecordStoreChange] in
+            do throws(RecordStoreError) {
+                try Sys.lock(state.lockFD, path: layout.lockFile)
+            } catch {
+                log("checkpoint: \(error)")
+                return []
+            }
+            defer { Sys.unlock(state.lockFD) }
+            do throws(RecordStoreError) {
+                let changes = try catchUp(&state)
+                // Another process may have checkpointed meanwhile.
+                if state.wantsCheckpoint(over: Self.quietCheckpointMinimum) { try checkpoint(&state) }
+                return changes
+            } catch {
+                checkpointFailed(error, state: &state)
+                return []
+            }
         }
         notify(changes)
     }
@@ -88,8 +121,11 @@ extension RecordIndex {
 extension DatabaseState {
     /// Whether a commit should checkpoint: the journal is over ``RecordDatabase/checkpointMinimum``
     /// and no failure asks to wait.
-    var wantsCheckpoint: Bool {
-        guard journal.size > RecordDatabase.checkpointMinimum else { return false }
+    var wantsCheckpoint: Bool { wantsCheckpoint(over: RecordDatabase.checkpointMinimum) }
+
+    /// Whether the journal is over `minimum` bytes and no failure asks to wait.
+    func wantsCheckpoint(over minimum: Int) -> Bool {
+        guard journal.size > minimum else { return false }
         guard let retry = checkpointRetry, retry.generation == journal.generation else { return true }
         return journal.size >= retry.size
     }

@@ -175,6 +175,7 @@ extension RecordDatabase {
                     try state.journal.append(line)
                 }
                 state.dirty = true
+                state.hasCommitted = true
                 var writtenFiles: [String] = []
                 do throws(RecordStoreError) {
                     // Committed in the journal: on a full disk the files are read from it until

@@ -118,12 +118,15 @@ public final class RecordDatabase: Sendable {
     }
 
     /// Stops the background thread, rewrites the lagging record files of records the index holds
-    /// whole (so that the record files hold every such save even if the journal is lost) and makes
+    /// whole (so that the record files hold every such save even if the journal is lost), when
+    /// this process committed checkpoints a journal over ``quietCheckpointMinimum``, and makes
     /// everything durable.
     public func close() throws(RecordStoreError) {
         background.stop()
         background.join()
         try refreshWholeRecordFiles(limit: .max)
+        // A writer leaves a short journal: every later open replays it.
+        if state.withLock({ $0.hasCommitted }) { checkpointIfLong() }
         try sync()
     }
 
@@ -496,10 +499,13 @@ public final class RecordDatabase: Sendable {
     static let staleFilesPerTick = 256
 
     /// Every 250 ms: other processes' commits, lagging record files; every second: a sync
-    /// when there is something to make durable, and the space reserve.
+    /// when there is something to make durable, and the space reserve; once the journal has not
+    /// changed for ``quietCheckpointTicks`` rounds, a checkpoint if it is long.
     private func startBackgroundWork() {
         background.start { [weak self] worker in
             var ticks = 0
+            var journal: (generation: UInt64, size: Int) = (0, 0)
+            var quietTicks = 0
             while worker.next() != nil {
                 guard let database = self else { return }
                 ticks += 1
@@ -509,6 +515,10 @@ public final class RecordDatabase: Sendable {
                     try? database.syncIfDirty()
                     if !database.isReadOnly { Self.ensureSpaceReserve(database.layout) }
                 }
+                let now = database.state.withLock { ($0.journal.generation, $0.journal.size) }
+                quietTicks = now == journal ? quietTicks + 1 : 0
+                journal = now
+                if quietTicks == Self.quietCheckpointTicks { database.checkpointIfLong() }
             }
         }
     }
@@ -532,6 +542,8 @@ struct DatabaseState: ~Copyable {
     var journal: JournalFile
     /// Whether the journal has lines not yet fsynced.
     var dirty = false
+    /// Whether this process has committed since it opened the database.
+    var hasCommitted = false
     /// Asset files written since the last sync.
     var unsyncedAssets: [String] = []
     /// Assets this process made and has not saved yet: SHA-256 → pin path in `tmp/` (see ``RecordDatabase/makeAsset(_:)``).
