@@ -15,10 +15,9 @@ import Testing
         "cafe\u{301}", String(repeating: "L", count: 250), String(repeating: "L", count: 252), "C",
     ]
 
-    @Test(arguments: [1, 2, 3])
-    func anEntryNamedFromItsNamesakesIsTheListingsEntry(seed: UInt64) throws {
-        let path = makeTemporaryDirectory("contents-entry")
-        defer { try? FileManager.default.removeItem(atPath: path) }
+    /// A database of random names in the root, three folders and one inside the first; returns
+    /// its records (the inner folder, renamed to a clashing name, last).
+    static func database(at path: String, seed: UInt64) throws -> (RecordDatabase, [RecordID], places: [RecordID?]) {
         let database = try RecordDatabase(path: path, backgroundThread: false)
         var rng = SeededGenerator(state: seed)
         let folders = (0..<3).map { Folder(name: "F\($0)").record }
@@ -48,6 +47,14 @@ import Testing
         renamed["name"] = .string("A")
         try database.modify(saving: [renamed])
         ids.append(inner.recordID)
+        return (database, ids, places)
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func anEntryNamedFromItsNamesakesIsTheListingsEntry(seed: UInt64) throws {
+        let path = makeTemporaryDirectory("contents-entry")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (database, ids, _) = try Self.database(at: path, seed: seed)
         var fromNamesakes = 0
         for id in ids {
             let listed = FolderContents(database: database)
@@ -65,5 +72,25 @@ import Testing
         // Many are uncontested, the others were named through the listing.
         #expect(fromNamesakes > ids.count / 5, "\(fromNamesakes) of \(ids.count)")
         #expect(fromNamesakes < ids.count, "clashes and escapes fall back to the listing")
+    }
+
+    /// Naming every record with one instance (a catch-up of many saves: the full-text indexer's)
+    /// gives the listing's file names and keeps no folder's listing, whose entries hold their
+    /// metadata and paths.
+    @Test(arguments: [1, 2, 3])
+    func namingManyRecordsGivesTheListingsNamesAndKeepsNoListing(seed: UInt64) throws {
+        let path = makeTemporaryDirectory("contents-names")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (database, ids, places) = try Self.database(at: path, seed: seed)
+        var rng = SeededGenerator(state: seed)
+        let naming = FolderContents(database: database)
+        let listed = FolderContents(database: database)
+        for id in ids.shuffled(using: &rng) {
+            let metadata = try #require(database.metadata(for: id))
+            let folder = naming.shownFolder(of: metadata)
+            let expected = listed.children(of: listed.shownFolder(of: metadata)).first { $0.recordID == id }
+            #expect(naming.fileName(for: metadata, in: folder) == expected?.fileName)
+        }
+        for place in places { #expect(!naming.isListed(place)) }
     }
 }

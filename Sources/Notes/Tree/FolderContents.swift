@@ -258,6 +258,21 @@ public final class FolderContents {
         return names[id]
     }
 
+    /// The file name of the record `metadata` describes, shown in `folder` (``shownFolder(of:)``),
+    /// as ``entry(for:)`` names it: from its namesakes while few of the folder's records were named
+    /// that way, else from the folder's file names (``fileName(of:in:)``), keeping those and not
+    /// the listing. A catch-up of many saves names records of every folder it touched, and kept
+    /// listings would hold each of their entries' metadata and path until it ends.
+    public func fileName(for metadata: RecordMetadata, in folder: RecordID?) -> String? {
+        let id = metadata.recordID
+        if listings[folder] == nil, fileNames[folder] == nil, countNamesakeLookup(in: folder) <= Self.namesakeLookupsBeforeListing,
+            let entry = uncontestedEntry(metadata)
+        {
+            return entry.fileName
+        }
+        return fileName(of: id, in: folder)
+    }
+
     /// Each record's position in `entries` (the first when one were listed twice).
     private static func positions(of entries: [FolderEntry]) -> [RecordID: Int] {
         var positions: [RecordID: Int] = [:]
