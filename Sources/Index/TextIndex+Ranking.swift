@@ -14,13 +14,23 @@ import SQLite
 /// matches (highest rowid: the latest added to the index) and the `rankedRows` newest of the
 /// matches that hold the query in their title (BM25 weighs the title ten times the body: for a
 /// word a note's text holds once or twice, those are the ones it would put first). They are shown
-/// best first by BM25 (the scores are the ones an exhaustive ranking gives them: FTS5's
-/// statistics are of the whole table); the other matches follow, newest first, with
-/// ``SearchHit/rank`` 0 (every BM25 score is below 0). Every hit matches the query either way;
-/// only the order of a common query's hits changes.
+/// best first by BM25 (the scores are the ones an exhaustive ranking gives them: the statistics
+/// are of the whole table); the other matches follow, newest first, with ``SearchHit/rank`` 0
+/// (every BM25 score is below 0). Every hit matches the query either way; only the order of a
+/// common query's hits changes.
+///
+/// The BM25 is ``EstimatedBM25``'s: FTS5's `bm25` walked each phrase's whole list to count its
+/// rows before it scored one, so `zanzibar alpha` (101 matches) paid for `alpha`'s 100,000 rows;
+/// a phrase's rows are now counted up to ``EstimatedBM25/countedRows`` and estimated past it.
 extension TextIndex {
     /// The most matches of one query ranked by BM25 (twice this when its title matches are added).
     public static let rankedRows = 2_000
+    /// BM25's weights of the `words` columns: the title ten times the body and the CJK bigrams.
+    static let columnWeights = "10.0, 1.0, 1.0"
+    /// The rank of a row: BM25 as `words.rank` (the table's `bm25`) gives it, but with each
+    /// phrase's rows counted up to ``EstimatedBM25/countedRows`` (``EstimatedBM25``).
+    static let rank =
+        "\(EstimatedBM25.name)(words, (SELECT max(id) FROM docs), \(EstimatedBM25.countedRows), \(columnWeights))"
 
     /// A document's folder is the folder at path ?3 or under it.
     private static let underFolder = "(f.path = ?3 OR substr(f.path, 1, length(?3) + 1) = ?3 || '/')"
@@ -38,7 +48,7 @@ extension TextIndex {
             "SELECT d.id, d.name, d.type, coalesce(f.path, ''), d.file_name, d.modified, " + rank
                 + " FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder WHERE words MATCH ?1"
         }
-        let ranked = select(rank: "words.rank")
+        let ranked = select(rank: Self.rank + " AS score")
         var values: [SQLiteValue] = [.text(query.expression), .integer(Int64(limit))]
         var inFolder = ""
         if let folder, !folder.isEmpty {
@@ -47,7 +57,7 @@ extension TextIndex {
         }
         let newest = try newestMatches(query.expression, folder: values.count > 2 ? values[2] : nil, count: Self.rankedRows + 1)
         guard newest.count > Self.rankedRows else {
-            return (try connection.prepare(ranked + inFolder + " ORDER BY words.rank, d.name LIMIT ?2").rows(values, Self.hit), true)
+            return (try connection.prepare(ranked + inFolder + " ORDER BY score, d.name LIMIT ?2").rows(values, Self.hit), true)
         }
         // The title matches: `title : (...)` keeps each phrase's matches in the title, so a note
         // it finds matches the query too, unless the query has a NOT (the term it excludes may be
@@ -63,7 +73,7 @@ extension TextIndex {
         // FTS5 walks the rows from ?6 up only (a rowid range it is given); `+` keeps the OR's
         // terms from being handed to it as lookups of their own.
         let candidate = "words.rowid >= ?6 AND (+words.rowid >= ?4 OR +words.rowid IN (SELECT value FROM json_each(?5)))"
-        var hits = try connection.prepare(ranked + inFolder + " AND " + candidate + " ORDER BY words.rank, d.name LIMIT ?2").rows(
+        var hits = try connection.prepare(ranked + inFolder + " AND " + candidate + " ORDER BY score, d.name LIMIT ?2").rows(
             values, Self.hit)
         guard hits.count < limit else { return (hits, false) }
         values[1] = .integer(Int64(limit - hits.count))

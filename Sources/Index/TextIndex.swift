@@ -74,6 +74,7 @@ public final class TextIndex: @unchecked Sendable {
         do throws(SQLiteError) {
             // A checkpoint truncates the -wal file to 4 MiB: a big batch does not keep its space.
             try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=4194304")
+            try EstimatedBM25.register(on: connection)
             let tables = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").rows { $0.int(0) }
             if tables.first == 0 {
                 guard create else { throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(path): not built yet") }
@@ -151,7 +152,7 @@ public final class TextIndex: @unchecked Sendable {
                 CREATE TABLE folders(name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE words USING fts5(title, body, cjk, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
                 CREATE VIRTUAL TABLE grams USING fts5(body, tokenize = 'trigram case_sensitive 1', content = '', detail = 'none');
-                INSERT INTO words(words, rank) VALUES ('rank', 'bm25(10.0, 1.0, 1.0)');
+                INSERT INTO words(words, rank) VALUES ('rank', 'bm25(\(Self.columnWeights))');
                 INSERT INTO meta VALUES ('format', '\(Self.formatVersion)');
                 """)
         }
