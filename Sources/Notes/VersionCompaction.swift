@@ -28,11 +28,15 @@ public enum VersionCompaction {
     public static func compact(in database: RecordDatabase) throws(NotesError) -> Result {
         var result = Result()
         var pending: [(record: Record, before: Int64, after: Int64)] = []
-        var byNote: [String: [RecordMetadata]] = [:]
-        for metadata in database.metadata(ofType: Version.recordType) {
-            byNote[metadata.field("note")?.stringValue ?? "", default: []].append(metadata)
-        }
-        for (note, list) in byNote.sorted(by: { $0.key < $1.key }) where !note.isEmpty {
+        // How many versions each note has, in one pass that keeps a count a note, not every
+        // version's metadata (a database of 100,000 deleted notes has 100,000 versions); only a
+        // note with two or more can have a version to make a delta of.
+        var counts: [String: Int] = [:]
+        database.forEachMetadata(ofType: Version.recordType) { counts[$0.field("note")?.stringValue ?? "", default: 0] += 1 }
+        for (note, count) in counts.sorted(by: { $0.key < $1.key }) where !note.isEmpty && count > 1 {
+            let list = database.metadata(ofType: Version.recordType, whereField: "note", equals: note).filter {
+                $0.field("note")?.stringValue == note  // canonically equal names are other notes
+            }
             // Newest first, as `VersionHistory.versions` orders them (date, then name), reversed.
             let versions = list.sorted {
                 (VersionHistory.date(of: $0), $0.recordID.recordName) > (VersionHistory.date(of: $1), $1.recordID.recordName)

@@ -40,45 +40,60 @@ public enum VersionRetention {
     static let eventKinds = Set([Version.Kind.delete, .restore, .merge, .conflict, .rename].map(\.rawValue))
 
     /// The versions retention would delete now.
+    ///
+    /// One pass over the notes, attachments and versions keeps a few words of each version (a
+    /// ``VersionEntry``), not its metadata: a database of 100,000 deleted notes holds 100,000
+    /// versions, whose metadata a daemon held all at once at every prune.
     public static func plan(in database: RecordDatabase, settings: HistorySettings, now: Date = Date()) -> PrunePlan {
         var plan = PrunePlan()
         var sizes = Sizes(database: database)
-        var byNote: [String: [RecordMetadata]] = [:]
+        var byNote: [String: [VersionEntry]] = [:]
+        var liveAssets: [Asset] = []
+        for recordType in [Note.recordType, Attachment.recordType, Version.recordType] {
+            // Only what the metadata says here (the index's lock is held); asset files are looked at after.
+            database.forEachMetadata(ofType: recordType) { metadata in
+                let stored = Sizes.stored(metadata)
+                guard metadata.recordType == Version.recordType else {
+                    switch stored {
+                    case .bytes(let bytes): plan.liveBytes += Sizes.clamped(bytes)
+                    case .asset(let asset): liveAssets.append(asset)
+                    }
+                    return
+                }
+                byNote[metadata.field("note")?.stringValue ?? "", default: []].append(VersionEntry(metadata, stored: stored))
+            }
+        }
+        for asset in liveAssets { plan.liveBytes += sizes.size(.asset(asset)) }
         var versionSize: [String: Int64] = [:]
-        for metadata in database.metadata(where: { [Note.recordType, Attachment.recordType, Version.recordType].contains($0.recordType) }) {
-            let size = sizes.size(metadata)
-            if metadata.recordType == Version.recordType {
-                byNote[metadata.field("note")?.stringValue ?? "", default: []].append(metadata)
-                versionSize[metadata.recordID.recordName] = size
+        for versions in byNote.values {
+            for version in versions {
+                let size = sizes.size(version.stored)
+                versionSize[version.name] = size
                 plan.versionBytesBefore += size
-            } else {
-                plan.liveBytes += size
             }
         }
         var doomed = Set<String>()
         // Versions the budget may take, with their dates.
-        var candidates: [(date: Date, metadata: RecordMetadata)] = []
+        var candidates: [(date: Date, name: String)] = []
         for versions in byNote.values {
-            let sorted = versions.sorted {
-                (VersionHistory.date(of: $0), $0.recordID.recordName) > (VersionHistory.date(of: $1), $1.recordID.recordName)
-            }  // newest first
+            let sorted = versions.sorted { ($0.date, $0.name) > ($1.date, $1.name) }  // newest first
             var seenBuckets = Set<Int64>()
-            for (index, metadata) in sorted.enumerated() {
-                let date = VersionHistory.date(of: metadata)
+            for (index, version) in sorted.enumerated() {
+                let date = version.date
                 // Thinned by the age of the state it keeps; protected by the time since it was
                 // made (a state written long ago and replaced today is today's version).
                 let age = now.timeIntervalSince(date)
-                let madeAge = now.timeIntervalSince(max(date, metadata.creationDate ?? date))
+                let madeAge = now.timeIntervalSince(max(date, version.created ?? date))
                 let bucket = age < settings.keepDaily ? Self.bucket(date, width: 86_400) * 2 : Self.bucket(date, width: 7 * 86_400) * 2 + 1
-                let isEvent = eventKinds.contains(metadata.field("kind")?.stringValue ?? "")
                 // `!(a >= b)`: a damaged date (NaN) keeps the version rather than losing it.
-                let kept = index < settings.keepLast || !(madeAge >= settings.keepAll) || (isEvent && !(madeAge >= settings.keepDaily))
+                let kept =
+                    index < settings.keepLast || !(madeAge >= settings.keepAll) || (version.isEvent && !(madeAge >= settings.keepDaily))
                 let firstOfBucket = seenBuckets.insert(bucket).inserted
                 if kept { continue }
                 if firstOfBucket {
-                    candidates.append((date, metadata))
+                    candidates.append((date, version.name))
                 } else {
-                    doomed.insert(metadata.recordID.recordName)
+                    doomed.insert(version.name)
                 }
             }
         }
@@ -88,11 +103,10 @@ public enum VersionRetention {
             return max(settings.floorBytes, Int64(share.rounded(.down)))
         }
         // The oldest first, while versions take more than the budget.
-        for candidate in candidates.sorted(by: { ($0.date, $0.metadata.recordID.recordName) < ($1.date, $1.metadata.recordID.recordName) })
-        {
+        for candidate in candidates.sorted(by: { ($0.date, $0.name) < ($1.date, $1.name) }) {
             if plan.versionBytesAfter <= budget() { break }
-            doomed.insert(candidate.metadata.recordID.recordName)
-            plan.versionBytesAfter -= versionSize[candidate.metadata.recordID.recordName] ?? 0
+            doomed.insert(candidate.name)
+            plan.versionBytesAfter -= versionSize[candidate.name] ?? 0
         }
         plan.budget = budget()
         plan.deleting = doomed.sorted().map(RecordID.init(recordName:))
@@ -137,6 +151,25 @@ public enum VersionRetention {
     /// The most one record counts for, so that millions of them sum without overflowing.
     public static let sizeLimit: Int64 = 1 << 40
 
+    /// What a plan keeps of one version.
+    struct VersionEntry {
+        let name: String
+        /// The state's date (``VersionHistory/date(of:)``) and when the version was made.
+        let date: Date
+        let created: Date?
+        /// A delete, restore, merge, conflict or rename (``eventKinds``).
+        let isEvent: Bool
+        let stored: Sizes.Stored
+
+        init(_ metadata: RecordMetadata, stored: Sizes.Stored) {
+            name = metadata.recordID.recordName
+            date = VersionHistory.date(of: metadata)
+            created = metadata.creationDate
+            isEvent = eventKinds.contains(metadata.field("kind")?.stringValue ?? "")
+            self.stored = stored
+        }
+    }
+
     /// The bytes records really hold: a text's UTF-8 length, an asset's file on disk (each file
     /// looked at once), a delta's stored bytes; never a `size` field a server may have forged.
     struct Sizes {
@@ -145,17 +178,31 @@ public enum VersionRetention {
 
         init(database: RecordDatabase) { self.database = database }
 
-        /// Between 0 and ``VersionRetention/sizeLimit``.
-        mutating func size(_ metadata: RecordMetadata) -> Int64 { min(max(0, stored(metadata)), sizeLimit) }
+        /// Where a record's bytes are: counted in its metadata, or its asset's file.
+        enum Stored {
+            case bytes(Int64)
+            case asset(Asset)
+        }
 
-        private mutating func stored(_ metadata: RecordMetadata) -> Int64 {
+        /// Between 0 and ``VersionRetention/sizeLimit``.
+        mutating func size(_ stored: Stored) -> Int64 {
+            switch stored {
+            case .bytes(let bytes): Self.clamped(bytes)
+            case .asset(let asset): Self.clamped(fileSize(asset))
+            }
+        }
+
+        static func clamped(_ bytes: Int64) -> Int64 { min(max(0, bytes), sizeLimit) }
+
+        /// What `metadata` says of its bytes (no file is looked at).
+        static func stored(_ metadata: RecordMetadata) -> Stored {
             if metadata.recordType == Version.recordType, VersionCompaction.isDelta(metadata) {
                 let middle = metadata.sizes["deltaText"] ?? metadata.field("deltaText")?.stringValue?.utf8.count ?? 0
-                return Int64(middle + VersionDelta.overhead)
+                return .bytes(Int64(middle + VersionDelta.overhead))
             }
-            if let asset = metadata.field("content")?.assetValue { return fileSize(asset) }
-            if let size = metadata.sizes["text"] { return Int64(size) }
-            return Int64(metadata.field("text")?.stringValue?.utf8.count ?? 0)
+            if let asset = metadata.field("content")?.assetValue { return .asset(asset) }
+            if let size = metadata.sizes["text"] { return .bytes(Int64(size)) }
+            return .bytes(Int64(metadata.field("text")?.stringValue?.utf8.count ?? 0))
         }
 
         /// The size of the asset's file (0 when it is not there).

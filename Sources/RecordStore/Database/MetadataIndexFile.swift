@@ -491,6 +491,11 @@ final class MetadataIndexFile {
         metadataRows("SELECT line FROM records WHERE type = ?1", [.text(recordType)])
     }
 
+    /// Calls `body` with the metadata of each record of `recordType`, one row at a time.
+    func forEachRecord(ofType recordType: String, _ body: (RecordMetadata) -> Void) {
+        forEachRow("SELECT line FROM records WHERE type = ?1", [.text(recordType)], body)
+    }
+
     /// Names of the records of `recordType` (no row decoded).
     func names(ofType recordType: String) -> [String] {
         names("SELECT name FROM records WHERE type = ?1", [.text(recordType)])

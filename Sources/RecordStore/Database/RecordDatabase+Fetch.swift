@@ -161,13 +161,28 @@ extension RecordDatabase {
     /// Metadata of the records of type `recordType` for which `isIncluded` holds: tested in the
     /// index under its lock (only those copied out), so `isIncluded` must be quick.
     public func metadata(ofType recordType: String, where isIncluded: (RecordMetadata) -> Bool) -> [RecordMetadata] {
-        state.withLock { state in state.index.entries.values(ofType: recordType).filter(isIncluded) }
+        var found: [RecordMetadata] = []
+        forEachMetadata(ofType: recordType) { if isIncluded($0) { found.append($0) } }
+        return found
     }
 
     /// Metadata of the records for which `isIncluded` holds: one scan of the index under its
     /// lock (only those copied out), so `isIncluded` must be quick.
     public func metadata(where isIncluded: (RecordMetadata) -> Bool) -> [RecordMetadata] {
-        state.withLock { state in state.index.entries.values.filter(isIncluded) }
+        var found: [RecordMetadata] = []
+        forEachMetadata { if isIncluded($0) { found.append($0) } }
+        return found
+    }
+
+    /// Calls `body` with the metadata of every record (of `recordType` only, when given), one at
+    /// a time, in one scan of the index under its lock: a pass over every record of a large
+    /// database (history's retention, say) keeps what `body` keeps, not every record's metadata.
+    /// `body` must be quick and must not call the database.
+    public func forEachMetadata(ofType recordType: String? = nil, _ body: (RecordMetadata) -> Void) {
+        withoutActuallyEscaping(body) { body in
+            let visit = CalledInPlace(body: body)
+            state.withLock { state in state.index.entries.forEachValue(ofType: recordType, visit.body) }
+        }
     }
 
     /// Number of records in the database.
@@ -176,4 +191,13 @@ extension RecordDatabase {
     /// How many rows of metadata this value has read from its index file so far (0 for one built
     /// in memory): what a listing or a lookup cost, for the tests that pin it to the work.
     public var metadataRowsRead: Int { state.withLock { $0.index.entries.base?.rowsRead } ?? 0 }
+}
+
+/// A closure carried into the state lock by ``RecordDatabase/forEachMetadata(ofType:_:)``.
+///
+/// `@unchecked Sendable` is safe: the closure is called on the thread that made this value, inside
+/// that call (`withoutActuallyEscaping` checks it is not kept), with Sendable metadata only; the
+/// region checker cannot tell a closure called under the lock from one stored with the state.
+private struct CalledInPlace: @unchecked Sendable {
+    let body: (RecordMetadata) -> Void
 }

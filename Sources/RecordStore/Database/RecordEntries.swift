@@ -82,6 +82,17 @@ struct RecordEntries: Sequence {
         return removed
     }
 
+    /// Calls `body` with each record's metadata (of `recordType` only, when given), one at a time:
+    /// the base's that the overlay does not shadow, then the overlay's. Nothing is copied but what
+    /// `body` keeps.
+    func forEachValue(ofType recordType: String? = nil, _ body: (RecordMetadata) -> Void) {
+        if let base {
+            let visit = { (metadata: RecordMetadata) in if !isShadowed(metadata.recordID.recordName) { body(metadata) } }
+            if let recordType { base.forEachRecord(ofType: recordType, visit) } else { base.forEachRecord(visit) }
+        }
+        for metadata in overlay where recordType == nil || metadata.recordType == recordType { body(metadata) }
+    }
+
     /// Every record's metadata: the overlay's, and the base's that it does not shadow (a scan
     /// of the whole base: for the few callers that must see everything).
     var values: [RecordMetadata] {
