@@ -12,4 +12,15 @@ import Testing
         #expect(Formatting.iso(Date(timeIntervalSince1970: 59.9999996)) == "1970-01-01T00:01:00.000000Z")
         #expect(Formatting.short(Date(timeIntervalSince1970: 1_796_527_540.25)) == "2026-12-06 03:25:40")
     }
+
+    /// A snippet for a terminal: no C0, DEL or C1 control (an ESC or CSI sequence cannot reach
+    /// the terminal), line ends and tabs as spaces, match marks as given, everything else kept.
+    @Test func aSnippetIsPrintedWithoutControlCharacters() {
+        let marked = "\u{2}match\u{3}"
+        #expect(SearchCommand.printable(" a\tb\r\nc\n", start: "[", end: "]") == "a b  c")
+        #expect(SearchCommand.printable("x " + marked + " y", start: "**", end: "**") == "x **match** y")
+        #expect(SearchCommand.printable("red \u{1B}[31mtext\u{7F}\u{9B}2J\u{85}end\u{0}") == "red [31mtext2Jend")
+        #expect(SearchCommand.printable("café cafe\u{301} 👩‍👩‍👧 日本") == "café cafe\u{301} 👩‍👩‍👧 日本")
+        #expect(SearchCommand.printable("\u{1B}\u{1B}") == "")
+    }
 }

@@ -108,17 +108,19 @@ enum SearchCommand {
 
     /// A note's text on one line for a terminal: line ends and tabs as spaces, no control
     /// character (C0, DEL and C1: ESC and CSI sequences); a search's match marks as `start`/`end`.
+    /// Scalar by scalar: a walk by `Character` finds grapheme boundaries, 4% of a search's samples.
     static func printable(_ text: String, start: String = "", end: String = "") -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case SearchHit.matchStart: out += start
-            case SearchHit.matchEnd: out += end
-            case "\n", "\r", "\t": out += " "
-            default: if c.unicodeScalars.allSatisfy({ $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }) { out.append(c) }
+        let (matchStart, matchEnd) = (SearchHit.matchStart.unicodeScalars.first, SearchHit.matchEnd.unicodeScalars.first)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case matchStart: out.append(contentsOf: start.unicodeScalars)
+            case matchEnd: out.append(contentsOf: end.unicodeScalars)
+            case "\n", "\r", "\t": out.append(" ")
+            default: if scalar.value >= 0x20 && !(0x7F...0x9F).contains(scalar.value) { out.append(scalar) }
             }
         }
-        return out.trimmingCharacters(in: .whitespaces)
+        return String(out).trimmingCharacters(in: .whitespaces)
     }
 
     /// Hits that fit the terminal (two lines each), or 20 when stdout is not one.
