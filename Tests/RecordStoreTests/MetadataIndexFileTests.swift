@@ -66,6 +66,30 @@ import Testing
         #expect(steps() - before < 300, "steps: \(steps() - before)")
     }
 
+    /// A folder's records read twice in a row (a query's hits, then the listing that names them)
+    /// run the join once; commits after the checkpoint are seen over it, and a checkpoint reads
+    /// the folder anew.
+    @Test func aFolderReadTwiceRunsTheJoinOnce() throws {
+        let db = try makeDatabase(makeTemporaryDirectory("index-twice"))
+        defer { try? db.close() }
+        let f = RecordID(recordName: "f")
+        try db.modify(saving: [folder("f")] + (0..<500).map { note("n\($0)", folder: "f") })
+        try db.checkpoint()
+        func steps() -> Int { db.state.withLock { $0.index.entries.base?.stepsRun } ?? -1 }
+        func names() -> Set<String> { Set(db.referrers(to: f, key: "folder").map(\.recordID.recordName)) }
+        let first = names()
+        let once = steps()
+        #expect(first.count == 500)
+        #expect(names() == first)
+        #expect(steps() == once, "the join ran again: \(steps() - once) steps")
+        try db.modify(deleting: [RecordID(recordName: "n1")])
+        #expect(names() == first.subtracting(["n1"]))
+        try db.modify(saving: [note("m", folder: "f")])
+        try db.checkpoint()
+        #expect(names() == first.subtracting(["n1"]).union(["m"]))
+        #expect(steps() > once)
+    }
+
     /// A record read from the file is decoded once while the file's content stays (the mount asks
     /// for the same nodes' attributes at every `ls -l`), and read anew once a checkpoint changed it;
     /// a change after the checkpoint is read from memory, whatever the file held.

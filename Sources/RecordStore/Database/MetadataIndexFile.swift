@@ -53,6 +53,10 @@ final class MetadataIndexFile {
     /// it holds a working set, not the file.
     private var cache: [String: RecordMetadata] = [:]
     private var identityCache: [UInt64: String] = [:]
+    /// The last ``metadata(referringTo:key:)`` answer: a command lists a folder's records twice
+    /// (`query 'folder == …'` finds them, then names them by listing the folder), and the second
+    /// read ran the join again for every row, to find each in ``cache``. Emptied with the cache.
+    private var lastReferrers: (target: String, key: String, found: [RecordMetadata])?
     static let cacheLimit = 16_384
     /// Rows decoded as metadata so far (what the cache saves is seen in it).
     private(set) var rowsDecoded = 0
@@ -271,6 +275,7 @@ final class MetadataIndexFile {
     /// `forgetting`: the only records whose rows may differ from what was decoded before (this
     /// process's own write); nil: any may, and everything decoded is forgotten.
     func pin(forgetting changed: Set<String>? = nil) throws(SQLiteError) {
+        lastReferrers = nil
         if let changed {
             for name in changed { cache[name] = nil }
             identityCache = [:]  // an identity may have moved to another record (a rename over one)
@@ -348,6 +353,7 @@ final class MetadataIndexFile {
     }
 
     private func forgetCached() {
+        lastReferrers = nil
         cache = [:]
         identityCache = [:]
     }
@@ -414,6 +420,7 @@ final class MetadataIndexFile {
     /// (1,000 pages at 1,000,000 records). A reference whose row number is not its record's (a
     /// damaged file) has its record looked up by name, and the file is rebuilt (``isDamaged``).
     func metadata(referringTo target: String, key: String) -> [RecordMetadata] {
+        if let last = lastReferrers, last.target == target, last.key == key { return last.found }
         var found: [RecordMetadata] = []
         var unmatched: [String] = []
         forEachRow(
@@ -423,7 +430,10 @@ final class MetadataIndexFile {
             """,
             [.text(target), .text(key)], cached: true, missing: { unmatched.append($0) }
         ) { found.append($0) }
-        guard !unmatched.isEmpty else { return found }
+        guard !unmatched.isEmpty else {
+            lastReferrers = (target, key, found)
+            return found
+        }
         failures.append("\(path): \(unmatched.count) references to \(target) name another record's row")
         isDamaged = true
         return found + unmatched.compactMap { metadata(named: $0) }
