@@ -49,18 +49,19 @@ public enum VersionRetention {
         var sizes = Sizes(database: database)
         var byNote: [String: [VersionEntry]] = [:]
         var liveAssets: [Asset] = []
-        for recordType in [Note.recordType, Attachment.recordType, Version.recordType] {
-            // Only what the metadata says here (the index's lock is held); asset files are looked at after.
-            database.forEachMetadata(ofType: recordType) { metadata in
-                let stored = Sizes.stored(metadata)
-                guard metadata.recordType == Version.recordType else {
-                    switch stored {
-                    case .bytes(let bytes): plan.liveBytes += Sizes.clamped(bytes)
-                    case .asset(let asset): liveAssets.append(asset)
-                    }
-                    return
+        // One scan, so that every record is seen at one commit. Only what the metadata says here
+        // (the index's lock is held); asset files are looked at after.
+        database.forEachMetadata { metadata in
+            switch metadata.recordType {
+            case Version.recordType:
+                let entry = VersionEntry(metadata, stored: Sizes.stored(metadata))
+                byNote[metadata.field("note")?.stringValue ?? "", default: []].append(entry)
+            case Note.recordType, Attachment.recordType:
+                switch Sizes.stored(metadata) {
+                case .bytes(let bytes): plan.liveBytes += Sizes.clamped(bytes)
+                case .asset(let asset): liveAssets.append(asset)
                 }
-                byNote[metadata.field("note")?.stringValue ?? "", default: []].append(VersionEntry(metadata, stored: stored))
+            default: break
             }
         }
         for asset in liveAssets { plan.liveBytes += sizes.size(.asset(asset)) }
