@@ -37,7 +37,10 @@ enum ShellQuoting {
     /// Whether glibc's `iswprint` holds for `scalar` (what `ls` prints raw): not a control
     /// character, line or paragraph separator, surrogate or unassigned code point.
     static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
+        // ASCII without a look in the Unicode tables (3% of a `query` that prints 1,000 paths):
+        // its controls are C0 and DEL, everything else prints.
+        if scalar.isASCII { return scalar.value >= 0x20 && scalar.value != 0x7F }
+        return switch scalar.properties.generalCategory {
         case .control, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned: false
         default: true
         }

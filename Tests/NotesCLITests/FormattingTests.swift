@@ -23,4 +23,16 @@ import Testing
         #expect(SearchCommand.printable("café cafe\u{301} 👩‍👩‍👧 日本") == "café cafe\u{301} 👩‍👩‍👧 日本")
         #expect(SearchCommand.printable("\u{1B}\u{1B}") == "")
     }
+
+    /// Names print raw when glibc's `iswprint` holds for every scalar: the ASCII shortcut gives
+    /// what the Unicode tables give, and a name with a newline or a line separator is quoted.
+    @Test func printableScalarsAreThoseOfTheUnicodeTables() {
+        let unprintable: Set<Unicode.GeneralCategory> = [.control, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned]
+        for value in UInt32(0)..<0x100 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            #expect(ShellQuoting.isPrintable(scalar) == !unprintable.contains(scalar.properties.generalCategory), "U+\(value)")
+        }
+        #expect(ShellQuoting.shown("a\nb") == "'a'$'\\n''b'")
+        #expect(ShellQuoting.needsQuoting("x\u{2028}y") && !ShellQuoting.needsQuoting("Crème brûlée.md"))
+    }
 }
