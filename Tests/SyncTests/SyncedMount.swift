@@ -35,8 +35,18 @@ func expectEverywhere(
     let deadline = Date().addingTimeInterval(seconds)
     var held = true
     for mount in mounts where !eventually(max(0.1, deadline.timeIntervalSinceNow), { condition(mount) }) {
+        // The database's own root beside the mount's: which of the two missed the change.
+        let stored = (try? notesfs(mount.databasePath, ["ls"]))?.out ?? "?"
+        let shown = (try? FileManager.default.contentsOfDirectory(atPath: mount.path))?.sorted().joined(separator: "\n") ?? "?"
         Issue.record(
-            "\(what): not seen in \(mount.path) within \(seconds) s; its log ends:\n\(mount.logTail)", sourceLocation: sourceLocation)
+            """
+            \(what): not seen in \(mount.path) within \(seconds) s; the database's root:
+            \(stored)
+            the mount's root:
+            \(shown)
+            its log ends:
+            \(mount.logTail)
+            """, sourceLocation: sourceLocation)
         held = false
     }
     return held
