@@ -61,13 +61,7 @@ extension FolderContents {
     public func entry(for id: RecordID) -> FolderEntry? {
         guard let metadata = database.metadata(for: id), EntryNames.kind(ofRecordType: metadata.recordType) != nil else { return nil }
         let folder = shownFolder(of: metadata)
-        // Many of one folder's records (a query's hits in one folder) cost less as one listing.
-        if !isListed(folder), countNamesakeLookup(in: folder) <= Self.namesakeLookupsBeforeListing,
-            let entry = uncontestedEntry(metadata)
-        {
-            return entry
-        }
-        return entry(id, in: folder)
+        return entryFromNamesakes(metadata, in: folder) ?? entry(id, in: folder)
     }
 
     /// A record's path from the root (a folder's without a trailing `/`); nil when no folder shows it.

@@ -264,13 +264,16 @@ public final class FolderContents {
     /// the listing. A catch-up of many saves names records of every folder it touched, and kept
     /// listings would hold each of their entries' metadata and path until it ends.
     public func fileName(for metadata: RecordMetadata, in folder: RecordID?) -> String? {
-        let id = metadata.recordID
-        if listings[folder] == nil, fileNames[folder] == nil, countNamesakeLookup(in: folder) <= Self.namesakeLookupsBeforeListing,
-            let entry = uncontestedEntry(metadata)
-        {
-            return entry.fileName
-        }
-        return fileName(of: id, in: folder)
+        if fileNames[folder] == nil, let entry = entryFromNamesakes(metadata, in: folder) { return entry.fileName }
+        return fileName(of: metadata.recordID, in: folder)
+    }
+
+    /// The entry of `metadata` in `folder` named from its namesakes (``uncontestedEntry(_:)``),
+    /// while the folder is not listed and few of its records were named that way: many of one
+    /// folder's records (a query's hits in one folder) cost less as one listing. Nil: list it.
+    func entryFromNamesakes(_ metadata: RecordMetadata, in folder: RecordID?) -> FolderEntry? {
+        guard !isListed(folder), countNamesakeLookup(in: folder) <= Self.namesakeLookupsBeforeListing else { return nil }
+        return uncontestedEntry(metadata)
     }
 
     /// Each record's position in `entries` (the first when one were listed twice).

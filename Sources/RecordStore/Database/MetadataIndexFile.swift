@@ -497,10 +497,6 @@ final class MetadataIndexFile {
         names("SELECT source FROM assets WHERE sha = ?1", [.text(sha256)])
     }
 
-    func metadata(ofType recordType: String) -> [RecordMetadata] {
-        metadataRows("SELECT line FROM records WHERE type = ?1", [.text(recordType)])
-    }
-
     /// Calls `body` with the metadata of each record of `recordType`, one row at a time.
     func forEachRecord(ofType recordType: String, _ body: (RecordMetadata) -> Void) {
         forEachRow("SELECT line FROM records WHERE type = ?1", [.text(recordType)], body)

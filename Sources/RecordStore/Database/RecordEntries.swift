@@ -96,18 +96,17 @@ struct RecordEntries: Sequence {
     /// Every record's metadata: the overlay's, and the base's that it does not shadow (a scan
     /// of the whole base: for the few callers that must see everything).
     var values: [RecordMetadata] {
-        guard let base else { return overlay }
+        guard base != nil else { return overlay }
         var all: [RecordMetadata] = []
         all.reserveCapacity(Swift.min(count, 1 << 20))  // a hint from the file's header: bounded
-        base.forEachRecord { metadata in if !isShadowed(metadata.recordID.recordName) { all.append(metadata) } }
-        all.append(contentsOf: overlay)
+        forEachValue { all.append($0) }
         return all
     }
 
     /// The records of `recordType`: the base's by its type index, and the overlay's.
     func values(ofType recordType: String) -> [RecordMetadata] {
-        var found = base?.metadata(ofType: recordType).filter { !isShadowed($0.recordID.recordName) } ?? []
-        for metadata in overlay where metadata.recordType == recordType { found.append(metadata) }
+        var found: [RecordMetadata] = []
+        forEachValue(ofType: recordType) { found.append($0) }
         return found
     }
 
