@@ -17,26 +17,17 @@ extension NotesFileSystem {
         options.noLinkRewriting ? nil : searchBox.withLock { $0?.notesIndex }
     }
 
-    /// How many times a rename plans its rewrites again when other processes commit between the
-    /// plan and its commit; the last try commits without that check (and logs it).
-    static let linkRewriteAttempts = 20
-
     /// Plans the rewrites a move of `item` needs and runs `commit` with them, whose modify must
     /// pass `rewrites.token` as `unchangedSince`: when another process committed after the plan
     /// (a note that links to what moves, say), the notes they changed are planned again
-    /// (``NotesSearchIndex/linkRewrites(for:revising:)``), so no such note is missed.
+    /// (``NotesSearchIndex/linkRewrites(for:revising:)``), after two tries with other processes'
+    /// commits held off (``LinkRewriteCommit``), so no such note is missed.
     func withLinkRewrites<T>(for item: MovedItem, _ commit: (LinkRewrites) throws -> T) throws -> T {
-        var attempt = 1
-        var earlier: LinkRewrites?
-        while true {
-            var rewrites = linkRewrites(for: item, revising: earlier)
-            earlier = rewrites
-            if attempt >= Self.linkRewriteAttempts, rewrites.token != nil {
-                Log.warning("links: other processes kept committing during a rename: committed without waiting for them")
-                rewrites.token = nil
-            }
-            do { return try commit(rewrites) } catch RecordStoreError.changedSince { attempt += 1 }
+        let outcome = try LinkRewriteCommit.run(on: database, plan: { linkRewrites(for: item, revising: $0) }, commit: commit)
+        if outcome.unchecked {
+            Log.warning("links: this process kept committing during a rename: committed without waiting for its commits")
         }
+        return outcome.value
     }
 
     /// The notes a move of `item` rewrites; none when rewriting is off or the index cannot answer.

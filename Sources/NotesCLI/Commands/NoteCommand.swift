@@ -278,33 +278,41 @@ enum NoteCommand {
         // A move is not an edit of the content: keep the modification date, as rename(2) keeps mtime.
         record.modificationDate = preserved
         // Planned again (the notes changed meanwhile) while other processes commit between the
-        // plan and the commit, so that no note linking to it is missed.
+        // plan and the commit, so that no note linking to it is missed (``LinkRewriteCommit``).
         let index = NotesSearchIndex(database: database)
         let item = MovedItem.file(entry.recordID, folder: folder, fileName: EntryNames.baseName(name, kind: entry.kind))
-        var rewrites = LinkRewrites()
-        for attempt in 1...20 {
-            if !context.arguments.has("--no-links") {
-                do throws(SQLiteError) { rewrites = try index.linkRewrites(for: item, revising: attempt > 1 ? rewrites : nil) } catch {
-                    throw CLIError(
-                        .io, TextIndex.path(forDatabaseAt: database.path),
-                        "links cannot be rewritten: \(error.description) (--no-links moves without)")
+        let rewrites: LinkRewrites
+        do {
+            rewrites = try LinkRewriteCommit.run(
+                on: database,
+                plan: { earlier in
+                    guard !context.arguments.has("--no-links") else { return LinkRewrites() }
+                    do throws(SQLiteError) { return try index.linkRewrites(for: item, revising: earlier) } catch {
+                        throw CLIError(
+                            .io, TextIndex.path(forDatabaseAt: database.path),
+                            "links cannot be rewritten: \(error.description) (--no-links moves without)")
+                    }
+                },
+                commit: { rewrites in
+                    var moved = record
+                    if let own = rewrites.notes.first(where: { $0.record.recordID == record.recordID }) {
+                        moved[FieldName.text] = own.record[FieldName.text]
+                    }
+                    let others = rewrites.notes.filter { $0.record.recordID != record.recordID }.map { rewrite in
+                        var note = rewrite.record
+                        note.modificationDate = Date()
+                        return note
+                    }
+                    try database.modify(saving: [moved] + others, unchangedSince: rewrites.token)
+                    return rewrites
                 }
-            }
-            var moved = record
-            if let own = rewrites.notes.first(where: { $0.record.recordID == record.recordID }) {
-                moved[FieldName.text] = own.record[FieldName.text]
-            }
-            let others = rewrites.notes.filter { $0.record.recordID != record.recordID }.map { rewrite in
-                var note = rewrite.record
-                note.modificationDate = Date()
-                return note
-            }
-            do {
-                try database.modify(saving: [moved] + others, unchangedSince: attempt < 20 ? rewrites.token : nil)
-                break
-            } catch .changedSince {
-                continue
-            } catch { throw CLIError.store(error, subject: entry.path) }
+            ).value
+        } catch let error as CLIError {
+            throw error
+        } catch let error as RecordStoreError {
+            throw CLIError.store(error, subject: entry.path)
+        } catch {
+            throw CLIError(.io, entry.path, "\(error)")  // neither throws anything else
         }
         for broken in rewrites.leftBroken {
             context.output.info("\(broken.path):\(broken.line): link \(broken.target) could not be rewritten")

@@ -187,8 +187,8 @@ extension RecordDatabase {
     public func collectOrphanedAssets(olderThan age: TimeInterval = RecordDatabase.assetGracePeriod) throws(RecordStoreError) -> [String] {
         guard !isReadOnly else { throw .readOnly(path: path) }
         let (removed, changes) = try state.withLock { (state) throws(RecordStoreError) -> ([String], [RecordStoreChange]) in
-            try Sys.lock(state.lockFD, path: layout.lockFile)
-            defer { Sys.unlock(state.lockFD) }
+            try lockCommits(&state)
+            defer { unlockCommits(state) }
             let changes = try catchUp(&state)
             return (sweepOrphans(&state, olderThan: age), changes)
         }

@@ -106,8 +106,8 @@ extension RecordDatabase {
     public func refresh() throws(RecordStoreError) {
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
             if state.index.entries.base?.isDamaged == true {
-                try Sys.lock(state.lockFD, shared: isReadOnly, path: layout.lockFile)
-                defer { Sys.unlock(state.lockFD) }
+                try lockCommits(&state, shared: isReadOnly)
+                defer { unlockCommits(state) }
                 return try rebuildDamagedIndex(&state)
             }
             let replaced = try state.journal.isReplaced()

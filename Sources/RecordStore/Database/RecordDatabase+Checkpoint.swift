@@ -33,8 +33,8 @@ extension RecordDatabase {
     public func checkpoint() throws(RecordStoreError) {
         guard !isReadOnly else { throw .readOnly(path: path) }
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
-            try Sys.lock(state.lockFD, path: layout.lockFile)
-            defer { Sys.unlock(state.lockFD) }
+            try lockCommits(&state)
+            defer { unlockCommits(state) }
             let changes = try catchUp(&state)
             try checkpoint(&state)
             return changes
@@ -49,12 +49,12 @@ extension RecordDatabase {
         guard !isReadOnly, state.withLock({ $0.wantsCheckpoint(over: Self.quietCheckpointMinimum) }) else { return }
         let changes = state.withLock { (state) -> [RecordStoreChange] in
             do throws(RecordStoreError) {
-                try Sys.lock(state.lockFD, path: layout.lockFile)
+                try lockCommits(&state)
             } catch {
                 log("checkpoint: \(error)")
                 return []
             }
-            defer { Sys.unlock(state.lockFD) }
+            defer { unlockCommits(state) }
             do throws(RecordStoreError) {
                 let changes = try catchUp(&state)
                 // Another process may have checkpointed meanwhile.

@@ -83,12 +83,12 @@ extension RecordDatabase {
             return try RecordFiles.read(id, layout: layout)
         } catch {
             guard case .damagedRecord = error else { throw error }
+            let again = whileNoCommitWrites { () -> Result<Record, RecordStoreError> in
+                do throws(RecordStoreError) { return .success(try RecordFiles.read(id, layout: layout)) } catch { return .failure(error) }
+            }
             // No lock file (a read-only database that never had a writer): nobody is writing.
-            guard let fd = try? Sys.open(layout.lockFile, O_RDONLY) else { throw error }
-            defer { Sys.close(fd) }
-            try Sys.lock(fd, shared: true, path: layout.lockFile)
-            defer { Sys.unlock(fd) }
-            return try RecordFiles.read(id, layout: layout)
+            guard let again else { throw error }
+            return try again.get()
         }
     }
 

@@ -134,8 +134,8 @@ extension RecordDatabase {
         let changes: [RecordStoreChange]
         do {
             (entry, changes) = try state.withLock { (state) throws(RecordStoreError) -> (JournalEntry, [RecordStoreChange]) in
-                try Sys.lock(state.lockFD, path: layout.lockFile)
-                defer { Sys.unlock(state.lockFD) }
+                try lockCommits(&state)
+                defer { unlockCommits(state) }
                 var changes = try catchUp(&state)
                 caughtUp = changes
                 if let entry = state.unverifiedForeignEntry {
@@ -499,8 +499,8 @@ extension RecordDatabase {
             state.withLock({ !Self.wholeStaleRecordFiles($0.index, limit: 1).isEmpty || !$0.unwrittenRecordFiles.isEmpty })
         else { return }
         let changes = try state.withLock { (state) throws(RecordStoreError) -> [RecordStoreChange] in
-            try Sys.lock(state.lockFD, path: layout.lockFile)
-            defer { Sys.unlock(state.lockFD) }
+            try lockCommits(&state)
+            defer { unlockCommits(state) }
             let changes = try catchUp(&state)
             retryUnwrittenRecordFiles(&state)
             refreshWholeRecordFiles(&state, limit: limit)
@@ -525,8 +525,8 @@ extension RecordDatabase {
             try state.journal.sync()
             state.dirty = false
             guard !state.collectable.isEmpty else { return }
-            try Sys.lock(state.lockFD, path: layout.lockFile)
-            defer { Sys.unlock(state.lockFD) }
+            try lockCommits(&state)
+            defer { unlockCommits(state) }
             // Caught up (nothing new in the journal) means the counts are every process's.
             guard try !state.journal.isReplaced(), try !state.journal.hasNewBytes() else { return }
             collectAssets(&state)

@@ -55,13 +55,7 @@ extension RecordDatabase {
         // journal moved during the scan, the files are scanned again under the shared commit lock,
         // which no commit holds while writing (rare: a commit during a scan).
         if let journalBefore, journalBefore != journalState() {
-            let lock = try? Sys.open(layout.lockFile, O_RDONLY)
-            if let lock { try? Sys.lock(lock, shared: true, path: layout.lockFile) }
-            (matches, unread) = scanFiles(scan, query: query)
-            if let lock {
-                Sys.unlock(lock)
-                Sys.close(lock)
-            }
+            (matches, unread) = whileNoCommitWrites { scanFiles(scan, query: query) } ?? scanFiles(scan, query: query)
         }
         // Files the batch could not read or decode: read the careful way, which logs the damage.
         // Not under the shared commit lock: that read takes the state lock, and a commit of this
@@ -132,10 +126,6 @@ extension RecordDatabase {
     /// The journal's state once no commit is writing record files (taken under the shared commit
     /// lock); nil when there is no lock file (nobody writes) or it cannot be taken.
     private func journalStateAfterCommits() -> JournalState? {
-        guard let lock = try? Sys.open(layout.lockFile, O_RDONLY) else { return nil }
-        defer { Sys.close(lock) }
-        guard (try? Sys.lock(lock, shared: true, path: layout.lockFile)) != nil else { return nil }
-        defer { Sys.unlock(lock) }
-        return journalState()
+        whileNoCommitWrites { journalState() } ?? nil
     }
 }

@@ -20,9 +20,12 @@ import Synchronization
 /// 2. The commit lock: an exclusive `flock(2)` of the lock file through `state.lockFD`, taken only
 ///    with `state` held (a commit, a catch-up before a commit, a checkpoint, a sync, an asset collection, the background rewrite of lagging files), so that processes
 ///    commit one at a time. Readers that must not meet a record file half-written take it shared
-///    through a descriptor of their own (``readStoredRecordFile(_:)``, a query's second scan, the
-///    journal stamp before a scan), and take no lock of this database while they hold it: a commit
-///    of this process waits for the commit lock holding `state`.
+///    through a descriptor of their own (``whileNoCommitWrites(_:)``: ``readStoredRecordFile(_:)``,
+///    a query's second scan, the journal stamp before a scan), and take no lock of this database
+///    while they hold it: a commit of this process waits for the commit lock holding `state`.
+///    ``holdingOffOtherWriters(_:)`` holds it across a plan and its commit, without `state` in
+///    between: `state.commitLockHolds` (guarded by `state`) says so, and meanwhile this process
+///    neither takes it again nor waits for it (``lockCommits(_:shared:)``, ``whileNoCommitWrites(_:)``).
 /// 3. Leaf locks, under which nothing else is taken: `commitHook` (read inside a commit; the hook
 ///    runs there and must not call the database), `problemLog` (``log(_:)``, called anywhere),
 ///    `journalDamage`, `candidateSource` (copied out; the source is asked with no lock held), `observers`
@@ -564,4 +567,9 @@ struct DatabaseState: ~Copyable {
     /// When this process last found the space reserve in place (nil: not since it released it): a
     /// commit that deletes nothing looks again after a second only.
     var spaceReserveSeenAt: ContinuousClock.Instant?
+    /// How many ``RecordDatabase/holdingOffOtherWriters(_:)`` calls of this process hold the commit
+    /// lock now: while any does, commits, catch-ups and checkpoints of this process do not take it
+    /// again (``RecordDatabase/lockCommits(_:shared:)``), nor wait for it through a descriptor of
+    /// their own (``RecordDatabase/whileNoCommitWrites(_:)``).
+    var commitLockHolds = 0
 }
