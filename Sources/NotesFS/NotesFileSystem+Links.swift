@@ -20,8 +20,9 @@ extension NotesFileSystem {
     /// Plans the rewrites a move of `item` needs and runs `commit` with them, whose modify must
     /// pass `rewrites.token` as `unchangedSince`: when another process committed after the plan
     /// (a note that links to what moves, say), the notes they changed are planned again
-    /// (``NotesSearchIndex/linkRewrites(for:revising:)``), after two tries with other processes'
-    /// commits held off (``LinkRewriteCommit``), so no such note is missed.
+    /// (``NotesSearchIndex/linkRewrites(for:revising:)``), and after two refused tries the plans
+    /// and commits hold other processes' commits off (``LinkRewriteCommit``), so no such note is
+    /// missed.
     func withLinkRewrites<T>(for item: MovedItem, _ commit: (LinkRewrites) throws -> T) throws -> T {
         let outcome = try LinkRewriteCommit.run(on: database, plan: { linkRewrites(for: item, revising: $0) }, commit: commit)
         if outcome.unchecked {

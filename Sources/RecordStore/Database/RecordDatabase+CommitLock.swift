@@ -10,7 +10,9 @@ extension RecordDatabase {
     /// race to other processes' commits between its plan and its commit: a rename whose link
     /// rewrites must include every note committed before it (`modify(…, unchangedSince:)`
     /// refused it each time another process committed meanwhile). Other processes' commits wait
-    /// for `body`; keep it to a plan and a commit.
+    /// for `body`; keep it to a plan and a commit. What `body` waits for must not wait for this
+    /// lock in another process: a text-index write lock there (whose holder may read a damaged
+    /// record file under the shared lock) is waited for up to SQLite's busy timeout (10 s), not forever.
     ///
     /// The lock is taken with `state` held, as a commit takes it, and given back with `state`
     /// held, so that a commit of another thread of this process, which skips the lock while it is
