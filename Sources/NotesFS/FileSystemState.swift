@@ -100,6 +100,19 @@ struct NameTable: ~Copyable {
         for (source, target) in aliases where source == target { problems.append("inode \(source) is its own alias") }
         return problems
     }
+
+    /// Where `inodes` break "every listed entry's `parentOf` is the directory whose listing holds
+    /// it": a look-up in every listing for each (for the few inodes a change touched).
+    func listingViolations(of inodes: [Inode]) -> [String] {
+        var problems: [String] = []
+        for inode in inodes {
+            let parent = parentOf[inode]
+            for (directory, listing) in listings where listing.members[inode] != nil && directory != parent {
+                problems.append("inode \(inode) is listed in directory \(directory), its parent is \(parent.map { "\($0)" } ?? "none")")
+            }
+        }
+        return problems
+    }
 }
 
 /// Open files (`NotesFileSystem+Files.swift`).

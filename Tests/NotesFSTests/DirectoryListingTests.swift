@@ -15,6 +15,25 @@ import Testing
             recordName: recordName, recordType: Note.recordType, title: title, created: Date(timeIntervalSince1970: created))
     }
 
+    /// The debug check run after each applied change: a listed entry whose `parentOf` is another
+    /// directory (or none) is named; consistent ones are not.
+    @Test func aListedEntryWithAnotherParentIsAViolation() {
+        var names = NameTable()
+        var root = DirectoryListing()
+        root.upsert(10, Self.note("a", "Plan", created: 1))
+        root.upsert(11, Self.note("b", "Other", created: 2))
+        names.listings[1] = root
+        names.parentOf[10] = 1
+        names.parentOf[11] = 1
+        #expect(names.listingViolations(of: [10, 11, 12]).isEmpty)
+        names.parentOf[10] = 7  // moved to folder 7 while the root kept it
+        names.parentOf[11] = nil
+        #expect(
+            names.listingViolations(of: [10, 11]) == [
+                "inode 10 is listed in directory 1, its parent is 7", "inode 11 is listed in directory 1, its parent is none",
+            ])
+    }
+
     @Test func groupsGrowToSuffixesAndShrinkBackToTheBaseName() {
         var listing = DirectoryListing()
         let first = UUID().uuidString

@@ -38,12 +38,15 @@ func expectEverywhere(
         // The database's own root beside the mount's: which of the two missed the change.
         let stored = (try? notesfs(mount.databasePath, ["ls"]))?.out ?? "?"
         let shown = (try? FileManager.default.contentsOfDirectory(atPath: mount.path))?.sorted().joined(separator: "\n") ?? "?"
+        // A listing the debug build found out of step with a change, anywhere in the log.
+        let listings = mount.log.split(separator: "\n").filter { $0.contains("listings after change") }.prefix(5)
         Issue.record(
             """
             \(what): not seen in \(mount.path) within \(seconds) s; the database's root:
             \(stored)
             the mount's root:
             \(shown)
+            its listings' problems: \(listings.isEmpty ? "none" : listings.joined(separator: "\n"))
             its log ends:
             \(mount.logTail)
             """, sourceLocation: sourceLocation)
