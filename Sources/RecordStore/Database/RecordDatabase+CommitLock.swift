@@ -21,13 +21,13 @@ extension RecordDatabase {
     public func holdingOffOtherWriters<T>(_ body: () throws -> T) throws -> T {
         guard !isReadOnly else { throw RecordStoreError.readOnly(path: path) }
         try state.withLock { (state) throws(RecordStoreError) in
-            if state.commitLockHolds == 0 { try Sys.lock(state.lockFD, path: layout.lockFile) }
+            try lockCommits(&state)  // the first hold takes it; a nested one finds it held
             state.commitLockHolds += 1
         }
         defer {
             state.withLock { state in
                 state.commitLockHolds -= 1
-                if state.commitLockHolds == 0 { Sys.unlock(state.lockFD) }
+                unlockCommits(state)  // the last hold gives it back
             }
         }
         return try body()
