@@ -10,6 +10,8 @@
 #            CONTAINS[c] "zanzibar"'` (a word in one note of 997), process start included:
 #            Benchmarks/startup/spawn_times.c, RUNS runs each, both sizes and /bin/true taking
 #            turns; median, p90 and the ratio NOTES / SMALL
+#   search   Benchmarks/search/scale_search.py: the 100 queries of `scripts/bench.sh search`, with the
+#            tree's words (common words in nearly every note), at both sizes: median, p90, p99
 #   mount    Benchmarks/fs/size_targets.py: the mount's time to appear, `ls -l F0` (first, then the
 #            median of 5), the daemon's VmRSS after it, SAVES saves of one note through the mount
 #
@@ -87,6 +89,9 @@ for size in "$small" "$notes"; do
     args+=(-- "query CONTAINS[c] @$size" -- "$bin" --db "$db" query 'text CONTAINS[c] "zanzibar"')
 done
 "$tmp/spawn_times" "$runs" "${args[@]}" | tee "$tmp/commands"
+
+echo "-- search: the 100 queries of scripts/bench.sh search with the tree's words, one process each, the sizes taking turns"
+python3 Benchmarks/search/scale_search.py "$bin" "$small_db" "$small" "$big_db" "$notes"
 
 echo "-- mounts: time to appear, ls -l F0, daemon VmRSS, $saves saves through the mount"
 python3 Benchmarks/fs/size_targets.py "$bin" "$tmp" "$saves" "$small_db" "$big_db" "$tmp/commands" "$small_db.built" "$big_db.built"

@@ -8,22 +8,26 @@ import subprocess
 import time
 
 WORDS = ["alpha", "note", "linux", "swift", "record", "folder", "journal", "kernel", "markdown", "editor", "rsync", "grep"]
+# Benchmarks/note_tree.py's words (the scale benchmark's databases): each is in nearly every note.
+TREE_WORDS = ["alpha", "beta", "gamma", "delta", "notes", "plan", "idea", "todo", "meeting", "draft", "swift", "fuse"]
+KINDS = ["common word", "number", "zanzibar AND word", "phrase", "prefix"]
 
 
-def queries():
+def queries(words=WORDS):
+    """The 100 queries; query i is of kind KINDS[i % 5]."""
     out = []
     for i in range(100):
         kind = i % 5
         if kind == 0:
-            out.append(WORDS[i % len(WORDS)])  # common word
+            out.append(words[i % len(words)])  # common word
         elif kind == 1:
             out.append(str(997 * (i + 1)))  # rare: a note's number
         elif kind == 2:
-            out.append(f"zanzibar {WORDS[i % len(WORDS)]}")  # two words, AND
+            out.append(f"zanzibar {words[i % len(words)]}")  # two words, AND
         elif kind == 3:
             out.append(f'"note {997 * i + 1}"')  # phrase
         else:
-            out.append(WORDS[i % len(WORDS)][:3] + "*" if i % 2 else "zanz*")  # prefix
+            out.append(words[i % len(words)][:3] + "*" if i % 2 else "zanz*")  # prefix
     return out
 
 

@@ -6,6 +6,8 @@ public struct IndexContents: Sendable {
     public var textRows: Int
     /// Rows of the `grams` table (one per readable document with a body).
     public var gramRows: Int
+    /// Rows of the `titles` table (one per `words` row).
+    public var titleRows: Int
     /// Readable documents whose body is not empty (as the `words` table holds them).
     public var bodies: Int
 }
@@ -20,7 +22,8 @@ extension TextIndex {
             func count(_ sql: String) throws(SQLiteError) -> Int { Int(try connection.prepare(sql).rows { $0.int(0) }.first ?? 0) }
             return IndexContents(
                 documents: Dictionary(documents, uniquingKeysWith: { a, _ in a }), textRows: try count("SELECT count(*) FROM words"),
-                gramRows: try count("SELECT count(*) FROM grams"), bodies: try count("SELECT count(*) FROM words WHERE body != ''"))
+                gramRows: try count("SELECT count(*) FROM grams"), titleRows: try count("SELECT count(*) FROM titles"),
+                bodies: try count("SELECT count(*) FROM words WHERE body != ''"))
         }
     }
 

@@ -12,8 +12,9 @@ import SQLite
 /// newest first (FTS5 walks the rowids of its doclists without scoring them). At most the bound:
 /// every match is ranked, exactly as before. Past it, the ranked rows are the `rankedRows` newest
 /// matches (highest rowid: the latest added to the index) and the `rankedRows` newest of the
-/// matches that hold the query in their title (BM25 weighs the title ten times the body: for a
-/// word a note's text holds once or twice, those are the ones it would put first). They are shown
+/// notes whose title matches the query, from the `titles` table (BM25 weighs the title ten times
+/// the body: for a word a note's text holds once or twice, those are the ones it would put first;
+/// with a NOT, those that do not match the whole query drop out). They are shown
 /// best first by BM25 (the scores are the ones an exhaustive ranking gives them: the statistics
 /// are of the whole table); the other matches follow, newest first, with ``SearchHit/rank`` 0
 /// (every BM25 score is below 0). Every hit matches the query either way; only the order of a
@@ -59,43 +60,44 @@ extension TextIndex {
         guard newest.count > Self.rankedRows else {
             return (try connection.prepare(ranked + inFolder + " ORDER BY score, d.name LIMIT ?2").rows(values, Self.hit), true)
         }
-        // The title matches: `title : (...)` keeps each phrase's matches in the title, so a note
-        // it finds matches the query too, unless the query has a NOT (the term it excludes may be
-        // in the body): then it is ANDed with the query (which costs a second walk of the doclists).
-        let inTitle = "title : (" + query.expression + ")"
-        let titled = try newestMatches(
-            query.expression.contains(" NOT ") ? "(" + query.expression + ") AND " + inTitle : inTitle,
-            folder: values.count > 2 ? values[2] : nil, count: Self.rankedRows)
+        // The title matches, from the `titles` table (a list of titles alone: `words`' `title : …`
+        // is a filter on every row of each phrase). With a NOT, a title match may not match the
+        // query (the term it excludes may be in the body): the ranked query below tests each.
+        let titled = try newestMatches(query.expression, in: "titles", folder: values.count > 2 ? values[2] : nil, count: Self.rankedRows)
         let boundary = newest[Self.rankedRows - 1]
         let older = titled.filter { $0 < boundary }
         if values.count == 2 { values.append(.null) }
-        values += [.integer(boundary), .text("[" + older.map(String.init).joined(separator: ",") + "]"), .integer(older.last ?? boundary)]
-        // FTS5 walks the rows from ?6 up only (a rowid range it is given); `+` keeps the OR's
-        // terms from being handed to it as lookups of their own.
-        let candidate = "words.rowid >= ?6 AND (+words.rowid >= ?4 OR +words.rowid IN (SELECT value FROM json_each(?5)))"
-        var hits = try connection.prepare(ranked + inFolder + " AND " + candidate + " ORDER BY score, d.name LIMIT ?2").rows(
-            values, Self.hit)
+        values += [.integer(boundary), .text("[" + older.map(String.init).joined(separator: ",") + "]")]
+        // The newest matches (FTS5 walks the rows from ?4 up only: a rowid range it is given) and
+        // the older title matches (`rowid IN`: FTS5 looks each up, where a range down to the oldest
+        // would walk the phrases' lists from there), ranked together.
+        let olderTitled = " AND words.rowid IN (SELECT value FROM json_each(?5))"
+        var hits = try connection.prepare(
+            ranked + inFolder + " AND words.rowid >= ?4 UNION ALL " + ranked + inFolder + olderTitled + " ORDER BY score, 2 LIMIT ?2"
+        ).rows(values, Self.hit)
         guard hits.count < limit else { return (hits, false) }
         values[1] = .integer(Int64(limit - hits.count))
         hits += try connection.prepare(
-            select(rank: "0.0") + inFolder + " AND NOT (" + candidate + ")"
+            select(rank: "0.0") + inFolder + " AND words.rowid < ?4 AND +words.rowid NOT IN (SELECT value FROM json_each(?5))"
                 + " ORDER BY words.rowid DESC LIMIT ?2"
         ).rows(values, Self.hit)
         return (hits, false)
     }
 
-    /// The row ids of up to `count` matches of `expression` (under `folder`, a path as the mount
-    /// shows it), newest (highest) first; no match is scored.
-    private func newestMatches(_ expression: String, folder: SQLiteValue?, count: Int) throws(SQLiteError) -> [Int64] {
+    /// The row ids of up to `count` matches of `expression` in `table` (`words` or `titles`;
+    /// under `folder`, a path as the mount shows it), newest (highest) first; no match is scored.
+    private func newestMatches(_ expression: String, in table: String = "words", folder: SQLiteValue?, count: Int) throws(SQLiteError)
+        -> [Int64]
+    {
         guard let folder else {
-            return try connection.prepare("SELECT rowid FROM words WHERE words MATCH ?1 ORDER BY rowid DESC LIMIT ?2").rows(
+            return try connection.prepare("SELECT rowid FROM \(table) WHERE \(table) MATCH ?1 ORDER BY rowid DESC LIMIT ?2").rows(
                 [.text(expression), .integer(Int64(count))]
             ) { $0.int(0) }
         }
         return try connection.prepare(
             """
-            SELECT words.rowid FROM words JOIN docs d ON d.id = words.rowid LEFT JOIN folders f ON f.name = d.folder
-            WHERE words MATCH ?1 AND \(Self.underFolder) ORDER BY words.rowid DESC LIMIT ?2
+            SELECT t.rowid FROM \(table) t JOIN docs d ON d.id = t.rowid LEFT JOIN folders f ON f.name = d.folder
+            WHERE \(table) MATCH ?1 AND \(Self.underFolder) ORDER BY t.rowid DESC LIMIT ?2
             """
         ).rows([.text(expression), .integer(Int64(count)), folder]) { $0.int(0) }
     }

@@ -69,6 +69,15 @@ public final class SQLiteConnection {
         handle = nil
     }
 
+    /// How many pages this connection read into its cache since the last call (misses: pages not
+    /// there); with a small `cache_size`, a measure of the pages a query walked that no clock moves.
+    public func takeCacheMisses() -> Int {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_MISS, &current, &highest, 1)
+        return Int(current)
+    }
+
     /// Runs statements that return no rows (`sqlite3_exec`).
     ///
     /// - Throws: ``SQLiteError``.

@@ -64,6 +64,6 @@ import Testing
         let check = try notesfs(["fsck"], db: db)
         #expect(check.status == 0, "\(check.out)")
         #expect(try paths(["first"], db: db) == ["One.md"])
-        #expect(try run(Self.sqlite3, [file, "SELECT value FROM meta WHERE key = 'format'"]).out.hasPrefix("3"))  // TextIndex.formatVersion
+        #expect(try run(Self.sqlite3, [file, "SELECT value FROM meta WHERE key = 'format'"]).out.hasPrefix("4"))  // TextIndex.formatVersion
     }
 }

@@ -50,6 +50,9 @@ extension NotesSearchIndex {
         if !extra.isEmpty { problems.append("\(extra.count) rows are of no record (record \(extra.min() ?? ""))") }
         let readable = contents.documents.values.filter { !$0 }.count
         if contents.textRows != readable { problems.append("\(contents.textRows) text rows for \(readable) readable records") }
+        if contents.titleRows != contents.textRows {
+            problems.append("\(contents.titleRows) title rows for \(contents.textRows) text rows")
+        }
         if contents.gramRows != contents.bodies { problems.append("\(contents.gramRows) substring rows for \(contents.bodies) texts") }
         let names = records.map(\.recordID).sorted { $0.recordName < $1.recordName }
         let step = max(1, names.count / Self.auditSample)
