@@ -26,6 +26,10 @@ if [ -z "$old" ]; then
 fi
 echo "== search ranking: this tree against $rev, $notes notes of 1-4 KB in 100 folders, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$scratch/release/store-bench" generate "$work/db" "$notes" 100 >/dev/null
+# Each build searches its own copy, indexed by itself: one of another index format would rebuild
+# the other's index at every turn.
+cp -a "$work/db" "$work/db-old"
 "$new" --db "$work/db" reindex -q
-python3 Benchmarks/search/compare_ranking.py "$old" "$new" "$work/db" "${ROUNDS:-3}"
+"$old" --db "$work/db-old" reindex -q
+python3 Benchmarks/search/compare_ranking.py "$old" "$new" "$work/db" "${ROUNDS:-3}" "$work/db-old"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

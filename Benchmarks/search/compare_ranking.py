@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Two notesfs builds' searches over one database, side by side (scripts/bench-search-ranking.sh).
 
-Usage: compare_ranking.py OLD_NOTESFS NEW_NOTESFS DB [ROUNDS]
+Usage: compare_ranking.py OLD_NOTESFS NEW_NOTESFS DB [ROUNDS] [OLD_DB]
+(OLD_DB: a copy of DB the old build searches, so builds of two index formats never rebuild each
+other's index; default DB.)
 
 Quality: for each of the 100 queries (search_bench.py), the top 20 and top 5 record names of each build
 (`search --limit 20`); prints the overlap of the sets (shared names / the old one's count), the mean
@@ -24,12 +26,13 @@ from search_bench import queries, summary, timed, timed_cpu  # noqa: E402
 
 old_bin, new_bin, db = sys.argv[1:4]
 rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+dbs = {old_bin: sys.argv[5] if len(sys.argv) > 5 else db, new_bin: db}
 qs = queries()
 
 
 def hits(binary, query, limit):
     """(record name, rank) of each hit, best first."""
-    out = subprocess.run([binary, "--db", db, "--json", "search", "--limit", str(limit), "--", query],
+    out = subprocess.run([binary, "--db", dbs[binary], "--json", "search", "--limit", str(limit), "--", query],
                          capture_output=True, text=True)
     return [(hit["recordName"], hit["rank"]) for hit in json.loads(out.stdout or "[]")]
 
@@ -68,7 +71,7 @@ if os.environ.get("FULL_SETS") == "1":
 
 print(f"== speed: {rounds} rounds of the 100 queries, one process each, start included, builds taking turns")
 for q in qs[:5]:
-    timed([old_bin, "--db", db, "search", q])
+    timed([old_bin, "--db", dbs[old_bin], "search", q])
     timed([new_bin, "--db", db, "search", q])
 true, wall, cpu = [], {"old": [], "new": []}, {"old": [], "new": []}
 common = {"old": [], "new": []}
@@ -77,7 +80,7 @@ for r in range(rounds):
         true.append(timed(["/bin/true"]))
         pair = [("old", old_bin), ("new", new_bin)]
         for label, binary in pair if r % 2 == 0 else reversed(pair):
-            ms, cpu_ms = timed_cpu([binary, "--db", db, "search", q])
+            ms, cpu_ms = timed_cpu([binary, "--db", dbs[binary], "search", q])
             wall[label].append(ms)
             cpu[label].append(cpu_ms)
             if q in ("kernel", "edi*"):
