@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// ``catchUp(progress:)`` brings the index to the store's current token: incrementally from the
 /// token it holds (one transaction), or, when it has none, is damaged, of another database or
-/// its token expired, by a build in batches of ``buildBatch`` records that a later catch-up
+/// its token expired, by a build in transactions of ``buildTransaction`` records that a later catch-up
 /// continues after a kill. The mount calls it in the background after commits
 /// (``startBackgroundIndexing()``); a search calls it first, so it sees every committed change.
 /// An index whose token is ahead of the journal is rebuilt; a file another process removed or
@@ -43,8 +43,13 @@ public final class NotesSearchIndex: Sendable {
     /// (``linkRewritesBeforeCatchingUp(forFile:to:fileName:)``), by record name; a leaf lock.
     let unindexedRecords = Mutex<[String: UnindexedRecord]>([:])
 
-    /// Records read and written per build transaction.
+    /// Records read (and held in memory) at a time by a build or a catch-up.
     public static let buildBatch = 1000
+    /// Records a build writes per transaction (``buildBatch`` at a time). Each transaction
+    /// rewrites every page of the `docs` table's indexes it touched (folder, name key, file name,
+    /// date: random keys), about one a record at 1,000,000 notes: 1,000 records a transaction
+    /// wrote 64 GB for a 5.6 GB index, nearly all of a 564 s build's time.
+    static let buildTransaction = 10_000
 
     /// Record types with a row in the index (every kind of folder entry but folders).
     static let rowTypes = Set(FolderTree.itemTypes)
@@ -124,8 +129,8 @@ public final class NotesSearchIndex: Sendable {
         }
     }
 
-    /// Builds the index from every record, in batches by record name; continues a build a killed
-    /// process left (its `building` token and `cursor`). Ends with an incremental catch-up from the
+    /// Builds the index from every record, in transactions of ``buildTransaction`` records by
+    /// record name; continues a build a killed process left (its `building` token and `cursor`). Ends with an incremental catch-up from the
     /// build's token (what changed meanwhile).
     private func build(_ index: TextIndex, progress: ((Int, Int) -> Void)?) throws(SQLiteError) {
         let started = database.currentToken
@@ -140,13 +145,15 @@ public final class NotesSearchIndex: Sendable {
         var all = Self.rowTypes.flatMap { database.recordNames(ofType: $0) }
         all.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var finished = false
+        // The next batch's record files are read on another thread while this one writes the
+        // batch before into SQLite (the reads were half of a build's time: 1,000,000 cold files).
+        var next: RecordPrefetch?
         while !finished {
             finished = try index.update { (w) throws(SQLiteError) -> Bool in
                 guard let cursor = try w.meta("cursor") else { return true }
-                let start = Self.firstIndex(in: all, after: cursor)
-                let batch = Array(all[start..<min(all.count, start + Self.buildBatch)])
+                var start = Self.firstIndex(in: all, after: cursor)
                 progress?(start, all.count)
-                guard !batch.isEmpty else {
+                guard start < all.count else {
                     let building = try w.meta("building").flatMap(ChangeToken.init(stringValue:))
                     try w.setFolderPaths(contents.folderPaths(keepingListings: false))
                     try w.setToken(building)
@@ -154,8 +161,19 @@ public final class NotesSearchIndex: Sendable {
                     try w.setMeta("cursor", nil)
                     return true
                 }
-                try save(batch.map { RecordID(recordName: $0) }, to: w, contents: contents)
-                try w.setMeta("cursor", batch.last ?? "")
+                let end = min(all.count, start + Self.buildTransaction)
+                while start < end {
+                    let ids = all[start..<min(end, start + Self.buildBatch)].map { RecordID(recordName: $0) }
+                    let records = next?.records(ifFor: ids)
+                    start += ids.count
+                    next =
+                        start < all.count
+                        ? RecordPrefetch(database, all[start..<min(all.count, start + Self.buildBatch)].map { RecordID(recordName: $0) })
+                        : nil
+                    try save(ids, to: w, contents: contents, records: records)
+                    if start < end { progress?(start, all.count) }
+                }
+                try w.setMeta("cursor", all[end - 1])
                 return false
             }
         }
@@ -334,8 +352,10 @@ public final class NotesSearchIndex: Sendable {
     /// the database once, and a catch-up after many saves (the indexer behind a burst of creates)
     /// names records of every folder they touched; kept listings held each entry's metadata and
     /// path until the end (40 MB of a daemon's 100 MB peak at 60,000 creates).
-    func save(_ ids: [RecordID], to w: IndexWriter, contents: FolderContents) throws(SQLiteError) {
-        let records = database.records(for: ids)
+    func save(
+        _ ids: [RecordID], to w: IndexWriter, contents: FolderContents, records read: [RecordID: Result<Record, RecordStoreError>]? = nil
+    ) throws(SQLiteError) {
+        let records = read ?? database.records(for: ids)
         for id in ids {
             guard let metadata = database.metadata(for: id) else {
                 try w.delete(id.recordName)
