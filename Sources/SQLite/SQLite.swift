@@ -70,7 +70,8 @@ public final class SQLiteConnection {
     }
 
     /// How many pages this connection read into its cache since the last call (misses: pages not
-    /// there); with a small `cache_size`, a measure of the pages a query walked that no clock moves.
+    /// there); with a cache that holds them all, emptied first, the distinct pages a query read: a
+    /// measure of its work that no clock moves.
     public func takeCacheMisses() -> Int {
         var current: Int32 = 0
         var highest: Int32 = 0

@@ -11,8 +11,8 @@ import Synchronization
 ///
 /// ``catchUp(progress:)`` brings the index to the store's current token: incrementally from the
 /// token it holds (one transaction), or, when it has none, is damaged, of another database or
-/// its token expired, by a build in transactions of ``buildTransaction`` records that a later catch-up
-/// continues after a kill. The mount calls it in the background after commits
+/// its token expired, by a build in transactions of ``buildTransaction`` records that a later
+/// catch-up continues after a kill. The mount calls it in the background after commits
 /// (``startBackgroundIndexing()``); a search calls it first, so it sees every committed change.
 /// An index whose token is ahead of the journal is rebuilt; a file another process removed or
 /// replaced (`notesfs reindex`) is reopened before the next use (``TextIndex/isReplaced``).
@@ -48,7 +48,7 @@ public final class NotesSearchIndex: Sendable {
     /// Records a build writes per transaction (``buildBatch`` at a time). Each transaction
     /// rewrites every page of the `docs` table's indexes it touched (folder, name key, file name,
     /// date: random keys), about one a record at 1,000,000 notes: 1,000 records a transaction
-    /// wrote 64 GB for a 5.6 GB index, nearly all of a 564 s build's time.
+    /// wrote 64 GB for a 5.6 GB index, and the 564 s build waited on the disk.
     static let buildTransaction = 10_000
 
     /// Record types with a row in the index (every kind of folder entry but folders).
@@ -130,8 +130,8 @@ public final class NotesSearchIndex: Sendable {
     }
 
     /// Builds the index from every record, in transactions of ``buildTransaction`` records by
-    /// record name; continues a build a killed process left (its `building` token and `cursor`). Ends with an incremental catch-up from the
-    /// build's token (what changed meanwhile).
+    /// record name; continues a build a killed process left (its `building` token and `cursor`).
+    /// Ends with an incremental catch-up from the build's token (what changed meanwhile).
     private func build(_ index: TextIndex, progress: ((Int, Int) -> Void)?) throws(SQLiteError) {
         let started = database.currentToken
         try index.update { (w) throws(SQLiteError) in
@@ -145,8 +145,8 @@ public final class NotesSearchIndex: Sendable {
         var all = Self.rowTypes.flatMap { database.recordNames(ofType: $0) }
         all.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var finished = false
-        // The next batch's record files are read on another thread while this one writes the
-        // batch before into SQLite (the reads were half of a build's time: 1,000,000 cold files).
+        // The next batch's record files are read on other threads while this one writes the batch
+        // before into SQLite (``RecordPrefetch``).
         var next: RecordPrefetch?
         while !finished {
             finished = try index.update { (w) throws(SQLiteError) -> Bool in
