@@ -212,9 +212,20 @@ extension NotesFileSystem {
         let hidden = Set(state.names.detached[inode]?.values.map { $0 } ?? [])
         // Each record's member, built from the metadata as it comes (no copies into lists first).
         var entries: [(Inode, DirectoryListing.Member)] = []
+        // Names the kernel must forget in listings a member left (see `add`).
+        var left: [Invalidation] = []
         func add(_ metadata: RecordMetadata, _ state: inout FileSystemState) {
             guard !hidden.contains(metadata.identity), let member = member(for: metadata) else { return }
             entries.append((metadata.identity, member))
+            // The store may be ahead of the listings: a commit of this process (the sync's writer)
+            // that moved the record here landed during this request, and its change is applied
+            // after it. The record leaves the listing that still holds it now; applying the change
+            // then finds it here already (`ListingAheadOfChangesTests`).
+            if let previous = state.names.parentOf[metadata.identity], previous != inode {
+                for rename in state.names.listings[previous]?.remove(metadata.identity) ?? [] {
+                    if let old = rename.old { left.append(.entry(parent: previous, name: old)) }
+                }
+            }
             state.names.parentOf[metadata.identity] = inode
         }
         let folder: RecordID?
@@ -240,6 +251,7 @@ extension NotesFileSystem {
         }
         let listing = DirectoryListing(entries)
         state.names.listings[inode] = listing
+        if !left.isEmpty { notifyKernel(left) }
         return listing
     }
 
