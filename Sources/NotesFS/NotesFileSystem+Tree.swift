@@ -130,9 +130,9 @@ extension NotesFileSystem {
             }
             if recovered { refreshRecovered(foldersChanged: folders.moved, &out, &state) }
             #if DEBUG
-                // A listing that kept a record its change moved away (seen twice in a sync test,
-                // cause not found): said at the change that left it, in the mount's log, which the
-                // sync tests print (`expectEverywhere`).
+                // A listing that kept a record its change moved away (seen in a sync test: a listing
+                // built ahead of the change, which `listing(_:_:)` now settles): said at the change
+                // that left it, in the mount's log, which the sync tests print (`expectEverywhere`).
                 let touched = change.saved.map(\.identity) + change.deleted.map(\.identity)
                 for problem in state.names.listingViolations(of: touched) {
                     Log.error("listings after change \(change.token) (external: \(change.isExternal)): \(problem)")

@@ -1,9 +1,9 @@
-/// A listing built while the store is ahead of the mount: another process moved a note, the mount
-/// reads that commit while it builds a folder's listing (its store catches up during the build),
-/// and applies the change after. The note must leave the listing it was in (seen in a sync test:
-/// `ThreeMountTests`, A's root kept a note B had moved into `Work`). The mount has no store
-/// watcher, so the moment is there every time.
-
+/// A listing built while the store is ahead of the mount's listings: a commit of this process (the
+/// sync's writer) moved a note while a request built the listing of the folder it moved into, and
+/// the change is applied after that request. The note must leave the listing it was in (seen in a
+/// sync test: `ThreeMountTests`, A's root kept a note B had moved into `Work`). The test builds the
+/// listing under the state lock between the commit and the change's application, so the moment is
+/// there every time; without a store watcher nothing else catches the mount up meanwhile.
 import FUSE
 import Foundation
 import Glibc
