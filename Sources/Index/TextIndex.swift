@@ -86,10 +86,10 @@ public final class TextIndex: @unchecked Sendable {
             guard try meta("format") == String(Self.formatVersion) else {
                 throw SQLiteError(code: SQLITE_FORMAT, message: "\(path): index of another format")
             }
-            // Paths to documents (a rename's link planning looks up every link's target by path):
-            // by folder and file name, and folders by path, not a scan of the folder's documents.
-            // Added to an index built without them; a connection that cannot write goes on without.
-            try? connection.execute(Self.pathIndexes)
+            // Added to an index made without them (paths to documents came later), or left by a
+            // build that was killed; not while a build is under way, which makes them at its end. A
+            // connection that cannot write goes on without.
+            if try meta("building") == nil { try? connection.execute(Self.createLookupIndexes) }
         } catch {
             connection.close()
             throw error
@@ -119,11 +119,20 @@ public final class TextIndex: @unchecked Sendable {
         }
     }
 
-    /// The indexes that find a document by its path (made with the schema, or added at open).
-    static let pathIndexes = """
-        CREATE INDEX IF NOT EXISTS docs_file ON docs(folder, file_name);
-        CREATE INDEX IF NOT EXISTS folders_path ON folders(path);
-        """
+    /// The indexes that find documents by a key other than their row: by folder, link key, file
+    /// path (a rename's link planning looks up every link's target by folder and file name), date,
+    /// tag, property. A build drops them first and makes them at its end (``IndexWriter/removeAll()``):
+    /// it inserts by record name, so their keys come in random order, and at 1,000,000 notes each
+    /// transaction of 10,000 documents dirtied most of their pages; a `CREATE INDEX` sorts instead.
+    /// The build's own lookups go by record name (`docs.name`, kept) and row.
+    static let lookupIndexes: [(name: String, on: String)] = [
+        ("docs_folder", "docs(folder)"), ("docs_name_key", "docs(name_key)"), ("docs_file", "docs(folder, file_name)"),
+        ("docs_modified", "docs(modified)"), ("links_key", "links(key)"), ("tags_folded", "tags(folded)"),
+        ("props_text", "props(key, text)"), ("props_number", "props(key, number)"), ("folders_path", "folders(path)"),
+    ]
+
+    /// The statements that make the ``lookupIndexes`` that are not there.
+    static let createLookupIndexes = lookupIndexes.map { "CREATE INDEX IF NOT EXISTS \($0.name) ON \($0.on);" }.joined(separator: "\n")
 
     /// The table of titles alone (format 4): a column filter of `words` (`title : word`) walks
     /// every row holding the word, title or not (at 1,000,000 notes a common word's 8,659 pages);
@@ -163,25 +172,19 @@ public final class TextIndex: @unchecked Sendable {
                 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
                 CREATE TABLE docs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, type TEXT NOT NULL, folder TEXT,
                     file_name TEXT NOT NULL, name_key TEXT NOT NULL DEFAULT '', modified REAL, unreadable INTEGER NOT NULL DEFAULT 0);
-                CREATE INDEX docs_folder ON docs(folder);
-                CREATE INDEX docs_name_key ON docs(name_key);
                 CREATE TABLE links(doc INTEGER NOT NULL, key TEXT NOT NULL, target TEXT NOT NULL, style INTEGER NOT NULL,
                     line INTEGER NOT NULL);
                 CREATE INDEX links_doc ON links(doc);
-                CREATE INDEX links_key ON links(key);
                 CREATE TABLE tags(doc INTEGER NOT NULL, tag TEXT NOT NULL, folded TEXT NOT NULL);
                 CREATE INDEX tags_doc ON tags(doc);
-                CREATE INDEX tags_folded ON tags(folded);
                 CREATE TABLE props(doc INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, text TEXT, number REAL);
                 CREATE INDEX props_doc ON props(doc);
-                CREATE INDEX props_text ON props(key, text);
-                CREATE INDEX props_number ON props(key, number);
-                CREATE INDEX docs_modified ON docs(modified);
                 CREATE INDEX docs_unreadable ON docs(name) WHERE unreadable != 0;
                 CREATE TABLE folders(name TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
                 CREATE VIRTUAL TABLE words USING fts5(title, body, cjk, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
                 CREATE VIRTUAL TABLE grams USING fts5(body, tokenize = 'trigram case_sensitive 1', content = '', detail = 'none');
                 \(Self.titlesTable)
+                \(Self.createLookupIndexes)
                 INSERT INTO words(words, rank) VALUES ('rank', 'bm25(\(Self.columnWeights))');
                 INSERT INTO meta VALUES ('format', '\(Self.formatVersion)');
                 """)
@@ -287,15 +290,20 @@ public struct IndexWriter {
         }
     }
 
-    /// Empties the index (a rebuild starts here).
+    /// Empties the index (a rebuild starts here), without ``TextIndex/lookupIndexes``: the build
+    /// makes them at its end (``createLookupIndexes()``).
     public func removeAll() throws(SQLiteError) {
         try connection.execute(
             """
+            \(TextIndex.lookupIndexes.map { "DROP INDEX IF EXISTS \($0.name);" }.joined(separator: " "))
             DELETE FROM docs; DELETE FROM folders; DELETE FROM meta WHERE key != 'format';
             DELETE FROM links; DELETE FROM tags; DELETE FROM props;
             DELETE FROM words; INSERT INTO grams(grams) VALUES ('delete-all'); INSERT INTO titles(titles) VALUES ('delete-all');
             """)
     }
+
+    /// Makes the ``TextIndex/lookupIndexes`` a build left out (nothing for those that exist).
+    public func createLookupIndexes() throws(SQLiteError) { try connection.execute(TextIndex.createLookupIndexes) }
 
     /// Adds or replaces the document of a record.
     public func save(_ document: IndexedDocument) throws(SQLiteError) {
@@ -321,7 +329,7 @@ public struct IndexWriter {
         try saveDerived(document, id: id)
         if kept != .all {
             try connection.cachedStatement("INSERT INTO words(rowid, title, body, cjk) VALUES (?, ?, ?, ?)").run([
-                .integer(id), .text(document.title), .text(document.body), .text(document.cjk),
+                .integer(id), .text(document.title), .text(document.body), .text(document.preparedText?.cjk ?? document.cjk),
             ])
             try connection.cachedStatement("INSERT INTO titles(rowid, title, cjk) VALUES (?, ?, '')").run([
                 .integer(id), .text(document.title),
@@ -329,7 +337,7 @@ public struct IndexWriter {
         }
         if kept == .none, !document.body.isEmpty {
             try connection.cachedStatement("INSERT INTO grams(rowid, body) VALUES (?, ?)").run([
-                .integer(id), .text(Predicate.substringForm(document.body)),
+                .integer(id), .text(document.preparedText?.grams ?? Predicate.substringForm(document.body)),
             ])
         }
     }
@@ -451,8 +459,8 @@ public struct IndexedDocument: Sendable {
     public var tags: [String] = []
     public var properties: [IndexedProperty] = []
     /// Ranked above the body (a note's title, an attachment's name).
-    public var title: String
-    public var body: String
+    public var title: String { didSet { preparedText = nil } }
+    public var body: String { didSet { preparedText = nil } }
     public var modificationDate: Date?
     /// Its record file could not be read: it has no text here, and queries always test it.
     public var unreadable: Bool
@@ -470,6 +478,14 @@ public struct IndexedDocument: Sendable {
         self.modificationDate = modificationDate
         self.unreadable = unreadable
     }
+
+    /// ``cjk`` and the body's ``Predicate/substringForm(_:)`` (the `grams` row), made ahead by
+    /// ``prepareText()``; nil: made when it is saved.
+    public private(set) var preparedText: (cjk: String, grams: String)?
+
+    /// Makes the text forms ``IndexWriter/save(_:)`` writes (``preparedText``) on this thread: a
+    /// build makes them on the threads that read the records, not on the one that writes.
+    public mutating func prepareText() { preparedText = (cjk, Predicate.substringForm(body)) }
 
     /// What the `cjk` column holds for it (``CJKText/indexForm(_:)`` of its title and text).
     public var cjk: String {

@@ -2,6 +2,7 @@ import Foundation
 import Index
 import Notes
 import RecordStore
+import SQLite
 import TestSupport
 import Testing
 
@@ -213,5 +214,43 @@ import Testing
         #expect(try text.token() == notes.database.currentToken)
         #expect(try NotesSearchIndex(database: notes.database).search(try SearchQuery("shared"), limit: 0).hits.isEmpty)
         #expect(try NotesSearchIndex(database: notes.database).search(try SearchQuery("shared"), limit: count).hits.count == count)
+    }
+
+    /// A build leaves out the indexes by folder, path, link key, date, tag and property while it
+    /// writes its documents (their keys come in random order: at 1,000,000 notes each transaction
+    /// rewrote most of their pages) and makes them at its end. An index opened meanwhile, as another
+    /// process opens it, does not make them either.
+    @Test func aBuildMakesItsLookupIndexesAtItsEnd() async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        var records: [Record] = []
+        for i in 0..<(NotesSearchIndex.buildBatch + 10) {
+            let note = Note(title: "n\(i)", text: "see [[n\(i + 1)]] #tag\(i % 7)", folder: i % 2 == 0 ? work.recordID : nil)
+            records.append(note.record)
+        }
+        _ = try notes.database.modify(saving: records)
+        let file = TextIndex.path(forDatabaseAt: notes.database.path)
+        func lookupIndexes() throws -> Set<String> {
+            let connection = try SQLiteConnection(path: file, create: false, readOnly: true)
+            defer { connection.close() }
+            let names = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").rows { $0.text(0) }
+            return Set(names).intersection(["docs_folder", "docs_name_key", "docs_file", "docs_modified", "links_key", "tags_folded"])
+        }
+        var during: [Set<String>] = []
+        var openedDuring = false
+        try NotesSearchIndex(database: notes.database).catchUp { done, total in
+            guard done > 0, done < total else { return }
+            if !openedDuring, let opened = try? TextIndex(databasePath: notes.database.path, create: false) {
+                opened.close()
+                openedDuring = true
+            }
+            during.append((try? lookupIndexes()) ?? ["unreadable"])
+        }
+        #expect(openedDuring)
+        #expect(!during.isEmpty && during.allSatisfy(\.isEmpty), "\(during)")
+        #expect(try lookupIndexes().count == 6)
+        // They answer: a link's target by path, a tag.
+        #expect(try await notes.backlinks(of: try Note(record: records[5])).map(\.sourcePath) == ["Work/n4.md"])
+        #expect(try await notes.notes(tagged: "tag3").count == (NotesSearchIndex.buildBatch + 10 + 3) / 7)
     }
 }

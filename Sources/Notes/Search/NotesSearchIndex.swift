@@ -46,9 +46,11 @@ public final class NotesSearchIndex: Sendable {
     /// Records read (and held in memory) at a time by a build or a catch-up.
     public static let buildBatch = 1000
     /// Records a build writes per transaction (``buildBatch`` at a time). Each transaction
-    /// rewrites every page of the `docs` table's indexes it touched (folder, name key, file name,
+    /// rewrote every page of the `docs` table's indexes it touched (folder, name key, file name,
     /// date: random keys), about one a record at 1,000,000 notes: 1,000 records a transaction
-    /// wrote 64 GB for a 5.6 GB index, and the 564 s build waited on the disk.
+    /// wrote 64 GB for a 5.6 GB index, and the 564 s build waited on the disk. A build now makes
+    /// those indexes at its end (``TextIndex/lookupIndexes``); a transaction still rewrites the
+    /// pages of the tables it appends to.
     static let buildTransaction = 10_000
 
     /// Record types with a row in the index (every kind of folder entry but folders).
@@ -140,14 +142,25 @@ public final class NotesSearchIndex: Sendable {
             try w.setMeta("building", started.stringValue)
             try w.setMeta("cursor", "")
         }
-        let contents = FolderContents(database: database)
+        // One instance names every document of the build, on the prefetch's threads or this one.
+        let contents = BuildContents(FolderContents(database: database))
         // Names only: the metadata of every record at once was most of the build's peak memory.
         var all = Self.rowTypes.flatMap { database.recordNames(ofType: $0) }
         all.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var finished = false
-        // The next batch's record files are read on other threads while this one writes the batch
-        // before into SQLite (``RecordPrefetch``).
-        var next: RecordPrefetch?
+        // The next batch's documents are made on other threads (its record files read, its text
+        // scanned, its entries named) while this one writes the batch before into SQLite.
+        var next: RecordPrefetch<IndexedDocument, [(name: String, document: IndexedDocument?)]>?
+        let store = database
+        func prefetch(_ ids: [RecordID]) -> RecordPrefetch<IndexedDocument, [(name: String, document: IndexedDocument?)]> {
+            RecordPrefetch(store, ids) { record in
+                var text = Self.document(record, folder: nil, fileName: "")
+                text.prepareText()
+                return text
+            } finish: { ids, texts in
+                contents.mutex.withLock { Self.documents(ids, texts: texts, in: store, contents: $0) }
+            }
+        }
         while !finished {
             finished = try index.update { (w) throws(SQLiteError) -> Bool in
                 guard let cursor = try w.meta("cursor") else { return true }
@@ -155,7 +168,8 @@ public final class NotesSearchIndex: Sendable {
                 progress?(start, all.count)
                 guard start < all.count else {
                     let building = try w.meta("building").flatMap(ChangeToken.init(stringValue:))
-                    try w.setFolderPaths(contents.folderPaths(keepingListings: false))
+                    try w.createLookupIndexes()
+                    try w.setFolderPaths(contents.mutex.withLock { $0.folderPaths(keepingListings: false) })
                     try w.setToken(building)
                     try w.setMeta("building", nil)
                     try w.setMeta("cursor", nil)
@@ -164,13 +178,17 @@ public final class NotesSearchIndex: Sendable {
                 let end = min(all.count, start + Self.buildTransaction)
                 while start < end {
                     let ids = all[start..<min(end, start + Self.buildBatch)].map { RecordID(recordName: $0) }
-                    let records = next?.records(ifFor: ids)
+                    let documents = next?.value(ifFor: ids)
                     start += ids.count
                     next =
                         start < all.count
-                        ? RecordPrefetch(database, all[start..<min(all.count, start + Self.buildBatch)].map { RecordID(recordName: $0) })
-                        : nil
-                    try save(ids, to: w, contents: contents, records: records)
+                        ? prefetch(all[start..<min(all.count, start + Self.buildBatch)].map { RecordID(recordName: $0) }) : nil
+                    try Self.write(
+                        documents
+                            ?? contents.mutex.withLock {
+                                Self.documents(ids, texts: Self.texts(of: database.records(for: ids)), in: database, contents: $0)
+                            },
+                        to: w)
                     if start < end { progress?(start, all.count) }
                 }
                 try w.setMeta("cursor", all[end - 1])
@@ -352,28 +370,46 @@ public final class NotesSearchIndex: Sendable {
     /// the database once, and a catch-up after many saves (the indexer behind a burst of creates)
     /// names records of every folder they touched; kept listings held each entry's metadata and
     /// path until the end (40 MB of a daemon's 100 MB peak at 60,000 creates).
-    func save(
-        _ ids: [RecordID], to w: IndexWriter, contents: FolderContents, records read: [RecordID: Result<Record, RecordStoreError>]? = nil
-    ) throws(SQLiteError) {
-        let records = read ?? database.records(for: ids)
-        for id in ids {
-            guard let metadata = database.metadata(for: id) else {
-                try w.delete(id.recordName)
-                continue
-            }
+    func save(_ ids: [RecordID], to w: IndexWriter, contents: FolderContents) throws(SQLiteError) {
+        try Self.write(Self.documents(ids, texts: Self.texts(of: database.records(for: ids)), in: database, contents: contents), to: w)
+    }
+
+    /// Writes each document, or deletes the row of a record that has none (it is gone).
+    static func write(_ documents: [(name: String, document: IndexedDocument?)], to w: IndexWriter) throws(SQLiteError) {
+        for (name, document) in documents {
+            if let document { try w.save(document) } else { try w.delete(name) }
+        }
+    }
+
+    /// The documents of records read (``texts(of:)``), each placed where `contents` shows it
+    /// (folder, file name, the key links find it by); an unreadable document for a record whose
+    /// file could not be read, nil for a record that is gone.
+    static func documents(
+        _ ids: [RecordID], texts: [RecordID: Result<IndexedDocument, RecordStoreError>], in database: RecordDatabase,
+        contents: FolderContents
+    ) -> [(name: String, document: IndexedDocument?)] {
+        ids.map { id in
+            guard let metadata = database.metadata(for: id) else { return (id.recordName, nil) }
             let folder = contents.shownFolder(of: metadata)
             let fileName = contents.fileName(for: metadata, in: folder) ?? ""
-            switch records[id] {
-            case .success(let record):
-                try w.save(Self.document(record, folder: folder?.recordName, fileName: fileName))
+            var document: IndexedDocument
+            switch texts[id] {
+            case .success(let text): document = text
             case .failure, nil:
-                var document = IndexedDocument(
-                    name: id.recordName, recordType: metadata.recordType, folder: folder?.recordName, fileName: fileName, title: "",
-                    body: "", modificationDate: metadata.record.modificationDate, unreadable: true)
-                document.nameKey = LinkResolver.key(of: fileName)
-                try w.save(document)
+                document = IndexedDocument(
+                    name: id.recordName, recordType: metadata.recordType, folder: nil, fileName: "", title: "", body: "",
+                    modificationDate: metadata.record.modificationDate, unreadable: true)
             }
+            document.folder = folder?.recordName
+            document.fileName = fileName
+            document.nameKey = LinkResolver.key(of: fileName)
+            return (id.recordName, document)
         }
+    }
+
+    /// The documents of records read, not yet placed (``documents(_:texts:in:contents:)``).
+    static func texts(of records: [RecordID: Result<Record, RecordStoreError>]) -> [RecordID: Result<IndexedDocument, RecordStoreError>] {
+        records.mapValues { $0.map { document($0, folder: nil, fileName: "") } }
     }
 
     /// What the index keeps of a record: a note's title and text, an attachment's name.
@@ -457,4 +493,11 @@ public final class NotesSearchIndex: Sendable {
     }
 
     public var failure: String? { lastFailure.withLock { $0 } }
+}
+
+/// The ``FolderContents`` a build names its documents with: on the prefetch's threads and on the
+/// build's, one at a time (`mutex`).
+private final class BuildContents: Sendable {
+    let mutex: Mutex<FolderContents>
+    init(_ contents: sending FolderContents) { mutex = Mutex(contents) }
 }
