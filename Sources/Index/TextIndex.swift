@@ -212,6 +212,9 @@ public final class TextIndex: @unchecked Sendable {
         Int(try connection.prepare("SELECT count(*) FROM docs").rows { $0.int(0) }.first ?? 0)
     }
 
+    /// Sets the connection's page cache, in KiB (SQLite's default: 2,000).
+    public func setCacheSize(kibibytes: Int) throws(SQLiteError) { try connection.execute("PRAGMA cache_size=-\(kibibytes)") }
+
     /// Changes the index in one transaction (the write lock is taken first, so `body` reads the
     /// token the last writer left); all of `body`'s changes or none.
     ///
