@@ -21,14 +21,34 @@ if [[ ${1:-} == --fast ]]; then
     shift
 fi
 scripts/deps.sh
+# Every test's temporary files (thousands of directories, gigabytes in all) go in one directory of
+# this run, removed when the run ends, mounts left behind by a failed test unmounted first. The
+# directory is open to all like /tmp: the postgres user and the tests' unprivileged users make
+# files in it. NOTESFS_KEEP_TMP=1 keeps it (its path is printed).
+run_tmp=$(mktemp -d /tmp/notesfs-test-run.XXXXXX)
+chmod 1777 "$run_tmp"
+remove_run_tmp() {
+    if [[ ${NOTESFS_KEEP_TMP:-0} == 1 ]]; then
+        echo "test files kept in $run_tmp" >&2
+        return
+    fi
+    local mounts
+    mounts=$(findmnt -rn -o TARGET | grep "^$run_tmp/" | sort -r || true)
+    for m in $mounts; do fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+    rm -rf --one-file-system "$run_tmp" 2>/dev/null || true
+}
+trap remove_run_tmp EXIT
+export TMPDIR=$run_tmp
 scripts/import-graph.sh -q
 if [[ ${NOTESFS_LINT:-0} == 1 ]]; then scripts/lint.sh; fi
 swift build --build-tests -Xswiftc -warnings-as-errors
 if ((fast)); then
-    NOTESFS_TEST_FAST=1 exec swift test --skip-build "$@"
+    NOTESFS_TEST_FAST=1 swift test --skip-build "$@"
+    exit
 fi
 if (($#)); then
-    exec swift test --skip-build "$@"
+    swift test --skip-build "$@"
+    exit
 fi
 heavy='NotesFSTests\.(LargeFileTests|StallTests)'
 swift test --skip-build --skip "$heavy"

@@ -21,7 +21,7 @@ import Testing
     }
 
     /// A database with a folder, a note and an attachment; returns its path.
-    func makeSample(_ label: String, base: String = "/tmp") throws -> String {
+    func makeSample(_ label: String, base: String = NSTemporaryDirectory()) throws -> String {
         let tree = makeTemporaryDirectory(label + "-tree", base: base)
         try FileManager.default.createDirectory(atPath: tree + "/F", withIntermediateDirectories: true)
         try Data(Self.text.utf8).write(to: URL(fileURLWithPath: tree + "/F/n.md"))

@@ -61,8 +61,7 @@ import Testing
     /// of creates, moves (cycles included) and cascading deletes; it refuses what it cannot tell.
     @Test(arguments: [1, 2, 3])
     func updatesAgreeWithRecomputing(seed: UInt64) throws {
-        var template = Array("/tmp/notesfs-tree-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let path = makeTemporaryDirectory("notesfs-tree")
         let database = try RecordDatabase(path: path, backgroundThread: false)
         var rng = SeededGenerator(state: seed)
         var tree = FolderTree(database: database)
@@ -107,8 +106,7 @@ import Testing
     /// in a random order, by a fresh instance and by one that keeps its walks.
     @Test(arguments: [4, 5, 6])
     func walksUpPlaceAsTheWholeTree(seed: UInt64) throws {
-        var template = Array("/tmp/notesfs-tree-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let path = makeTemporaryDirectory("notesfs-tree")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let database = try RecordDatabase(path: path, backgroundThread: false)
         var rng = SeededGenerator(state: seed)

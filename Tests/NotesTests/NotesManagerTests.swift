@@ -6,8 +6,7 @@ import TestSupport
 import Testing
 
 func makeManager() throws -> NotesManager {
-    var template = Array("/tmp/notesfs-notes-XXXXXX".utf8CString)
-    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    let path = makeTemporaryDirectory("notesfs-notes")
     return NotesManager(database: try RecordDatabase(path: path, backgroundThread: false))
 }
 

@@ -114,8 +114,7 @@ import Testing
     // MARK: Through the index and the store
 
     func makeDatabase() throws -> RecordDatabase {
-        var template = Array("/tmp/notesfs-tagrename-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let path = makeTemporaryDirectory("notesfs-tagrename")
         return try RecordDatabase(path: path, backgroundThread: false)
     }
 

@@ -13,8 +13,7 @@ import Testing
     private let keepAll = HistorySettings(interval: 0, budgetFraction: 1)
 
     private func database() throws -> RecordDatabase {
-        var template = Array("/tmp/notesfs-delta-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let path = makeTemporaryDirectory("notesfs-delta")
         let database = try RecordDatabase(path: path, backgroundThread: false)
         VersionHistory.install(on: database, settings: HistorySettings(interval: 0))
         return database

@@ -6,8 +6,7 @@ import Testing
 
 /// A database with note history on (a 10-minute interval), in a fresh directory.
 private func historyDatabase(interval: TimeInterval = 600) throws -> RecordDatabase {
-    var template = Array("/tmp/notesfs-history-XXXXXX".utf8CString)
-    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    let path = makeTemporaryDirectory("notesfs-history")
     let database = try RecordDatabase(path: path, backgroundThread: false)
     VersionHistory.install(on: database, settings: HistorySettings(interval: interval))
     return database

@@ -6,8 +6,7 @@ import Testing
 
 @Suite struct VersionRetentionTests {
     private func makeDatabase() throws -> RecordDatabase {
-        var template = Array("/tmp/notesfs-retention-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let path = makeTemporaryDirectory("notesfs-retention")
         let database = try RecordDatabase(path: path, backgroundThread: false)
         VersionHistory.install(on: database, settings: HistorySettings(interval: 0))  // a version per save
         return database

@@ -4,13 +4,6 @@ import Testing
 
 @testable import RecordStore
 
-/// A fresh temporary directory for one test (tests run in parallel).
-func makeTemporaryDirectory(_ label: String = "store") -> String {
-    var template = Array("/tmp/notesfs-\(label)-XXXXXX".utf8CString)
-    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-    return path
-}
-
 /// A database in a fresh directory, without the background thread (tests drive refresh/sync).
 func makeDatabase(_ path: String = makeTemporaryDirectory()) throws -> RecordDatabase {
     try RecordDatabase(path: path, backgroundThread: false)

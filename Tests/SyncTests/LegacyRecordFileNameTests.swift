@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sync
@@ -21,8 +22,7 @@ struct LegacyRecordFileNameTests {
     /// A database whose `sync/records/` holds the records of ``oldNames`` and `plain`, each file
     /// under its old name.
     func databaseWrittenTheOldWay() throws -> String {
-        var template = Array("/tmp/notesfs-legacy-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let path = makeTemporaryDirectory("notesfs-legacy")
         var state = SyncState(server: "host=/nowhere", clientID: "client", host: "host")
         for (seq, name) in (Self.oldNames.map(\.name) + ["plain"]).enumerated() {
             state.records[name] = SyncedRecord(recordType: "Note", serverSeq: Int64(seq + 1), localTag: "t\(seq)", base: Self.base(name))

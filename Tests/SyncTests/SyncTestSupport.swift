@@ -57,16 +57,14 @@ func versionNames(_ machine: Machine) -> Set<String> {
 /// exited (a kill test's machines hold thousands of notes). `--one-file-system`: a mount a
 /// crashed test left inside is not walked into.
 let machinesDirectory: String = {
-    var template = Array("/tmp/notesfs-sync-XXXXXX".utf8CString)
-    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    let directory = makeTemporaryDirectory("notesfs-sync")
     runAfterThisProcess("rm -rf --one-file-system '\(directory)'")
     return directory
 }()
 
 /// A new, empty database in a directory of its own under ``machinesDirectory`` (not connected to a server).
 func makeMachineDatabase() throws -> RecordDatabase {
-    var template = Array((machinesDirectory + "/machine-XXXXXX").utf8CString)
-    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    let directory = makeTemporaryDirectory("machine", base: machinesDirectory)
     return try RecordDatabase(path: directory + "/db", backgroundThread: false)
 }
 

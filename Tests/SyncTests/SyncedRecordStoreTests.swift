@@ -59,8 +59,7 @@ import Testing
     }
 
     func temporaryDatabasePath() -> String {
-        var template = Array("/tmp/notesfs-records-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) } + "/db"
+        let path = makeTemporaryDirectory("notesfs-records") + "/db"
         mkdir(path, 0o700)
         return path
     }

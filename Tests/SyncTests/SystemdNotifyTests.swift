@@ -10,8 +10,7 @@ import Testing
 @Suite(.tags(.mount, .postgres), .needsFUSE, .needsPostgres) struct SystemdNotifyTests {
     /// A datagram socket bound at a new path, as systemd's notify socket; returns (fd, path).
     func notifySocket() throws -> (Int32, String) {
-        var template = Array("/tmp/notesfs-notify-XXXXXX".utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let directory = makeTemporaryDirectory("notesfs-notify")
         let path = directory + "/notify"
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var address = sockaddr_un()

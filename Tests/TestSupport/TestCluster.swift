@@ -26,8 +26,7 @@ public final class TestCluster: Sendable {
         reportBrokenPipes()
         guard let binaries = Self.findBinaries() else { throw TestClusterError("no /usr/lib/postgresql/*/bin/initdb: run scripts/deps.sh") }
         self.binaries = binaries
-        var template = Array("/tmp/notesfs-pg-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        directory = makeTemporaryDirectory("notesfs-pg")
         let passwordFile = directory + "/password"
         _ = FileManager.default.createFile(atPath: passwordFile, contents: Data(Self.password.utf8))
         if getuid() == 0 {
