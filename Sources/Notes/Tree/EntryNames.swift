@@ -142,7 +142,7 @@ public enum EntryNames {
             let da = candidates[a].creationDate ?? .distantFuture
             let db = candidates[b].creationDate ?? .distantFuture
             if da != db { return da < db }
-            return candidates[a].recordName.utf8.lexicographicallyPrecedes(candidates[b].recordName.utf8)
+            return candidates[a].recordName.precedesInByteOrder(candidates[b].recordName)
         }
         var names = bases
         var taken = Set<String>()  // String equality is canonical equivalence (rule 3)

@@ -34,7 +34,7 @@ extension FolderContents {
         let first = namesakes.min { a, b in
             let (da, db) = (Self.namingDate(of: a), Self.namingDate(of: b))
             if da != db { return da < db }
-            return a.recordID.recordName.utf8.lexicographicallyPrecedes(b.recordID.recordName.utf8)
+            return a.recordID.recordName.precedesInByteOrder(b.recordID.recordName)
         }
         guard first?.recordID == metadata.recordID else { return nil }
         guard let folder else { return FolderEntry(kind: kind, metadata: metadata, name: name, fileName: base, parent: nil, path: base) }

@@ -217,13 +217,15 @@ public final class FolderContents {
         if folder == nil && tree.showsRecovered(in: database) { members.append((Self.recoveredCandidate, nil)) }
         let fileNames = EntryNames.assign(members.map(\.0))
         let prefix = folder.flatMap { try? folderPath($0) }
-        var entries = zip(members, fileNames).map { member, fileName in
-            FolderEntry(
-                kind: member.0.kind, metadata: member.1, name: member.0.name, fileName: fileName, parent: folder,
+        // Sorted as positions, then made in order: a sort of the entries moved each one (with its
+        // metadata) many times.
+        return fileNames.indices.sorted { fileNames[$0].precedesInByteOrder(fileNames[$1]) }.map { position in
+            let (candidate, metadata) = members[position]
+            let fileName = fileNames[position]
+            return FolderEntry(
+                kind: candidate.kind, metadata: metadata, name: candidate.name, fileName: fileName, parent: folder,
                 path: prefix.map { $0 + "/" + fileName } ?? fileName)
         }
-        entries.sort { $0.fileName.utf8.lexicographicallyPrecedes($1.fileName.utf8) }
-        return entries
     }
 
     /// The entry of record `id` in `folder` (nil: the root; ``recoveredID``), as
