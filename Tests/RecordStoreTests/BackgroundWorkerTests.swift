@@ -67,6 +67,33 @@ import Testing
         #expect(worker.isStopping)
     }
 
+    /// A hurry ends an hour's pause at once, and the round after it starts at once; a wake during
+    /// the pause does not end it.
+    @Test func aHurryEndsAPauseAndAWakeDoesNot() {
+        let worker = BackgroundWorker(name: "test.hurry", interval: .seconds(3600))
+        let paused = ConditionLock<Int>(0)
+        let ends = ConditionLock<[Bool]>([])
+        worker.start { worker in
+            while worker.next() != nil {
+                paused.withLock { $0 += 1 }
+                let running = worker.pause(.seconds(3600))
+                ends.withLock { $0.append(running) }
+            }
+        }
+        worker.wake()
+        #expect(paused.wait(until: .now + .seconds(10)) { $0 >= 1 ? () : nil } != nil)
+        worker.wake()
+        #expect(ends.wait(until: .now + .milliseconds(300)) { $0.isEmpty ? nil : () } == nil, "a wake ended the pause")
+        let hurried = ContinuousClock.now
+        worker.hurry()
+        #expect(ends.wait(until: .now + .seconds(10)) { $0.count >= 1 ? () : nil } != nil)
+        #expect(paused.wait(until: .now + .seconds(10)) { $0 >= 2 ? () : nil } != nil, "the round after a hurry")
+        #expect(ContinuousClock.now - hurried < .seconds(5))
+        worker.stop()
+        worker.join()
+        #expect(ends.read { $0 } == [true, false])
+    }
+
     /// Wakes that come while a round runs make one more round, not one each.
     @Test func wakesDuringARoundMakeOneRound() {
         let worker = BackgroundWorker(name: "test.coalesce")

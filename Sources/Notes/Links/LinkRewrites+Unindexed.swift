@@ -31,6 +31,7 @@ extension NotesSearchIndex {
                 guard try !index.isBuilding(), let indexed = try index.token(), let changes = try? database.changes(since: indexed),
                     let moved = database.metadata(for: id)
                 else { return nil }
+                if changes.changed.count + changes.deleted.count >= Self.hurryAfter { hurryBackgroundIndexing() }
                 let contents = FolderContents(database: database, tree: treeForReading(after: changes, from: indexed))
                 return try plan(
                     moving: moved, to: folder, fileName: fileName, index: index, indexed: indexed, changes: changes, contents: contents)
@@ -42,6 +43,11 @@ extension NotesSearchIndex {
     /// (`scripts/profile.sh rename`, 3,000 renames, wall and daemon CPU a rename: 1,380 and 1,313 µs
     /// at 16, 1,023-1,109 and 1,010-1,097 at 64, 1,024 and 1,070 at 256, 1,064 and 1,377 at 1,024).
     static let unindexedLimit = 256
+
+    /// Records committed after the index's token at which a plan ends the background indexer's pause
+    /// (``hurryBackgroundIndexing()``): each rename's plan looks at every one of them, and past
+    /// ``unindexedLimit`` the rename catches the index up itself.
+    static let hurryAfter = 16
 
     private func plan(
         moving moved: RecordMetadata, to folder: RecordID?, fileName: String, index: TextIndex, indexed: ChangeToken,

@@ -448,6 +448,11 @@ public final class NotesSearchIndex: Sendable {
     /// caught up in one batch.
     static let catchUpSpacing: Duration = .milliseconds(200)
 
+    /// Ends the background indexer's pause (``catchUpSpacing``): a rename found this many records
+    /// committed after the index's token (``hurryAfter``), each of which its plan and the next
+    /// rename's look at.
+    func hurryBackgroundIndexing() { worker.hurry() }
+
     /// Catches up after every commit (coalesced, at most a few times a second) on a thread of its
     /// own, until ``stopBackgroundIndexing()``. Failures are logged and retried at the next commit
     /// or after a minute.

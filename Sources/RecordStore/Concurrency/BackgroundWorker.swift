@@ -33,6 +33,8 @@ public final class BackgroundWorker: Sendable {
     private struct State: Sendable {
         var started = false
         var woken = false
+        /// ``hurry()`` was called: the next ``pause(_:)`` ends (or the one under way).
+        var hurried = false
         var stopping = false
         var finished = false
         /// The worker's thread while it runs (to refuse joining it from itself).
@@ -110,6 +112,18 @@ public final class BackgroundWorker: Sendable {
         })
     }
 
+    /// ``wake()``, and ends the worker's ``pause(_:)`` under way (or its next one): for work that
+    /// piled up past what the pause coalesces. Any thread; never blocks for long.
+    public func hurry() {
+        state.change(wakingWaitersIf: { state in
+            defer {
+                state.woken = true
+                state.hurried = true
+            }
+            return !state.hurried
+        })
+    }
+
     /// Asks the worker to end: its ``next()`` returns nil and its ``pause(_:)`` false, at once
     /// when it waits in one. Does not wait for it (``join()``).
     public func stop() {
@@ -157,11 +171,17 @@ public final class BackgroundWorker: Sendable {
         }
     }
 
-    /// Waits `duration` unless stopped meanwhile (wakes do not end it; they are kept for the next
-    /// ``next()``): false when stopped. For a pause inside a round (a backoff, a coalescing delay).
+    /// Waits `duration` unless stopped or hurried meanwhile (``wake()`` does not end it; the wake
+    /// is kept for the next ``next()``; ``hurry()`` does, once): false when stopped. For a pause
+    /// inside a round (a backoff, a coalescing delay).
     public func pause(_ duration: Duration) -> Bool {
         let deadline = ContinuousClock.now + duration
-        let stopped = state.wait(until: deadline) { $0.stopping ? true : nil }
-        return stopped == nil
+        let stopped = state.wait(until: deadline) { state -> Bool? in
+            if state.stopping { return true }
+            guard state.hurried else { return nil }
+            state.hurried = false
+            return false
+        }
+        return stopped != true
     }
 }
