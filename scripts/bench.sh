@@ -4,6 +4,9 @@
 #
 #   scripts/bench.sh fs [ROUNDS]          3,000 notes: tmpfs vs passthrough_ll -o xattr vs notesfs, ROUNDS (3)
 #                                         alternating rounds, medians and the median notesfs/passthrough_ll ratio
+#   scripts/bench.sh syscalls [COUNT]     system calls per create, append, rename, editor save and unlink
+#                                         (300 each) of passthrough_ll and of notesfs's request and background
+#                                         threads, under strace -f
 #   scripts/bench.sh fs-scale [NOTES]     100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase;
 #                                         passthrough_ll too when the open-file limit lets it hold NOTES files
 #   scripts/bench.sh scale [NOTES]        commands and a mount at 1,000,000 notes (folders of 1,000) beside the
@@ -120,6 +123,14 @@ bench_fs() {
     echo "== filesystem phases (issue 9's first table): $notes notes of 1-4 KB in $folders folders, $rounds alternating rounds"
     echo "   tmpfs; passthrough_ll -o xattr over tmpfs; notesfs with its database on tmpfs (editor saves fsync: the store's sync())"
     fs_python fs_table.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$rounds" "$notes" "$folders"
+}
+
+bench_syscalls() {
+    local count=${1:-300}
+    build notesfs
+    echo "== system calls a write costs each daemon: $count writes of each kind under strace -f (counts: strace slows every call)"
+    echo "   passthrough_ll -o xattr over tmpfs; notesfs with its database on tmpfs"
+    fs_python syscalls.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$count"
 }
 
 bench_fs_scale() {
@@ -247,6 +258,7 @@ case "$what" in
 store) bench_store "${2:-}" ;;
 fs) bench_fs "${2:-3}" ;;
 fs-scale) bench_fs_scale "${2:-100000}" ;;
+syscalls) bench_syscalls "${2:-300}" ;;
 scale) scripts/bench-scale.sh "${2:-1000000}" ;;
 parallel-grep) bench_parallel_grep "${2:-100000}" ;;
 cold-reads) bench_cold_reads "${2:-20000}" ;;
@@ -262,5 +274,5 @@ sync)
     scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && SYNC_ENCRYPTION=1 scripts/bench-sync.sh "${2:-10000}" "${3:-200}" &&
         scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_fs_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | ranking [NOTES] [REV] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | syscalls [COUNT] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | ranking [NOTES] [REV] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac
