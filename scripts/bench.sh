@@ -7,6 +7,8 @@
 #   scripts/bench.sh syscalls [COUNT]     system calls per create, append, rename, editor save and unlink
 #                                         (300 each) of passthrough_ll and of notesfs's request and background
 #                                         threads, under strace -f
+#   scripts/bench.sh latency [NOTES]      each create, append and unlink timed alone on notesfs (3,000 notes):
+#                                         median, mean, p99, and the writes over 5 ms, those the store checkpointed in
 #   scripts/bench.sh fs-scale [NOTES]     100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase;
 #                                         passthrough_ll too when the open-file limit lets it hold NOTES files
 #   scripts/bench.sh scale [NOTES]        commands and a mount at 1,000,000 notes (folders of 1,000) beside the
@@ -131,6 +133,13 @@ bench_syscalls() {
     echo "== system calls a write costs each daemon: $count writes of each kind under strace -f (counts: strace slows every call)"
     echo "   passthrough_ll -o xattr over tmpfs; notesfs with its database on tmpfs"
     fs_python syscalls.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$count"
+}
+
+bench_latency() {
+    local notes=${1:-3000}
+    build notesfs
+    echo "== each write's own time on notesfs (database on tmpfs): $notes creates, appends to a third, unlinks"
+    fs_python latency.py "$scratch/release/notesfs" "$work" "$shm" "$notes"
 }
 
 bench_fs_scale() {
@@ -259,6 +268,7 @@ store) bench_store "${2:-}" ;;
 fs) bench_fs "${2:-3}" ;;
 fs-scale) bench_fs_scale "${2:-100000}" ;;
 syscalls) bench_syscalls "${2:-300}" ;;
+latency) bench_latency "${2:-3000}" ;;
 scale) scripts/bench-scale.sh "${2:-1000000}" ;;
 parallel-grep) bench_parallel_grep "${2:-100000}" ;;
 cold-reads) bench_cold_reads "${2:-20000}" ;;
@@ -274,5 +284,5 @@ sync)
     scripts/bench-sync.sh "${2:-10000}" "${3:-200}" && SYNC_ENCRYPTION=1 scripts/bench-sync.sh "${2:-10000}" "${3:-200}" &&
         scripts/bench-sync-memory.sh "$scratch/release/notesfs" "${2:-10000}" ;;
 all) bench_store; bench_fs 3; bench_fs_scale; bench_parallel_grep; bench_cold_reads; bench_bigfile; bench_cli; bench_load 3 ;;
-*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | syscalls [COUNT] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | ranking [NOTES] [REV] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh store [--million] | fs [ROUNDS] | syscalls [COUNT] | latency [NOTES] | fs-scale [NOTES] | scale [NOTES] | parallel-grep [NOTES] | cold-reads [NOTES] | bigfile [MIB] | cli [RUNS] | search [NOTES] | ranking [NOTES] [REV] | links [NOTES] | history [VERSIONS] | load [ROUNDS] | sync [NOTES] [EDITS] | all" >&2; exit 2 ;;
 esac

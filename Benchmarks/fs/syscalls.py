@@ -59,7 +59,7 @@ def traced(pid, action):
             tid, call = m.groups()
             args = line[m.end():]
             if call in ("read", "writev", "write") and args.split(",")[0].strip() in fuse:
-                call = "(fuse transport)"
+                call = "(fuse reply)" if call != "read" else "(fuse transport)"
             kind = "background" if names.get(tid, "") in BACKGROUND else "request"
             counts[(kind, call)] += 1
     os.remove(out)
@@ -97,14 +97,18 @@ def run(fs):
 
 
 def per_op(counts, kind, call=None):
-    return sum(n for (k, c), n in counts.items() if k == kind and c != "(fuse transport)" and (call is None or c == call)) / count
+    """Calls a write of KIND's threads outside the transport (or only CALL's)."""
+    return sum(n for (k, c), n in counts.items() if k == kind and (c == call if call else not c.startswith("(fuse"))) / count
 
 
 pt, nf = run("passthrough_ll"), run("notesfs")
 rows = []
 for op in pt:
-    calls = collections.Counter({c: n for (k, c), n in nf[op].items() if k == "request" and c != "(fuse transport)"})
+    calls = collections.Counter({c: n for (k, c), n in nf[op].items() if k == "request" and not c.startswith("(fuse")})
     top = ", ".join(f"{c} {n / count:.1f}" for c, n in calls.most_common(6))
-    rows.append([op, f"{per_op(pt[op], 'request'):.1f}", f"{per_op(nf[op], 'request'):.1f}", f"{per_op(nf[op], 'background'):.1f}", top])
-print_table(["operation", "passthrough_ll", "notesfs requests", "notesfs background", "notesfs requests' calls a write"], rows)
-print(f"(system calls a write, {count} writes each; the FUSE transport, a read and a reply per request, left out)")
+    replies = f"{per_op(pt[op], 'request', '(fuse reply)'):.1f} / {per_op(nf[op], 'request', '(fuse reply)'):.1f}"
+    rows.append([op, replies, f"{per_op(pt[op], 'request'):.1f}", f"{per_op(nf[op], 'request'):.1f}", f"{per_op(nf[op], 'background'):.1f}", top])
+print_table(["operation", "replies: passthrough_ll / notesfs", "passthrough_ll", "notesfs requests", "notesfs background",
+             "notesfs requests' calls a write"], rows)
+print(f"(system calls a write, {count} writes each, outside the FUSE transport (its reads of /dev/fuse and replies);"
+      " replies: the requests answered a write)")
