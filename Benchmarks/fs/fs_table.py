@@ -35,24 +35,14 @@ def phases(root):
     return {name: float(secs) for name, secs in (line.split() for line in out.splitlines())}
 
 
-def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
 def run(fs):
     """One run of the phases on FS; returns ({phase: seconds}, daemon peak RSS MB or None)."""
     if fs == "tmpfs":
-        return phases(fresh(os.path.join(shm, "tmpfs"))), None
-    mnt, log = os.path.join(work, "mnt-" + fs), os.path.join(work, fs + ".log")
-    if fs == "passthrough_ll":
-        daemon = mounts.passthrough_ll(pt_bin, fresh(os.path.join(shm, "src")), mnt, log)
-    else:
-        daemon = mounts.notesfs(notesfs_bin, fresh(os.path.join(shm, "db")), mnt, log)
+        return phases(mounts.fresh(os.path.join(shm, "tmpfs"))), None
+    daemon = mounts.daemon_for(fs, notesfs_bin, pt_bin, work, shm)
     daemon.mount()
     try:
-        times = phases(mnt)
+        times = phases(daemon.mnt)
         peak = daemon.status_mb("VmHWM")
     finally:
         daemon.unmount()

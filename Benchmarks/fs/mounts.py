@@ -2,6 +2,7 @@
 that their pid (CPU time, VmRSS, VmHWM) is known, mounted and unmounted from Python.
 """
 import os
+import shutil
 import subprocess
 import time
 
@@ -63,3 +64,19 @@ def passthrough_ll(binary, source, mnt, log):
     per file); without it passthrough_ll answers ENOSYS once and the kernel stops asking."""
     os.makedirs(source, exist_ok=True)
     return Daemon([binary, "-f", "-o", f"source={source},xattr", mnt], mnt, log)
+
+
+def fresh(path):
+    """PATH, made empty."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def daemon_for(fs, notesfs_bin, pt_bin, work, shm):
+    """A daemon of FS ("passthrough_ll" or "notesfs") at WORK/mnt-FS, logging to WORK/FS.log, over an
+    empty source (SHM/src) or database (SHM/db); not mounted yet."""
+    mnt, log = os.path.join(work, "mnt-" + fs), os.path.join(work, fs + ".log")
+    if fs == "passthrough_ll":
+        return passthrough_ll(pt_bin, fresh(os.path.join(shm, "src")), mnt, log)
+    return notesfs(notesfs_bin, fresh(os.path.join(shm, "db")), mnt, log)

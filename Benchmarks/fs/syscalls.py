@@ -10,7 +10,6 @@ Usage: syscalls.py NOTESFS PASSTHROUGH_LL WORK SHM COUNT
 import collections
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -66,19 +65,10 @@ def traced(pid, action):
     return counts
 
 
-def fresh(path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
 def run(fs):
-    mnt, log = os.path.join(work, "mnt-" + fs), os.path.join(work, fs + ".log")
-    if fs == "passthrough_ll":
-        daemon = mounts.passthrough_ll(pt_bin, fresh(os.path.join(shm, "src")), mnt, log)
-    else:
-        daemon = mounts.notesfs(notesfs_bin, fresh(os.path.join(shm, "db")), mnt, log)
+    daemon = mounts.daemon_for(fs, notesfs_bin, pt_bin, work, shm)
     daemon.mount()
+    mnt = daemon.mnt
     results = {}
     try:
         for f in range(folders):
