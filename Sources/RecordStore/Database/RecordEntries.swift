@@ -125,7 +125,9 @@ struct RecordEntries: Sequence {
         if let base, seq < base.header.seq {
             found = base.metadata(changedAfter: seq).filter { !isShadowed($0.recordID.recordName) }
         }
-        for metadata in overlay where metadata.seq > seq { found.append(metadata) }
+        // By position: `for metadata in overlay` copied every record's metadata (its retains) to
+        // compare one number, and a rename's plan asks this of an overlay of hundreds of records.
+        for position in overlay.indices where overlay[position].seq > seq { found.append(overlay[position]) }
         return found
     }
 
