@@ -90,7 +90,7 @@ struct RecordEntries: Sequence {
             let visit = { (metadata: RecordMetadata) in if !isShadowed(metadata.recordID.recordName) { body(metadata) } }
             if let recordType { base.forEachRecord(ofType: recordType, visit) } else { base.forEachRecord(visit) }
         }
-        for metadata in overlay where recordType == nil || metadata.recordType == recordType { body(metadata) }
+        for position in overlay.indices where recordType == nil || overlay[position].recordType == recordType { body(overlay[position]) }
     }
 
     /// Every record's metadata: the overlay's, and the base's that it does not shadow (a scan
@@ -115,7 +115,9 @@ struct RecordEntries: Sequence {
     func names(ofType recordType: String) -> [String] {
         var found = base?.names(ofType: recordType) ?? []
         found.removeAll { isShadowed($0) }
-        for metadata in overlay where metadata.recordType == recordType { found.append(metadata.recordID.recordName) }
+        for position in overlay.indices where overlay[position].recordType == recordType {
+            found.append(overlay[position].recordID.recordName)
+        }
         return found
     }
 
@@ -125,8 +127,9 @@ struct RecordEntries: Sequence {
         if let base, seq < base.header.seq {
             found = base.metadata(changedAfter: seq).filter { !isShadowed($0.recordID.recordName) }
         }
-        // By position: `for metadata in overlay` copied every record's metadata (its retains) to
-        // compare one number, and a rename's plan asks this of an overlay of hundreds of records.
+        // By position here and above: `for metadata in overlay` copied every record's metadata
+        // (the retains of its fields) to compare one field; a rename's plan asks this of an
+        // overlay of hundreds of records.
         for position in overlay.indices where overlay[position].seq > seq { found.append(overlay[position]) }
         return found
     }
