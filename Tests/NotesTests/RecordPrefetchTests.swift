@@ -50,8 +50,7 @@ import Testing
             NotesSearchIndex.documents(ids, texts: texts, in: database, contents: FolderContents(database: database))
         }
         let made = try #require(prefetch.value(ifFor: ids))
-        let direct = NotesSearchIndex.documents(
-            ids, texts: NotesSearchIndex.texts(of: database.records(for: ids)), in: database, contents: FolderContents(database: database))
+        let direct = NotesSearchIndex(database: database).documents(ids, contents: FolderContents(database: database))
         #expect(made.count == direct.count)
         for (a, b) in zip(made, direct) {
             #expect(a.name == b.name)

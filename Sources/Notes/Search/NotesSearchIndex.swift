@@ -192,12 +192,7 @@ public final class NotesSearchIndex: Sendable {
                     next =
                         start < all.count
                         ? prefetch(all[start..<min(all.count, start + Self.buildBatch)].map { RecordID(recordName: $0) }) : nil
-                    try Self.write(
-                        documents
-                            ?? contents.mutex.withLock {
-                                Self.documents(ids, texts: Self.texts(of: database.records(for: ids)), in: database, contents: $0)
-                            },
-                        to: w)
+                    try Self.write(documents ?? contents.mutex.withLock { self.documents(ids, contents: $0) }, to: w)
                     if start < end { progress?(start, all.count) }
                 }
                 try w.setMeta("cursor", all[end - 1])
@@ -380,7 +375,13 @@ public final class NotesSearchIndex: Sendable {
     /// names records of every folder they touched; kept listings held each entry's metadata and
     /// path until the end (40 MB of a daemon's 100 MB peak at 60,000 creates).
     func save(_ ids: [RecordID], to w: IndexWriter, contents: FolderContents) throws(SQLiteError) {
-        try Self.write(Self.documents(ids, texts: Self.texts(of: database.records(for: ids)), in: database, contents: contents), to: w)
+        try Self.write(documents(ids, contents: contents), to: w)
+    }
+
+    /// The documents of `ids`, their records read now, placed by `contents`
+    /// (``documents(_:texts:in:contents:)``).
+    func documents(_ ids: [RecordID], contents: FolderContents) -> [(name: String, document: IndexedDocument?)] {
+        Self.documents(ids, texts: Self.texts(of: database.records(for: ids)), in: database, contents: contents)
     }
 
     /// Writes each document, or deletes the row of a record that has none (it is gone).
