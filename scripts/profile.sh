@@ -9,6 +9,7 @@
 #   (version: note history's cost, a save that keeps a version beside one that does not)
 #
 # NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build. PERF_KEEP=DIR keeps perf.data there.
+# PERF_CALL_GRAPH=dwarf unwinds through SQLite and libc (no frame pointers there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 op=${1:-}

@@ -65,7 +65,10 @@ operations = {
                         versions_half("keeps a version", range(notes // 2, notes))),
 }
 data = os.path.join(work, f"perf-{what}.data")
-perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-c", str(PERIOD_NS), "-g",
+# PERF_CALL_GRAPH=dwarf: stacks unwound from DWARF, through libraries built without frame pointers
+# (SQLite, whose frames are otherwise [unknown]); larger data, slower report.
+call_graph = ["--call-graph", os.environ["PERF_CALL_GRAPH"]] if os.environ.get("PERF_CALL_GRAPH") else ["-g"]
+perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-c", str(PERIOD_NS), *call_graph,
                          "-p", str(daemon.pid), "-o", data], stdout=subprocess.DEVNULL)
 time.sleep(1.0)  # perf attaches to every thread before the operation starts
 cpu_before = daemon.cpu_seconds()

@@ -31,4 +31,11 @@ static inline int csqlite_keep_log_on_close(sqlite3 *db) {
     return sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &one);
 }
 
+// SQLite counts every allocation under one process-wide mutex unless told not to; the daemon's
+// threads (requests, the text indexer) each use a connection of their own and met on it. Only
+// takes effect before the first connection opens (SQLITE_MISUSE after).
+static inline int csqlite_disable_memory_statistics(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 #endif

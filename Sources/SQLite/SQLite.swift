@@ -42,6 +42,7 @@ public final class SQLiteConnection {
     ///
     /// - Throws: ``SQLiteError`` when the file cannot be opened.
     public init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
+        _ = Self.withoutMemoryStatistics
         self.path = path
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -61,6 +62,15 @@ public final class SQLiteConnection {
     }
 
     deinit { close() }
+
+    /// Whether SQLite's allocation counters are off: set once, before the process's first
+    /// connection. Nothing here reads them, and they cost a process-wide mutex at every
+    /// `sqlite3_malloc` and `sqlite3_free`, which the daemon's threads contended for.
+    private static let withoutMemoryStatistics: Bool = csqlite_disable_memory_statistics() == SQLITE_OK
+
+    /// The bytes SQLite's allocation counter holds (`sqlite3_memory_used`): 0 while the counters
+    /// are off, as they are once a connection has opened.
+    public static var countedMemory: Int64 { sqlite3_memory_used() }
 
     public func close() {
         for statement in cache.values { sqlite3_finalize(statement) }

@@ -652,7 +652,10 @@ final class MetadataIndexFile {
                     if try delete(name) { count -= 1 }
                 }
                 for metadata in index.entries.overlay {
-                    if try delete(metadata.recordID.recordName) { count -= 1 }
+                    // A record the file did not hold at `readAt` has no rows to delete, unless
+                    // another process's checkpoint wrote it since (four lookups a new record saved).
+                    let name = metadata.recordID.recordName
+                    if !onlyOurs || index.entries.shadowedInBase.contains(name), try delete(name) { count -= 1 }
                     try insert(metadata)
                     count += 1
                 }
