@@ -44,6 +44,7 @@ final class MetadataIndexFile {
 
     /// Whether this connection may write the file (not read-only, not built in memory).
     private let canWrite: Bool
+    var isWritable: Bool { canWrite }
 
     /// Metadata decoded from the file, by record name, and record names by identity: the working
     /// set (a listed folder's entries, the nodes a mount stats and asks for attributes again and
@@ -634,46 +635,109 @@ final class MetadataIndexFile {
     /// `open`, an unlink's checks). All of it is forgotten when another process wrote the file since
     /// this one last read it, or came first.
     func write(_ index: RecordIndex) throws(RecordStoreError) -> Bool {
-        let readAt = header.seq
-        var changed = Set(index.entries.namesDeletedFromBase)
-        for metadata in index.entries.overlay { changed.insert(metadata.recordID.recordName) }
-        var onlyOurs = false
         do {
-            if sqlite3InTransaction { try connection.execute("COMMIT") }
-            let written = try connection.transaction(write: true) { () throws(SQLiteError) -> Bool in
-                guard let current = try Self.readHeader(connection), current.databaseID == header.databaseID else {
-                    throw SQLiteError(code: 11, message: "\(path): the record index was replaced while open")
-                }
-                onlyOurs = current.seq == readAt
-                header = current
-                guard current.seq < index.seq else { return false }
-                var count = current.count
-                for name in index.entries.namesDeletedFromBase {
-                    if try delete(name) { count -= 1 }
-                }
-                for metadata in index.entries.overlay {
-                    // A record the file did not hold at `readAt` has no rows to delete, unless
-                    // another process's checkpoint wrote it since (four lookups a new record saved).
-                    let name = metadata.recordID.recordName
-                    if !onlyOurs || index.entries.shadowedInBase.contains(name), try delete(name) { count -= 1 }
-                    try insert(metadata)
-                    count += 1
-                }
-                for tombstone in index.tombstones { try insert(tombstone) }
-                header.seq = index.seq
-                header.nextIdentity = max(header.nextIdentity, index.nextIdentity)
-                header.tombstoneHorizon = max(header.tombstoneHorizon, index.tombstoneHorizon)
-                header.count = count
-                try dropOldTombstones()
-                try writeHeader()
-                return true
-            }
-            try pin(forgetting: written && onlyOurs ? changed : nil)  // which empties the log too
-            return written
+            let rows = Rows(index)
+            let outcome = try writeRows(rows, over: header.seq)
+            try pin(forgetting: outcome.written && outcome.onlyOurs ? rows.changedNames : nil)  // which empties the log too
+            return outcome.written
         } catch {
             try? pin()
             throw Self.storeError(error, path: path)
         }
+    }
+
+    /// A background checkpoint's write (``RecordDatabase/startCheckpoint(_:)``), through a
+    /// connection of its own: `index` is a copy of the store's index, whose overlay holds what
+    /// changed since the file's commit `readAt`. As ``write(_:)``, but no read transaction is
+    /// started after it (the connection is closed next) and the log is copied into the file as far
+    /// as readers allow. `onlyOurs`: no other process wrote the file since `readAt`, so the rows of
+    /// every record `index` did not change are as they were.
+    func writeCheckpoint(_ rows: Rows, over readAt: UInt64) throws(RecordStoreError) -> (written: Bool, onlyOurs: Bool) {
+        do {
+            let outcome = try writeRows(rows, over: readAt)
+            truncateLog()
+            return outcome
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// The commit the file holds as another connection would read it now (this one holds no
+    /// read transaction: after ``writeCheckpoint(_:over:)``).
+    func committedSeq() throws(RecordStoreError) -> UInt64? {
+        do {
+            return try Self.readHeader(connection)?.seq
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// What a checkpoint writes: an index's changes since its base, copied out of it (the
+    /// overlay's arrays are shared until the index changes them), for another thread to write
+    /// (``writeCheckpoint(_:over:)``) while the index goes on.
+    struct Rows: Sendable {
+        let seq: UInt64
+        let nextIdentity: UInt64
+        let tombstoneHorizon: UInt64
+        /// Records saved since the base's commit.
+        let saved: [RecordMetadata]
+        /// Names of base records saved again or deleted since, and of those deleted.
+        let shadowedInBase: Set<String>
+        let deleted: [String]
+        let tombstones: [Tombstone]
+
+        init(_ index: RecordIndex) {
+            seq = index.seq
+            nextIdentity = index.nextIdentity
+            tombstoneHorizon = index.tombstoneHorizon
+            saved = index.entries.overlay
+            shadowedInBase = index.entries.shadowedInBase
+            deleted = index.entries.namesDeletedFromBase
+            tombstones = index.tombstones
+        }
+
+        /// The names whose rows the write changes.
+        var changedNames: Set<String> {
+            var changed = Set(deleted)
+            for position in saved.indices { changed.insert(saved[position].recordID.recordName) }
+            return changed
+        }
+    }
+
+    /// The transaction of ``write(_:)`` and ``writeCheckpoint(_:over:)``. `onlyOurs`: the file was
+    /// still at `readAt` (the commit the rows' changes are over).
+    private func writeRows(_ index: Rows, over readAt: UInt64) throws(SQLiteError) -> (written: Bool, onlyOurs: Bool) {
+        var onlyOurs = false
+        if sqlite3InTransaction { try connection.execute("COMMIT") }
+        let written = try connection.transaction(write: true) { () throws(SQLiteError) -> Bool in
+            guard let current = try Self.readHeader(connection), current.databaseID == header.databaseID else {
+                throw SQLiteError(code: 11, message: "\(path): the record index was replaced while open")
+            }
+            onlyOurs = current.seq == readAt
+            header = current
+            guard current.seq < index.seq else { return false }
+            var count = current.count
+            for name in index.deleted {
+                if try delete(name) { count -= 1 }
+            }
+            for metadata in index.saved {
+                // A record the file did not hold at `readAt` has no rows to delete, unless
+                // another process's checkpoint wrote it since (four lookups a new record saved).
+                let name = metadata.recordID.recordName
+                if !onlyOurs || index.shadowedInBase.contains(name), try delete(name) { count -= 1 }
+                try insert(metadata)
+                count += 1
+            }
+            for tombstone in index.tombstones { try insert(tombstone) }
+            header.seq = index.seq
+            header.nextIdentity = max(header.nextIdentity, index.nextIdentity)
+            header.tombstoneHorizon = max(header.tombstoneHorizon, index.tombstoneHorizon)
+            header.count = count
+            try dropOldTombstones()
+            try writeHeader()
+            return true
+        }
+        return (written, onlyOurs)
     }
 
     /// Copies the log into the file and empties it, unless a reader (another process between two

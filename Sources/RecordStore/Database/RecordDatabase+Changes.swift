@@ -135,10 +135,12 @@ extension RecordDatabase {
                     token: ChangeToken(databaseID: databaseID, seq: state.index.seq))
             ]
         }
-        return changes + (try applyNewEntries(&state))
+        // A background checkpoint's journal carries the commits made while it wrote the index
+        // file (``startCheckpoint(_:)``): read already, from the old journal's end.
+        return changes + (try applyNewEntries(&state)).filter { $0.isReset || $0.token.seq > caughtUp }
     }
 
-    private func applyNewEntries(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
+    func applyNewEntries(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
         var changes: [RecordStoreChange] = []
         // Move the index out (no copy) while the closure updates it.
         var index = RecordIndex()
@@ -191,9 +193,13 @@ extension RecordDatabase {
     /// Reads the index file again as the current journal's base (another process checkpointed):
     /// the journal is opened again, the index file's read transaction started again, and the
     /// overlay emptied. Retried when a checkpoint slipped in between the two.
-    private func reload(_ state: inout DatabaseState) throws(RecordStoreError) {
+    ///
+    /// `forgetting`: the only records whose rows may differ from what the index file's connection
+    /// decoded before (``MetadataIndexFile/pin(forgetting:)``); nil: any may.
+    func reload(_ state: inout DatabaseState, forgetting changed: Set<String>? = nil) throws(RecordStoreError) {
+        state.pendingCheckpoint = nil
         guard var base = state.index.entries.base else { throw .damagedRecord(nil, path: layout.journal, reason: "no record index") }
-        for _ in 0..<10 {
+        for attempt in 0..<10 {
             let journal = try JournalFile(path: layout.journal, writable: !isReadOnly)
             if base.path != layout.metadataIndex {
                 // Built in memory (no room for the file, or a read-only database): the file another process wrote.
@@ -204,7 +210,7 @@ extension RecordDatabase {
                 base = file
             }
             do throws(SQLiteError) {
-                try base.pin()
+                try base.pin(forgetting: attempt == 0 ? changed : nil)
             } catch {
                 journal.close()
                 throw MetadataIndexFile.storeError(error, path: base.path)

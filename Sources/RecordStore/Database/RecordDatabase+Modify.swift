@@ -204,7 +204,7 @@ extension RecordDatabase {
                         saved: saved, deleted: deleted, isExternal: asExternalChange, isReset: false,
                         token: ChangeToken(databaseID: databaseID, seq: seq)))
                 if state.wantsCheckpoint {
-                    do throws(RecordStoreError) { try checkpoint(&state) } catch { checkpointFailed(error, state: &state) }
+                    do throws(RecordStoreError) { try checkpointAfterCommit(&state) } catch { checkpointFailed(error, state: &state) }
                 }
                 return (entry, changes)
             }

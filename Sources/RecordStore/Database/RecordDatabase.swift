@@ -33,7 +33,10 @@ import Synchronization
 ///    ``BackgroundWorker``'s own lock. `nextObserverID` is an atomic.
 ///
 /// Threads: the background worker (`background`) takes `state` for each of its rounds. `close()`
-/// stops and joins it; it holds the database while it runs, so `deinit` comes after it.
+/// stops and joins it; it holds the database while it runs, so `deinit` comes after it. A
+/// background checkpoint's thread (`checkpointWorkers`) writes the index file through a SQLite
+/// connection of its own with no lock held, then takes `state` and the commit lock to start the
+/// new journal; `close()` joins it too.
 public final class RecordDatabase: Sendable {
     public let path: String
     /// Identifies this database in change tokens.
@@ -57,6 +60,18 @@ public final class RecordDatabase: Sendable {
     /// The hook every modify of this instance calls (``setCommitHook(_:)``). Its own lock, read
     /// inside a commit with the state lock held (never taken the other way round).
     let commitHook = Mutex<(any CommitHook)?>(nil)
+    /// Whether a commit that takes the journal past ``checkpointMinimum`` writes the index file on
+    /// a thread of its own (``startCheckpoint(_:)``) instead of in the commit: a process with a
+    /// background thread (the mount), whose requests should not wait for it.
+    let checkpointsInBackground: Bool
+    /// The threads of the background checkpoints this process started (``waitForCheckpoint()``
+    /// joins them). Its own lock, a leaf: never held while another is taken.
+    let checkpointWorkers = Mutex<[BackgroundWorker]>([])
+    /// Numbers the background checkpoints (``PendingCheckpoint/id``).
+    let nextCheckpointID = Atomic<UInt64>(0)
+    /// Tests: called on a background checkpoint's thread once the index file holds its commit and
+    /// before it takes the locks to start the new journal (commits and other processes go on).
+    let checkpointPause = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Opens (creating when `create` and absent) the database at `path`, running crash recovery.
     ///
@@ -67,6 +82,7 @@ public final class RecordDatabase: Sendable {
         let layout = DatabaseLayout(root: path)
         self.layout = layout
         self.path = layout.root
+        checkpointsInBackground = backgroundThread
         let (databaseID, format) = try Self.prepareDirectory(layout, create: create)
         self.databaseID = databaseID
         let (lockFD, writable) = try Self.openLock(layout)
@@ -127,6 +143,7 @@ public final class RecordDatabase: Sendable {
     public func close() throws(RecordStoreError) {
         background.stop()
         background.join()
+        waitForCheckpoint()
         try refreshWholeRecordFiles(limit: .max)
         // A writer leaves a short journal: every later open replays it.
         if state.withLock({ $0.hasCommitted }) { checkpointIfLong() }
@@ -567,6 +584,9 @@ struct DatabaseState: ~Copyable {
     /// When this process last found the space reserve in place (nil: not since it released it): a
     /// commit that deletes nothing looks again after a second only.
     var spaceReserveSeenAt: ContinuousClock.Instant?
+    /// The background checkpoint under way (``RecordDatabase/startCheckpoint(_:)``), if any:
+    /// ended (set to nil) by any other checkpoint and by a reload, after which it is dropped.
+    var pendingCheckpoint: PendingCheckpoint?
     /// How many ``RecordDatabase/holdingOffOtherWriters(_:)`` calls of this process hold the commit
     /// lock now: while any does, commits, catch-ups and checkpoints of this process do not take it
     /// again (``RecordDatabase/lockCommits(_:shared:)``), nor wait for it through a descriptor of
