@@ -76,7 +76,7 @@ import Testing
         var carried: [UInt64] = []
         _ = try journal.readEntries { carried.append($0.seq) }
         journal.close()
-        #expect(carried == [start + 1, start + 2, start + 3])
+        #expect(carried == [start + 1, start + 2, start + 3])  // applied again from memory (carriedEntries)
         #expect(db.state.withLock { $0.pendingCheckpoint == nil && $0.index.seq == start + 3 })
         #expect(db.state.withLock { $0.index.entries.overlay.count } == 11)  // ten notes and n0; n1 is deleted
 
@@ -94,6 +94,36 @@ import Testing
         #expect(seqs == Array(seqs.sorted()) && Set(seqs).count == seqs.count && seqs.last == start + 4)
         #expect(heard.resets.withLock { $0 } == 0)
         #expect(try db.check().problems.isEmpty)
+        try db.close()
+    }
+
+    /// Commits of more than ``RecordDatabase/carriedLimit`` bytes while the file is written are
+    /// not kept in memory for the last step, which reads them back from the journal instead.
+    @Test func manyBytesCommittedMeanwhileAreReadBackFromTheJournal() throws {
+        let db = try Self.database()
+        let kept = Mutex<(small: Int?, large: Int?)>((nil, nil))
+        let megabyte = String(repeating: "m", count: 1 << 20)
+        db.checkpointPause.withLock {
+            $0 = { @Sendable in
+                do {
+                    try db.modify(saving: [note("small", folder: "f", text: "small")])
+                    let small = db.state.withLock { $0.carriedEntries?.count }
+                    for i in 0..<9 { try db.modify(saving: [note("large\(i)", folder: "f", text: megabyte)]) }
+                    kept.withLock { $0 = (small, db.state.withLock { $0.carriedEntries?.count }) }
+                } catch {
+                    Issue.record("commit during the checkpoint: \(error)")
+                }
+            }
+        }
+        let start = try CheckpointTests.commitOverTheThreshold(db)
+        db.waitForCheckpoint()
+        #expect(kept.withLock { $0.small } == 1 && kept.withLock { $0.large } == nil)
+        #expect(try CheckpointTests.journalHeader(db).baseSeq == start)
+        #expect(db.state.withLock { $0.index.seq == start + 10 && $0.index.entries.overlay.count == 10 })
+        let live = CheckpointTests.everything(db)
+        #expect(live.count == 1 + 1500 + 2 + 10 && live["large8"] != nil)
+        #expect(CheckpointTests.everything(try makeDatabase(db.path)) == live)
+        #expect(try db.record(for: RecordID(recordName: "large8"))["text"] == .string(megabyte))
         try db.close()
     }
 

@@ -275,7 +275,10 @@ final class MetadataIndexFile {
     ///
     /// `forgetting`: the only records whose rows may differ from what was decoded before (this
     /// process's own write); nil: any may, and everything decoded is forgotten.
-    func pin(forgetting changed: Set<String>? = nil) throws(SQLiteError) {
+    ///
+    /// `copyingLog` false: the log is left for another connection to copy into the file (a
+    /// background checkpoint's, after its locks are given back: ``truncateLog()``).
+    func pin(forgetting changed: Set<String>? = nil, copyingLog: Bool = true) throws(SQLiteError) {
         lastReferrers = nil
         if let changed {
             for name in changed { cache[name] = nil }
@@ -288,7 +291,7 @@ final class MetadataIndexFile {
         // as other readers allow, and with no other reader the log is emptied: SQLite's index of
         // the log lives in shared memory, rebuilt by reading the whole log whenever no process
         // has it open, so a log left long would cost every command that read (and a copy).
-        if canWrite { truncateLog() }
+        if canWrite && copyingLog { truncateLog() }
         try connection.execute("BEGIN")
         guard let header = try Self.readHeader(connection), header.databaseID == self.header.databaseID else {
             throw SQLiteError(code: 11, message: "\(path): the record index was replaced by one of another database or format")
@@ -649,14 +652,11 @@ final class MetadataIndexFile {
     /// A background checkpoint's write (``RecordDatabase/startCheckpoint(_:)``), through a
     /// connection of its own: `index` is a copy of the store's index, whose overlay holds what
     /// changed since the file's commit `readAt`. As ``write(_:)``, but no read transaction is
-    /// started after it (the connection is closed next) and the log is copied into the file as far
-    /// as readers allow. `onlyOurs`: no other process wrote the file since `readAt`, so the rows of
+    /// started after it (the connection is closed next). `onlyOurs`: no other process wrote the file since `readAt`, so the rows of
     /// every record `index` did not change are as they were.
     func writeCheckpoint(_ rows: Rows, over readAt: UInt64) throws(RecordStoreError) -> (written: Bool, onlyOurs: Bool) {
         do {
-            let outcome = try writeRows(rows, over: readAt)
-            truncateLog()
-            return outcome
+            return try writeRows(rows, over: readAt)
         } catch {
             throw Self.storeError(error, path: path)
         }
@@ -744,7 +744,7 @@ final class MetadataIndexFile {
     /// of its reads) still needs it: then it stays for the next checkpoint. Each process's first
     /// connection reads the whole log to rebuild SQLite's index of it, so a log left at tens of
     /// megabytes would cost every command that.
-    private func truncateLog() {
+    func truncateLog() {
         try? connection.execute("PRAGMA busy_timeout=0")
         _ = try? connection.prepare("PRAGMA wal_checkpoint(TRUNCATE)").rows([]) { $0.int(0) }
         try? connection.execute("PRAGMA busy_timeout=10000")

@@ -147,9 +147,12 @@ extension RecordDatabase {
         swap(&index, &state.index)
         defer { swap(&index, &state.index) }
         var last: JournalEntry?
+        var applied: [JournalEntry] = []
+        let carrying = state.carriedEntries != nil
         let damage = try state.journal.readEntries { entry in
             guard entry.seq > index.seq else { return }
             let deleted = index.apply(entry)
+            if carrying { applied.append(entry) }
             let saved = entry.saves.compactMap { index.entries[$0.recordID.recordName] }
             changes.append(
                 RecordStoreChange(
@@ -161,6 +164,7 @@ extension RecordDatabase {
         }
         if let damage { log(damage) }
         if let last { state.unverifiedForeignEntry = last }
+        for entry in applied { state.carry(entry) }
         return changes
     }
 
@@ -168,6 +172,7 @@ extension RecordDatabase {
     /// damaged (logged with what the reads met); observers hear of a reset. Called with the
     /// commit lock held (shared, read-only).
     func rebuildDamagedIndex(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
+        state.pendingCheckpoint = nil  // its overlay is not over this file
         for failure in state.index.entries.base?.takeFailures() ?? [] { log(failure) }
         _ = try applyNewEntries(&state)
         var rebuilt = Self.rebuildIndex(layout)
@@ -195,8 +200,9 @@ extension RecordDatabase {
     /// overlay emptied. Retried when a checkpoint slipped in between the two.
     ///
     /// `forgetting`: the only records whose rows may differ from what the index file's connection
-    /// decoded before (``MetadataIndexFile/pin(forgetting:)``); nil: any may.
-    func reload(_ state: inout DatabaseState, forgetting changed: Set<String>? = nil) throws(RecordStoreError) {
+    /// decoded before (``MetadataIndexFile/pin(forgetting:copyingLog:)``); nil: any may.
+    /// `copyingLog` false: the file's log is left for the caller to copy, with no lock held.
+    func reload(_ state: inout DatabaseState, forgetting changed: Set<String>? = nil, copyingLog: Bool = true) throws(RecordStoreError) {
         state.pendingCheckpoint = nil
         guard var base = state.index.entries.base else { throw .damagedRecord(nil, path: layout.journal, reason: "no record index") }
         for attempt in 0..<10 {
@@ -210,7 +216,7 @@ extension RecordDatabase {
                 base = file
             }
             do throws(SQLiteError) {
-                try base.pin(forgetting: attempt == 0 ? changed : nil)
+                try base.pin(forgetting: attempt == 0 ? changed : nil, copyingLog: copyingLog)
             } catch {
                 journal.close()
                 throw MetadataIndexFile.storeError(error, path: base.path)

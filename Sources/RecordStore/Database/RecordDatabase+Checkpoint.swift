@@ -1,4 +1,5 @@
 import Foundation
+import SQLite
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -37,6 +38,9 @@ import Foundation
 /// (``RecordDatabase/catchUp(_:)``), skipping the carried lines it read in the old one.
 extension RecordDatabase {
     static let checkpointMinimum = 1 << 20
+    /// The bytes of records a background checkpoint keeps decoded for its last step
+    /// (``DatabaseState/carriedEntries``); past it, that step reads them back from the journal.
+    static let carriedLimit = 8 << 20
     /// A journal longer than this is checkpointed once its writers are done or quiet: at
     /// ``close()`` of a process that committed, and by the background thread after
     /// ``quietCheckpointTicks`` without a new line. Every open replays the journal, so this bounds
@@ -201,7 +205,11 @@ extension RecordDatabase {
                 return (true, changes)
             }
             notify(changes)
-            if done { return }
+            if done {
+                // The file's log into the file, now that this process reads the file at the checkpoint.
+                writer.truncateLog()
+                return
+            }
         } catch {
             dropCheckpoint(started, failure: error)
             return
@@ -222,14 +230,19 @@ extension RecordDatabase {
             state.journal, carryingFrom: started.journalOffset, temp: RecordFiles.tempPath(layout),
             generation: started.generation &+ 1, baseSeq: started.seq)
         let headerSize = next.size - carried
-        next.close()
         // Lines carried are verified as far as they were in the old journal.
         let verified = mark.map { $0.generation == started.generation ? max(0, $0.offset - started.journalOffset) : 0 } ?? 0
         VerifiedMark.write(state.lockFD, generation: started.generation &+ 1, offset: headerSize + min(verified, carried))
-        try reload(&state, forgetting: changed)
         // This process applied the carried lines already, and its observers heard of them.
         var foreign = state.unverifiedForeignEntry
-        _ = try applyNewEntries(&state)
+        if let entries = state.carriedEntries, entries.last?.seq ?? started.seq == state.index.seq {
+            try reread(over: started.seq, forgetting: changed, journal: next, &state)
+            for entry in entries { state.index.apply(entry) }
+        } else {
+            next.close()
+            try reload(&state, forgetting: changed, copyingLog: false)
+            _ = try applyNewEntries(&state)
+        }
         if let offset = foreign?.lineOffset, let seq = foreign?.seq, seq > started.seq {
             foreign?.lineOffset = offset - started.journalOffset + headerSize  // where it was carried to
         }
@@ -239,6 +252,32 @@ extension RecordDatabase {
         state.dirty = false  // the new journal was written durably
         collectAssets(&state)
         _ = sweepOrphans(&state, olderThan: Self.assetGracePeriod)
+    }
+
+    /// The index read again over the index file at `seq`, the journal `journal` (read to its
+    /// end), the overlay emptied: the caller applies the lines after `seq` (``reload(_:forgetting:copyingLog:)``
+    /// for the same with the journal read back). The file's log is left for the caller to copy.
+    private func reread(
+        over seq: UInt64, forgetting changed: Set<String>?, journal: JournalFile, _ state: inout DatabaseState
+    ) throws(RecordStoreError) {
+        guard let base = state.index.entries.base else {
+            journal.close()
+            throw .damagedRecord(nil, path: layout.journal, reason: "no record index")
+        }
+        do throws(SQLiteError) {
+            try base.pin(forgetting: changed, copyingLog: false)
+        } catch {
+            journal.close()
+            throw MetadataIndexFile.storeError(error, path: base.path)
+        }
+        guard base.header.seq == seq else {
+            journal.close()
+            throw .damagedRecord(nil, path: base.path, reason: "the record index holds commit \(base.header.seq), its checkpoint \(seq)")
+        }
+        state.pendingCheckpoint = nil
+        state.journal.close()
+        state.journal = journal
+        state.index = state.index.emptied(over: base)
     }
 
     /// Forgets a background checkpoint that did not complete; the journal it would have replaced
@@ -283,6 +322,20 @@ struct PendingCheckpoint: Sendable {
 }
 
 extension DatabaseState {
+    /// Keeps `entry` (applied to the index just now) for the background checkpoint under way
+    /// (``carriedEntries``), its records' bytes counted, up to ``RecordDatabase/carriedLimit``.
+    mutating func carry(_ entry: JournalEntry) {
+        guard carriedEntries != nil else { return }
+        carriedBytes += entry.encodedSaves?.reduce(0) { $0 + $1.count } ?? 0
+        guard carriedBytes <= RecordDatabase.carriedLimit else {
+            carriedEntries = nil
+            return
+        }
+        var kept = entry
+        kept.encodedSaves = nil  // the records are kept decoded; their JSON is not needed again
+        carriedEntries?.append(kept)
+    }
+
     /// Whether a commit should checkpoint: the journal is over ``RecordDatabase/checkpointMinimum``
     /// and no failure asks to wait.
     var wantsCheckpoint: Bool { wantsCheckpoint(over: RecordDatabase.checkpointMinimum) }

@@ -196,6 +196,7 @@ extension RecordDatabase {
                     log("writing record files of commit \(seq): \(error)")
                 }
                 let deleted = state.index.apply(entry)
+                state.carry(entry)
                 for name in writtenFiles { state.index.staleRecordFiles.remove(name) }
                 noteAssetChanges(entry, before: assetsBefore, state: &state)
                 let saved = entry.saves.compactMap { state.index.entries[$0.recordID.recordName] }

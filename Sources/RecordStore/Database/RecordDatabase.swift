@@ -586,7 +586,15 @@ struct DatabaseState: ~Copyable {
     var spaceReserveSeenAt: ContinuousClock.Instant?
     /// The background checkpoint under way (``RecordDatabase/startCheckpoint(_:)``), if any:
     /// ended (set to nil) by any other checkpoint and by a reload, after which it is dropped.
-    var pendingCheckpoint: PendingCheckpoint?
+    var pendingCheckpoint: PendingCheckpoint? {
+        didSet { carriedEntries = pendingCheckpoint == nil ? nil : [] }
+    }
+    /// The journal entries applied since ``pendingCheckpoint`` started (this process's commits and
+    /// others'), for its last step to apply again over the file without reading them back from
+    /// the journal; nil when none is under way, or when they came to more than
+    /// ``RecordDatabase/carriedLimit`` bytes (then they are read back).
+    var carriedEntries: [JournalEntry]?
+    var carriedBytes = 0
     /// How many ``RecordDatabase/holdingOffOtherWriters(_:)`` calls of this process hold the commit
     /// lock now: while any does, commits, catch-ups and checkpoints of this process do not take it
     /// again (``RecordDatabase/lockCommits(_:shared:)``), nor wait for it through a descriptor of
