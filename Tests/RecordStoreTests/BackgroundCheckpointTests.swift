@@ -124,6 +124,23 @@ import Testing
         #expect(live.count == 1 + 1500 + 2 + 10 && live["large8"] != nil)
         #expect(CheckpointTests.everything(try makeDatabase(db.path)) == live)
         #expect(try db.record(for: RecordID(recordName: "large8"))["text"] == .string(megabyte))
+        // The next checkpoint counts its own bytes from zero: its small commit is kept again.
+        let next = Mutex<Int?>(nil)
+        db.checkpointPause.withLock {
+            $0 = { @Sendable in
+                do {
+                    try db.modify(saving: [note("small again", folder: "f", text: "small")])
+                    next.withLock { $0 = db.state.withLock { $0.carriedEntries?.count } }
+                } catch {
+                    Issue.record("commit during the second checkpoint: \(error)")
+                }
+            }
+        }
+        let second = try CheckpointTests.commitOverTheThreshold(db, named: "again")
+        db.waitForCheckpoint()
+        #expect(next.withLock { $0 } == 1)
+        #expect(try CheckpointTests.journalHeader(db).baseSeq == second)
+        #expect(CheckpointTests.everything(try makeDatabase(db.path)) == CheckpointTests.everything(db))
         try db.close()
     }
 

@@ -587,7 +587,10 @@ struct DatabaseState: ~Copyable {
     /// The background checkpoint under way (``RecordDatabase/startCheckpoint(_:)``), if any:
     /// ended (set to nil) by any other checkpoint and by a reload, after which it is dropped.
     var pendingCheckpoint: PendingCheckpoint? {
-        didSet { carriedEntries = pendingCheckpoint == nil ? nil : [] }
+        didSet {
+            carriedEntries = pendingCheckpoint == nil ? nil : []
+            carriedBytes = 0
+        }
     }
     /// The journal entries applied since ``pendingCheckpoint`` started (this process's commits and
     /// others'), for its last step to apply again over the file without reading them back from
