@@ -43,8 +43,7 @@ final class MetadataIndexFile {
     private var statements: [String: Statement] = [:]
 
     /// Whether this connection may write the file (not read-only, not built in memory).
-    private let canWrite: Bool
-    var isWritable: Bool { canWrite }
+    let canWrite: Bool
 
     /// Metadata decoded from the file, by record name, and record names by identity: the working
     /// set (a listed folder's entries, the nodes a mount stats and asks for attributes again and
@@ -650,10 +649,10 @@ final class MetadataIndexFile {
     }
 
     /// A background checkpoint's write (``RecordDatabase/startCheckpoint(_:)``), through a
-    /// connection of its own: `index` is a copy of the store's index, whose overlay holds what
-    /// changed since the file's commit `readAt`. As ``write(_:)``, but no read transaction is
-    /// started after it (the connection is closed next). `onlyOurs`: no other process wrote the file since `readAt`, so the rows of
-    /// every record `index` did not change are as they were.
+    /// connection of its own: `rows` were copied from the store's index, and hold what changed
+    /// since the file's commit `readAt`. As ``write(_:)``, but no read transaction is started
+    /// after it (the connection is closed next). `onlyOurs`: no other process wrote the file
+    /// since `readAt`, so the rows of every record `rows` do not name are as they were.
     func writeCheckpoint(_ rows: Rows, over readAt: UInt64) throws(RecordStoreError) -> (written: Bool, onlyOurs: Bool) {
         do {
             return try writeRows(rows, over: readAt)
@@ -681,8 +680,9 @@ final class MetadataIndexFile {
         let tombstoneHorizon: UInt64
         /// Records saved since the base's commit.
         let saved: [RecordMetadata]
-        /// Names of base records saved again or deleted since, and of those deleted.
+        /// Names of base records saved again or deleted since.
         let shadowedInBase: Set<String>
+        /// Names of base records deleted since (and not saved again).
         let deleted: [String]
         let tombstones: [Tombstone]
 

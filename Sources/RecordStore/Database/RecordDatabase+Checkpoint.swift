@@ -27,7 +27,7 @@ import SQLite
 /// 3. With both locks held again: the journal is replaced by a new generation whose base is `S`
 ///    and which carries the lines of the commits made since
 ///    (``JournalFile/replace(_:carryingFrom:temp:generation:baseSeq:)``), and the index is read
-///    again over the file at `S` with those lines applied (``reload(_:forgetting:)``).
+///    again over the file at `S` with those commits applied (from memory, or read back).
 /// Another process's checkpoint meanwhile, or any checkpoint of this one, drops it.
 ///
 /// A crash at any point leaves an index file and a journal that together hold every commit:
@@ -175,7 +175,7 @@ extension RecordDatabase {
         let outcome: (written: Bool, onlyOurs: Bool)
         do throws(RecordStoreError) {
             let (opened, reason) = MetadataIndexFile.open(path: layout.metadataIndex, databaseID: databaseID, writable: true)
-            guard let opened, opened.isWritable else {
+            guard let opened, opened.canWrite else {
                 throw .damagedRecord(nil, path: layout.metadataIndex, reason: reason ?? "the record index cannot be written")
             }
             writer = opened
