@@ -2,8 +2,9 @@
 # Benchmarks: prints figures side by side with baselines run in the same invocation. Asserts nothing.
 # The tables of issue 9, one command each (release builds; the figures vary with the machine's load):
 #
-#   scripts/bench.sh fs [ROUNDS]          3,000 notes: tmpfs vs passthrough_ll -o xattr vs notesfs, ROUNDS (3)
-#                                         alternating rounds, medians and the median notesfs/passthrough_ll ratio
+#   scripts/bench.sh fs [ROUNDS]          3,000 notes: tmpfs vs passthrough_ll -o xattr,default_permissions (issue
+#                                         33's fair peer) vs notesfs, ROUNDS (3) alternating rounds, medians
+#                                         and the median notesfs/passthrough_ll ratio
 #   scripts/bench.sh syscalls [COUNT]     system calls per create, append, rename, editor save and unlink
 #                                         (300 each) of passthrough_ll and of notesfs's request and background
 #                                         threads, under strace -f
@@ -123,7 +124,7 @@ bench_fs() {
     local rounds=${1:-3} notes=${NOTES:-3000} folders=20
     build notesfs
     echo "== filesystem phases (issue 9's first table): $notes notes of 1-4 KB in $folders folders, $rounds alternating rounds"
-    echo "   tmpfs; passthrough_ll -o xattr over tmpfs; notesfs with its database on tmpfs (editor saves fsync: the store's sync())"
+    echo "   tmpfs; passthrough_ll -o xattr,default_permissions over tmpfs; notesfs with its database on tmpfs (editor saves fsync: the store's sync())"
     fs_python fs_table.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$rounds" "$notes" "$folders"
 }
 
@@ -131,7 +132,7 @@ bench_syscalls() {
     local count=${1:-300}
     build notesfs
     echo "== system calls a write costs each daemon: $count writes of each kind under strace -f (counts: strace slows every call)"
-    echo "   passthrough_ll -o xattr over tmpfs; notesfs with its database on tmpfs"
+    echo "   passthrough_ll -o xattr,default_permissions over tmpfs; notesfs with its database on tmpfs"
     fs_python syscalls.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$count"
 }
 

@@ -9,7 +9,8 @@
 #   (version: note history's cost, a save that keeps a version beside one that does not)
 #
 # NOTESFS_BENCH_BUILD=DIR builds in DIR instead of .build. PERF_KEEP=DIR keeps perf.data there.
-# PERF_CALL_GRAPH=dwarf unwinds through SQLite and libc (no frame pointers there).
+# PERF_CALL_GRAPH=dwarf unwinds through SQLite and libc (no frame pointers there), copying 64 KiB of
+# stack a sample (a request's Swift frames need more than perf's default 8 KiB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 op=${1:-}

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The first table of issue 9 (scripts/bench.sh fs): tmpfs, passthrough_ll -o xattr over tmpfs and
-notesfs with its database on tmpfs, ROUNDS alternating rounds of phases.py on each.
+"""The first table of issue 9 (scripts/bench.sh fs): tmpfs, passthrough_ll -o
+xattr,default_permissions over tmpfs (issue 33's fair peer) and notesfs with its database on tmpfs,
+ROUNDS alternating rounds of phases.py on each.
 
 Usage: fs_table.py NOTESFS PASSTHROUGH_LL WORK SHM ROUNDS NOTES FOLDERS
 Prints per phase the medians in seconds and the median of the per-round ratios notesfs /

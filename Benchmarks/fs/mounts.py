@@ -60,10 +60,14 @@ def notesfs(binary, db, mnt, log):
 
 
 def passthrough_ll(binary, source, mnt, log):
-    """passthrough_ll over SOURCE with -o xattr: it serves xattrs as notesfs does (ls -l asks for two
-    per file); without it passthrough_ll answers ENOSYS once and the kernel stops asking."""
+    """passthrough_ll over SOURCE with -o xattr,default_permissions, the fair peer of issue 33:
+    - xattr: it serves xattrs as notesfs does (ls -l asks for two per file); without it
+      passthrough_ll answers ENOSYS once and the kernel stops asking.
+    - default_permissions: the kernel checks permissions itself, as on every notesfs mount, and so
+      asks for a directory's attributes again after each change in it (an unlink's GETATTR of its
+      folder); without it passthrough_ll is spared those round trips."""
     os.makedirs(source, exist_ok=True)
-    return Daemon([binary, "-f", "-o", f"source={source},xattr", mnt], mnt, log)
+    return Daemon([binary, "-f", "-o", f"source={source},xattr,default_permissions", mnt], mnt, log)
 
 
 def fresh(path):
