@@ -184,7 +184,7 @@ private final class UpdateContinuations: Sendable {
     private let streams = Mutex<[UUID: AsyncStream<NoteUpdate>.Continuation]>([:])
 
     func makeStream() -> AsyncStream<NoteUpdate> {
-        let id = UUID()
+        let id = UUID.random()
         let (stream, continuation) = AsyncStream<NoteUpdate>.makeStream()
         continuation.onTermination = { [weak self] _ in _ = self?.streams.withLock { $0.removeValue(forKey: id) } }
         streams.withLock { $0[id] = continuation }

@@ -76,7 +76,7 @@ public struct Version: RecordWrapper, Hashable {
     public var shortID: String { String(record.recordID.recordName.prefix(8)) }
 
     /// A version of `replaced` (the whole stored record of a note or attachment), made by `kind`.
-    public init(of replaced: Record, kind: Kind, recordID: RecordID = RecordID(recordName: UUID().uuidString.lowercased())) {
+    public init(of replaced: Record, kind: Kind, recordID: RecordID = RecordID(recordName: UUID.random().uuidString.lowercased())) {
         var record = Record(recordType: Self.recordType, recordID: recordID)
         record["note"] = .string(replaced.recordID.recordName)
         record["noteType"] = .string(replaced.recordType)

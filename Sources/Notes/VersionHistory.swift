@@ -163,7 +163,7 @@ public enum VersionHistory {
                 continue
             }
             creating = true
-            let folder = Folder(name: name, parent: parent, recordID: RecordID(recordName: UUID().uuidString.lowercased()))
+            let folder = Folder(name: name, parent: parent, recordID: RecordID(recordName: UUID.random().uuidString.lowercased()))
             saving.append(folder.record)
             parent = folder.recordID
         }

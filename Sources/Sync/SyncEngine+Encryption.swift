@@ -61,7 +61,7 @@ extension SyncEngine {
                 path: SyncState.path(forDatabase: database.path),
                 reason: "already syncs with another server (\(ConnectionString.redacted(existing.server)))")
         }
-        var state = existing ?? SyncState(server: server, clientID: UUID().uuidString.lowercased(), host: ConflictName.hostName())
+        var state = existing ?? SyncState(server: server, clientID: UUID.random().uuidString.lowercased(), host: ConflictName.hostName())
         let identity = try ServerContainer(connection: connection).identity(clientID: state.clientID)
         let epoch = identity.epoch ?? ""
         let wrapped = try ServerKeys.read(connection)

@@ -79,7 +79,7 @@ extension SyncEngine {
 
     /// This database is a copy of one that synced since: it goes on under a new client ID.
     private func becomeNewClient(_ report: inout SyncReport) throws(SyncError) {
-        state.clientID = UUID().uuidString.lowercased()
+        state.clientID = UUID.random().uuidString.lowercased()
         try PushIntent.remove(databasePath: database.path)  // the original's push, for it to recover
         conflicted = []
         try state.save(databasePath: database.path)

@@ -127,7 +127,7 @@ extension SyncEngine {
         _ changes: [PushChange], tags: [String?], _ fail: (String, SyncError) -> Void
     ) throws(SyncError) -> [PushOutcome?] {
         guard !changes.isEmpty else { return [] }
-        let key = PushKey(clientID: state.clientID, value: UUID().uuidString.lowercased())
+        let key = PushKey(clientID: state.clientID, value: UUID.random().uuidString.lowercased())
         let intent = PushIntent(
             key: key,
             changes: zip(changes, tags).map { change, tag in

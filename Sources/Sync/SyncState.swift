@@ -214,7 +214,7 @@ public struct SyncState: Sendable, Equatable {
             try records.save(in: directory)
             recordsStamp = DirectoryStamp(directory)
         }
-        let saveID = UUID().uuidString
+        let saveID = UUID.random().uuidString
         try StateFile(self, saveID: saveID).write(databasePath: databasePath)
         self.saveID = saveID
         format = Self.formatVersion

@@ -76,7 +76,7 @@ public final class AssetWriter {
     public init(in database: RecordDatabase) throws(RecordStoreError) {
         guard !database.isReadOnly else { throw .readOnly(path: database.path) }
         self.database = database
-        path = "\(database.temporaryDirectoryPath)/\(getpid())-download-\(UUID().uuidString)"
+        path = "\(database.temporaryDirectoryPath)/\(getpid())-download-\(UUID.random().uuidString)"
         fd = try Sys.open(path, O_RDWR | O_CREAT | O_EXCL)
     }
 

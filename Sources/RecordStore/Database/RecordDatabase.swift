@@ -207,7 +207,7 @@ public final class RecordDatabase: Sendable {
         // A new database, maybe in an empty directory the user made (0755): private like its files.
         // (Only here: an existing database's modes are fsck's to report and --repair's to set.)
         guard chmod(layout.root, Sys.directoryMode) == 0 else { throw .io(path: layout.root, operation: "chmod", errno: errno) }
-        let id = UUID().uuidString
+        let id = UUID.random().uuidString
         for dir in [layout.records, layout.assets, layout.temp] { try Sys.mkdir(dir) }
         for shard in 0..<256 { try Sys.mkdir(layout.records + "/" + String(format: "%02x", shard)) }
         try JournalFile.create(path: layout.journal, temp: RecordFiles.tempPath(layout), generation: 0, baseSeq: 0)

@@ -7,7 +7,7 @@ public struct RecordID: Sendable, Hashable, Comparable, CustomStringConvertible 
     public init(recordName: String) { self.recordName = recordName }
 
     /// A new random record name (a UUID).
-    public init() { self.recordName = UUID().uuidString }
+    public init() { self.recordName = UUID.random().uuidString }
 
     public var description: String { recordName }
 
