@@ -3,7 +3,7 @@ import Foundation
 extension UUID {
     /// A random UUID (version 4), from the standard library's system generator (`getrandom(2)`).
     ///
-    /// Foundation's `UUID.random()` opens, reads and closes `/dev/urandom` for each one on Linux: 2.05 µs
+    /// Foundation's `UUID()` opens, reads and closes `/dev/urandom` for each one on Linux: 2.05 µs
     /// a UUID on this project's machine against 0.82 µs here (100,000 of each, release build), and
     /// in a mount under `perf` 3.9% of a create's `flush`. A create names its record with one, a
     /// delete the version it keeps.
