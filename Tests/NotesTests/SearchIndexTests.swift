@@ -56,44 +56,6 @@ import Testing
         }
     }
 
-    /// The background indexer's thread runs at nice 10, so that a mount's requests go first when
-    /// the cores are busy (the process's other threads keep their priority).
-    @Test func theBackgroundIndexerGivesWay() throws {
-        let notes = try makeManager()
-        let index = NotesSearchIndex(database: notes.database)
-        index.startBackgroundIndexing(log: { _ in })
-        defer { index.stopBackgroundIndexing() }
-        // The thread names itself when it starts; a busy machine may take a while to run it.
-        let deadline = ContinuousClock.now + .seconds(60)
-        var niceness = Self.threadNiceness(named: "notesfs-index")
-        while niceness.isEmpty, ContinuousClock.now < deadline {
-            usleep(10_000)
-            niceness = Self.threadNiceness(named: "notesfs-index")
-        }
-        #expect(!niceness.isEmpty)
-        #expect(niceness.allSatisfy { $0 == 10 })
-        #expect(Self.threadNiceness(named: nil).contains(0))
-    }
-
-    /// The nice value of this process's threads named `name` (every thread: nil), from
-    /// `/proc/self/task/*/stat` (its 19th field).
-    static func threadNiceness(named name: String?) -> [Int] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { task in
-            let directory = "/proc/self/task/\(task)"
-            if let name {
-                guard let comm = try? String(contentsOfFile: directory + "/comm", encoding: .utf8),
-                    comm.trimmingCharacters(in: .newlines) == name
-                else { return nil }
-            }
-            guard let stat = try? String(contentsOfFile: directory + "/stat", encoding: .utf8),
-                let end = stat.lastIndex(of: ")")
-            else { return nil }
-            let fields = stat[stat.index(after: end)...].split(separator: " ")
-            return fields.count > 16 ? Int(fields[16]) : nil
-        }
-    }
-
     /// The candidate source really narrows: a needle in one note yields that note alone.
     @Test func candidatesAreNarrow() async throws {
         let notes = try makeManager()

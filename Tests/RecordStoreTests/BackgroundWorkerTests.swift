@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Synchronization
 import TestSupport
 import Testing
@@ -36,21 +35,6 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(5))
         worker.stop()
         worker.join()
-    }
-
-    /// A worker's thread runs at its own nice value; the thread that started it keeps its own.
-    @Test func theThreadRunsAtTheWorkersNiceness() {
-        let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        let seen = ConditionLock<Int32?>(nil)
-        let worker = BackgroundWorker(name: "test.nice", niceness: before + 7)
-        #expect(worker.niceness == before + 7)
-        worker.start { _ in
-            let value = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-            seen.withLock { $0 = value }
-        }
-        worker.join()
-        #expect(seen.withLock { $0 } == before + 7)
-        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
     }
 
     @Test func theIntervalStartsRounds() {

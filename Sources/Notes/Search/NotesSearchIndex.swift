@@ -29,12 +29,8 @@ public final class NotesSearchIndex: Sendable {
     private let writer = Mutex<TextIndex?>(nil)
     private let reader = Mutex<TextIndex?>(nil)
     /// The background indexer (``startBackgroundIndexing(log:)``): woken by every commit, else
-    /// once a minute. At nice 10: when the cores are busy, the mount's requests go first and the
-    /// indexer catches up after them, in larger and so cheaper transactions. 3,000 unlinks in a
-    /// mount of 100,000 notes on 2 cores, two runs each: 507-824 µs an unlink at nice 0, the text
-    /// index's FTS5 deletes taking a core; 348-379 µs at nice 10 (docs/benchmarks.md). A search
-    /// still sees every commit: it catches the index up first, in its own thread.
-    private let worker = BackgroundWorker(name: "notesfs-index", interval: .seconds(60), niceness: 10)
+    /// once a minute.
+    private let worker = BackgroundWorker(name: "notesfs-index", interval: .seconds(60))
     /// The last catch-up failure, for logs and `fsck` (nil after a success).
     private let lastFailure = Mutex<String?>(nil)
     private let observerID = Mutex<UInt64?>(nil)

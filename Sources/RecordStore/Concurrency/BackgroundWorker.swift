@@ -45,16 +45,12 @@ public final class BackgroundWorker: Sendable {
     public let name: String
     /// The time between rounds when nothing wakes the worker; nil: only a wake starts one.
     public let interval: Duration?
-    /// The thread's nice value (0: the process's own; higher: it gives way to the other threads
-    /// when the cores are busy). Linux keeps one per thread.
-    public let niceness: Int32
     private let state = ConditionLock(State())
 
     /// A worker whose thread ``start(_:)`` starts.
-    public init(name: String, interval: Duration? = nil, niceness: Int32 = 0) {
+    public init(name: String, interval: Duration? = nil) {
         self.name = name
         self.interval = interval
-        self.niceness = niceness
     }
 
     /// A worker whose thread runs `body` from now on.
@@ -76,9 +72,6 @@ public final class BackgroundWorker: Sendable {
         }
         let thread = Thread { [self] in
             Self.nameCurrentThread(name)
-            // Linux: `who` 0 is the calling thread. A failure leaves the thread at the process's
-            // priority, which is only slower for the other threads.
-            if niceness != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) }
             state.withLock { $0.thread = pthread_self() }
             body(self)
             state.withLock { state in
