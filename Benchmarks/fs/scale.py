@@ -2,8 +2,8 @@
 """The second table of issue 9 (scripts/bench.sh fs-scale): NOTES notes (100,000) in FOLDERS folders (20
 of 5,000) on tmpfs, the reference, on libfuse's passthrough_ll -o xattr,default_permissions over
 tmpfs (the floor of a FUSE daemon here) when the open-file limit lets it hold that many (it keeps
-a descriptor per file: the hard limit on the machine this was written on is 20,000), and on notesfs with its
-database on tmpfs.
+a descriptor per file: the hard limit on the machine this was written on is 20,000), and on
+notesfs with its database on tmpfs.
 
 Usage: scale.py NOTESFS WORK SHM NOTES FOLDERS [PASSTHROUGH_LL]
 Phases: create (+ write + close); notesfs is then unmounted and mounted again (the mount time

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """System calls a write costs each daemon (scripts/bench.sh syscalls): passthrough_ll -o
-xattr,default_permissions over tmpfs and notesfs with its database on tmpfs, under `strace -f` while one kind of operation runs
-COUNT times. Per operation: the daemon's calls outside the FUSE transport (its reads of
-/dev/fuse and its replies), by thread kind (request threads, background threads), and the
-request threads' most frequent calls. Counts, not times: strace slows every call.
+xattr,default_permissions over tmpfs and notesfs with its database on tmpfs, under `strace -f`
+while one kind of operation runs COUNT times. Per operation: the daemon's calls outside the FUSE
+transport (its reads of /dev/fuse and its replies), by thread kind (request threads, background
+threads), and the request threads' most frequent calls. Counts, not times: strace slows every call.
 
 Usage: syscalls.py NOTESFS PASSTHROUGH_LL WORK SHM COUNT
 """

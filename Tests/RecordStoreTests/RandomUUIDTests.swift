@@ -1,7 +1,6 @@
 import Foundation
+import RecordStore
 import Testing
-
-@testable import RecordStore
 
 /// `UUID.random()` makes version-4 UUIDs of the RFC 4122 variant, as Foundation's `UUID()` does,
 /// and never the same one twice.
