@@ -110,22 +110,22 @@ extension RecordDatabase {
         state.journal.close()
         state.journal = next
         VerifiedMark.write(state.lockFD, generation: next.generation, offset: next.size)  // every file is durable
-        state.dirty = false
-        state.unsyncedAssets = []
         // Everything is durable (syncfs): what this process left unused and what crashes left can go.
         collectAssets(&state)
         _ = sweepOrphans(&state, olderThan: Self.assetGracePeriod)
     }
 
     /// The first part of every checkpoint: the record files the journal's lines wrote are made
-    /// durable (those a full disk kept unwritten written, the lagging ones rewritten, `syncfs`).
-    /// Returns the index file to write into: only the file every process reads, not one built in
-    /// memory for want of room.
+    /// durable (those a full disk kept unwritten written, the lagging ones rewritten, `syncfs`,
+    /// which makes the journal and the assets written durable too). Returns the index file to
+    /// write into: only the file every process reads, not one built in memory for want of room.
     private func makeDurable(_ state: inout DatabaseState) throws(RecordStoreError) -> MetadataIndexFile {
         try writeUnwrittenRecordFiles(&state)
         refreshWholeRecordFiles(&state)
         try refreshPartialRecordFiles(&state)
         try Sys.syncfs(state.lockFD, path: layout.root)
+        state.dirty = false
+        state.unsyncedAssets = []
         guard let base = state.index.entries.base, base.path == layout.metadataIndex else {
             throw .io(path: layout.metadataIndex, operation: "checkpoint into the record index", errno: ENOSPC)
         }
@@ -145,8 +145,6 @@ extension RecordDatabase {
     /// lock held and the index caught up.
     func startCheckpoint(_ state: inout DatabaseState) throws(RecordStoreError) {
         let base = try makeDurable(&state)
-        state.dirty = false  // the journal too, by the syncfs
-        state.unsyncedAssets = []
         let started = PendingCheckpoint(
             id: nextCheckpointID.add(1, ordering: .relaxed).newValue, seq: state.index.seq, generation: state.journal.generation,
             journalOffset: state.journal.size)
