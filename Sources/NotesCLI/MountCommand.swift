@@ -65,7 +65,11 @@ enum MountCommand {
                 synchronous: options.synchronous, noAccessTime: options.noAccessTime, strictAccessTime: options.strictAccessTime,
                 noDirectoryAccessTime: options.noDirectoryAccessTime, noLinkRewriting: options.noLinkRewriting))
         var sync: BackgroundSync?
-        defer { sync?.stop(waitingUpTo: 5) }
+        var trimmer: MemoryTrimmer?
+        defer {
+            sync?.stop(waitingUpTo: 5)
+            trimmer?.stop()
+        }
         do {
             // The database is opened in the daemon before the mount: a failure is reported here,
             // with its exit status, and leaves no mount behind.
@@ -80,6 +84,7 @@ enum MountCommand {
                 return fileSystem.isReadOnly ? ["ro"] : []
             } serving: {
                 sync = MountSync.start(databasePath: databasePath, fileSystem: fileSystem, options: options)
+                trimmer = MemoryTrimmer.start()
                 SystemdNotify.send("READY=1")  // systemd's Type=notify: mounted and serving
             }
             return status >= 0 ? 0 : ExitStatus.io.rawValue
