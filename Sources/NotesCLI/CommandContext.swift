@@ -22,6 +22,7 @@ struct CommandContext {
             throw CLIError.store(error, subject: databasePath)
         }
         VersionHistory.install(on: database)
+        FolderContents.indexNames(in: database)  // `note cat F/N.md` and `query`'s paths find names without a scan
         return database
     }
 
