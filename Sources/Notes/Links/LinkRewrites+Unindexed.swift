@@ -100,34 +100,41 @@ extension NotesSearchIndex {
 
     /// What a plan needs of a record committed (or deleted) after the index's token: kept by
     /// record name for the index's token and the record's change tag, so that a storm of renames
-    /// reads and scans each such record once, not once a rename. What the record itself gives
-    /// (its name, its links) is kept across tokens while its change tag stays: the background
-    /// indexer moves the token every few commits, and reading and scanning the record again was
-    /// most of a plan's look (`scripts/profile.sh rename`).
+    /// reads and scans each such record once, not once a rename.
     private func unindexedRecord(_ other: Either, indexToken: ChangeToken, index: TextIndex, contents: FolderContents)
         throws(SQLiteError) -> UnindexedRecord
     {
         let name = other.recordName
         let tag = other.metadata?.recordChangeTag
-        let known = unindexedRecords.withLock { $0[name] }
-        if let known, known.indexToken == indexToken, known.changeTag == tag { return known }
+        if let known = unindexedRecords.withLock({ $0[name] }), known.indexToken == indexToken, known.changeTag == tag { return known }
         var found = UnindexedRecord(indexToken: indexToken, changeTag: tag)
-        if let old = try index.placement(of: name) { found.indexedBases = Self.bases(ofName: old.fileName) }
+        if let old = try index.placement(of: name) { found.bases += Self.bases(ofName: old.fileName) }
         switch other {
         case .deleted:
-            found.indexRefuses = try index.folderPath(ofFolder: name) != nil  // a folder's paths change
+            found.refuses = try index.folderPath(ofFolder: name) != nil  // a folder's paths change
         case .changed(let metadata) where metadata.recordType == Folder.recordType:
             // A folder saved with the path the index has (a new mtime, owner or mode) changes nothing.
             if let stored = try index.folderPath(ofFolder: name) {
-                found.indexRefuses = try !Self.keepsPath(metadata, stored: stored, folderPath: index.folderPath(ofFolder:), contents)
+                found.refuses = try !Self.keepsPath(metadata, stored: stored, folderPath: index.folderPath(ofFolder:), contents)
             } else {
-                found.indexRefuses = true
+                found.refuses = true
             }
         case .changed(let metadata):
-            if let known, known.changeTag == tag {
-                found.own = known.own
-            } else {
-                found.own = ownPart(of: metadata)
+            guard Self.rowTypes.contains(metadata.recordType) else { break }
+            guard let kind = EntryNames.kind(ofRecordType: metadata.recordType) else {
+                found.refuses = true
+                break
+            }
+            found.bases += Self.bases(ofName: EntryNames.baseName(FolderContents.storedName(of: metadata, in: database), kind: kind))
+            guard metadata.recordType == Note.recordType else { break }
+            switch database.records(for: [metadata.recordID])[metadata.recordID] {
+            case .success(let record)?:
+                if let text = record[FieldName.text]?.stringValue {
+                    found.linkKeys = NoteIndexing.linkKeys(of: text)
+                } else if record[FieldName.content] != nil {
+                    found.refuses = true  // text kept as bytes: read by the catch-up
+                }
+            case .failure?, nil: found.refuses = true
             }
         }
         unindexedRecords.withLock {
@@ -135,29 +142,6 @@ extension NotesSearchIndex {
             $0[name] = found
         }
         return found
-    }
-
-    /// What a record committed after the index's token gives a plan by itself: the bases of the
-    /// name it shows under, its links (a note's), and whether its text cannot be read here.
-    private func ownPart(of metadata: RecordMetadata) -> UnindexedRecord.OwnPart {
-        var own = UnindexedRecord.OwnPart()
-        guard Self.rowTypes.contains(metadata.recordType) else { return own }
-        guard let kind = EntryNames.kind(ofRecordType: metadata.recordType) else {
-            own.refuses = true
-            return own
-        }
-        own.bases = Self.bases(ofName: EntryNames.baseName(FolderContents.storedName(of: metadata, in: database), kind: kind))
-        guard metadata.recordType == Note.recordType else { return own }
-        switch database.records(for: [metadata.recordID])[metadata.recordID] {
-        case .success(let record)?:
-            if let text = record[FieldName.text]?.stringValue {
-                own.linkKeys = NoteIndexing.linkKeys(of: text)
-            } else if record[FieldName.content] != nil {
-                own.refuses = true  // text kept as bytes: read by the catch-up
-            }
-        case .failure?, nil: own.refuses = true
-        }
-        return own
     }
 
     /// The keys of the names a file shown as `name` may be, or be a suffixed name of (`Plan (ab).md`
@@ -194,29 +178,13 @@ private enum Either {
 
 /// What a rename's plan found of a record committed after the index's token.
 struct UnindexedRecord: Sendable {
-    /// What the record gives by itself, the same for every index token while its change tag stays.
-    struct OwnPart: Sendable {
-        /// The keys of the name it shows under, and of the bases that may be a suffixed name of.
-        var bases: [String] = []
-        /// The keys of its links (a note's).
-        var linkKeys = Set<String>()
-        /// Its text is not read here (kept as bytes, or unreadable).
-        var refuses = false
-    }
-
     var indexToken: ChangeToken
     var changeTag: String?
-    var own = OwnPart()
-    /// The keys of the name the index shows it under, and their bases.
-    var indexedBases: [String] = []
-    /// A folder whose paths change (deleted, moved or renamed).
-    var indexRefuses = false
-
     /// The keys of the names it shows or showed under, and of the bases those may be suffixed
     /// names of.
-    var bases: [String] { indexedBases + own.bases }
+    var bases: [String] = []
     /// The keys of its links (a note's).
-    var linkKeys: Set<String> { own.linkKeys }
+    var linkKeys = Set<String>()
     /// A plan must catch the index up: a folder whose path changes, or text that is not read here.
-    var refuses: Bool { indexRefuses || own.refuses }
+    var refuses = false
 }
