@@ -22,7 +22,6 @@ struct CommandContext {
             throw CLIError.store(error, subject: databasePath)
         }
         VersionHistory.install(on: database)
-        FolderContents.indexNames(in: database)  // `note cat F/N.md` and `query`'s paths find names without a scan
         return database
     }
 

@@ -65,8 +65,6 @@ public final class NotesSearchIndex: Sendable {
 
     public init(database: RecordDatabase) {
         self.database = database
-        // The indexer's and a rename's plan's namesake lookups.
-        FolderContents.indexNames(in: database)
     }
 
     deinit {

@@ -98,17 +98,6 @@ public final class FolderContents {
     /// The field that holds an entry's stored name: a note's `title`, everything else's `name`.
     public static func nameKey(_ kind: EntryNames.Kind) -> String { kind == .note ? FieldName.title : FieldName.name }
 
-    /// Makes `database`'s index keep a lookup table of each entry type's name field
-    /// (``RecordDatabase/indexField(_:ofType:)``), so that ``namesakes(showingAs:in:)`` finds the
-    /// records of one name among a folder's new ones (not checkpointed yet: thousands after a
-    /// burst of creates) without copying each out. The index answers the same without them.
-    public static func indexNames(in database: RecordDatabase) {
-        for type in [Folder.recordType] + FolderTree.itemTypes {
-            guard let kind = EntryNames.kind(ofRecordType: type) else { continue }
-            database.indexField(nameKey(kind), ofType: type)
-        }
-    }
-
     /// The field that places an entry: a folder's `parent`, everything else's `folder`.
     public static func parentKey(_ kind: EntryNames.Kind) -> String { kind == .folder ? FieldName.parent : FieldName.folder }
 

@@ -64,9 +64,7 @@ extension RecordIndex {
 
     /// The records of `recordType` whose small string field `key` is `value` and that reference
     /// `target` through `referenceKey` (nil: that hold no reference in it): the overlay's by a
-    /// look at the records of the smaller of the field's lookup table entry (when it has one,
-    /// ``RecordDatabase/indexField(_:ofType:)``) and the target's referrers, the base's by one
-    /// query of its `strings` and `refs` tables.
+    /// look at its records, the base's by one query of its `strings` and `refs` tables.
     func metadata(
         ofType recordType: String, whereField key: String, equals value: String, referringTo target: String?, through referenceKey: String
     )
@@ -74,22 +72,15 @@ extension RecordIndex {
     {
         func holds(_ metadata: RecordMetadata) -> Bool {
             guard metadata.recordType == recordType, metadata.field(key)?.stringValue == value else { return false }
-            guard let target else { return metadata.field(referenceKey) == nil && !metadata.isLarge(referenceKey) }
-            var refers = false
-            metadata.forEachReference { if $0 == referenceKey && $1.recordID.recordName == target { refers = true } }
-            return refers
+            guard target == nil else { return true }
+            return metadata.field(referenceKey) == nil && !metadata.isLarge(referenceKey)
         }
-        // The overlay's candidates: a folder's new notes may be thousands, the notes of one
-        // title in it one or two (each candidate is copied out of the overlay).
-        let holding = fieldIndexes[IndexedField(recordType: recordType, key: key)].map { $0[value] ?? [] }
-        let candidates: Set<String>?
+        var found: [RecordMetadata]
         if let target {
-            let referring = referrers[target]?[referenceKey] ?? []
-            candidates = holding.map { $0.count < referring.count ? $0 : referring } ?? referring
+            found = (referrers[target]?[referenceKey] ?? []).compactMap { entries.overlayValue($0) }.filter(holds)
         } else {
-            candidates = holding
+            found = entries.overlay.filter(holds)
         }
-        var found = candidates.map { $0.compactMap { entries.overlayValue($0) }.filter(holds) } ?? entries.overlay.filter(holds)
         if let base = entries.base {
             let rows =
                 target.map { base.metadata(ofType: recordType, whereField: key, equals: value, referringTo: $0, through: referenceKey) }
