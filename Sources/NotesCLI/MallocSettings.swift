@@ -13,11 +13,11 @@
 /// remount, `ls -lR`, read all, unlink all; one run each, release build), the daemon's peak RSS
 /// was 175 MB with it and 213 MB without.
 ///
-/// glibc also gives each thread that allocates while the others hold their arenas an arena of
-/// its own, up to eight per CPU. Each arena keeps the memory freed in it, so a dozen request
-/// threads kept a dozen heaps of freed chunks: at `scripts/bench.sh fs-scale`'s peak,
-/// `malloc_stats()` counted seven arenas of 11-36 MB with 2-11 MB in use in most. No more
-/// threads than CPUs run at once, so the daemon keeps as many arenas as it has CPUs.
+/// glibc also gives each new thread that allocates an arena of its own, up to eight per CPU.
+/// Each arena keeps the memory freed in it, so a dozen request threads kept a dozen heaps of
+/// freed chunks: at `scripts/bench.sh fs-scale`'s old peak, `malloc_stats()` counted seven arenas
+/// of 11-36 MB, five of them with 2-4 MB in use. No more threads than CPUs run at once, so the
+/// daemon keeps as many arenas as it has CPUs.
 enum MallocSettings {
     /// The fixed `M_MMAP_THRESHOLD` (glibc's initial value, kept from then on).
     static let mmapThreshold: Int32 = 128 << 10
