@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
@@ -50,7 +52,7 @@ enum MallocSettings {
     }
 
     /// The arenas the daemon keeps: one per CPU it may run on.
-    static var arenaMax: Int32 { Int32(max(1, min(64, sysconf(Int32(_SC_NPROCESSORS_ONLN))))) }
+    static var arenaMax: Int32 { Int32(max(1, min(64, ProcessInfo.processInfo.activeProcessorCount))) }
 
     // `mallopt(3)` and `malloc_trim(3)` are not in the Glibc module either: found by name in the C library.
     private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = dlsym(nil, "mallopt").map {
