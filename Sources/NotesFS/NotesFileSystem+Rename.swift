@@ -119,6 +119,9 @@ extension NotesFileSystem {
                         let others = rewrittenRecords(rewrites, except: metadata.recordID, &state)
                         return (try saveOne(renamed, touching: folders + others, unchangedSince: rewrites.token), rewrites)
                     }
+                    if !rewrites.notes.contains(where: { $0.record.recordID == metadata.recordID }) {
+                        linkIndex?.textKept(of: metadata.recordID, from: metadata.recordChangeTag, to: saved.recordChangeTag)
+                    }
                     // An open (maybe dirty) buffer saves on top of the renamed record, not its old tag.
                     state.files.open[inode]?.baseTag = saved.recordChangeTag
                     finishRewrites(rewrites, &state)

@@ -1,7 +1,7 @@
 import Foundation
 import Index
 import Notes
-import RecordStore
+@testable import RecordStore
 import TestSupport
 import Testing
 
@@ -54,6 +54,69 @@ import Testing
         #expect(rewrites.token == notes.database.currentToken)
         #expect(Self.summary(rewrites).count == 1)
         #expect(rewrites.notes.first?.record["text"]?.stringValue == "see [[Goal]] and [x](Work/Goal.md)\n")
+    }
+
+    /// A mount's rename saves a note's title without its text and says so
+    /// (``NotesSearchIndex/textKept(of:from:to:)``): the next rename's plan, which finds that note
+    /// committed after the index's token, takes its links from what the first plan knew and reads
+    /// nothing of it. Its record file is damaged behind the store's back to show it: a plan that
+    /// reads it refuses to plan on the index as it stands and catches the index up, as it does
+    /// when the index was not told (`told` false). Before, every plan read the note renamed before it.
+    @Test(arguments: [true, false]) func theNextRenamesPlanDoesNotReadTheNoteRenamedBefore(told: Bool) async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        // Over 256 bytes: kept in the record file only, not in the store's metadata.
+        let text = "see [[Elsewhere]]\n" + String(repeating: "a line of words\n", count: 20)
+        let first = try await notes.save(note: Note(title: "First", text: text, folder: work.recordID))
+        let second = try await notes.save(note: Note(title: "Second", text: "beta", folder: work.recordID))
+        let index = NotesSearchIndex(database: notes.database)
+        try index.catchUp()
+        #expect(notes.database.metadata(for: first.recordID)?.isPartial == true)
+        let caughtUp = try Self.indexToken(notes.database)
+
+        // The mount's rename of First: plan, save the title alone, say the text was kept.
+        let rewrites = try index.linkRewrites(for: .file(first.recordID, folder: work.recordID, fileName: "Renamed.md"))
+        #expect(rewrites.notes.isEmpty)
+        let before = try #require(notes.database.metadata(for: first.recordID))
+        var partial = before.record
+        partial["title"] = .string("Renamed")
+        let saved = try notes.database.modify(saving: [partial], unchangedSince: rewrites.token).savedRecords
+        if told { index.textKept(of: first.recordID, from: before.recordChangeTag, to: saved.first?.recordChangeTag) }
+        let file = notes.database.path + "/" + RecordFileName.relativePath(for: first.recordID.recordName)
+        try Data("{".utf8).write(to: URL(fileURLWithPath: file))
+
+        let next = try index.linkRewrites(for: .file(second.recordID, folder: work.recordID, fileName: "Next.md"))
+        if told {
+            #expect(try Self.indexToken(notes.database) == caughtUp, "the plan read the note renamed before and caught the index up")
+        } else {
+            #expect(try Self.indexToken(notes.database) != caughtUp, "the plan did not read the note renamed before")
+        }
+        #expect(next.token == notes.database.currentToken)
+    }
+
+    /// The index gives a note's link keys without its text (a rename's plan asks it for the moved
+    /// note) and says when it holds no text; a moved note it holds without links is not read, but
+    /// one stored as bytes (whose links the index does not see) is still reported.
+    @Test func theIndexGivesANotesLinkKeysAndANoteStoredAsBytesIsStillReported() async throws {
+        let database = try RecordDatabase(path: makeTemporaryDirectory("notesfs-linkkeys"), backgroundThread: false)
+        var asset = Note(title: "Big", text: "no links here\n").record
+        asset[FieldName.content] = .asset(try database.makeAsset(Data("[[Plan]] in an asset\n".utf8)))
+        let saved = try database.modify(saving: [
+            Note(title: "Linking", text: "see [[Plan]], [x](Work/Goal.md) and [[#Heading]]\n").record,
+            Note(title: "Plain", text: "no links\n").record, Note(title: "Empty", text: "").record, asset,
+        ]).savedRecords
+        let index = NotesSearchIndex(database: database)
+        try index.catchUp()
+        let file = try TextIndex(databasePath: database.path, create: false)
+        defer { file.close() }
+        let held = try saved.map { try file.linkKeys(ofDocument: $0.recordID.recordName) }
+        #expect(held[0]?.keys == ["plan", "goal"] && held[0]?.hasText == true)
+        #expect(held[1]?.keys == [] && held[1]?.hasText == true)
+        #expect(held[2]?.keys == [] && held[2]?.hasText == false)
+        #expect(try file.linkKeys(ofDocument: "no such record") == nil)
+        let moved = try index.linkRewrites(for: .file(saved[3].recordID, folder: nil, fileName: "Bigger.md"))
+        #expect(moved.leftBroken.map(\.path) == ["Bigger.md"])
+        #expect(try index.linkRewrites(for: .file(saved[1].recordID, folder: nil, fileName: "Plainer.md")).leftBroken.isEmpty)
     }
 
     /// A note committed after the catch-up with a link to the moved note's name, or one that was
@@ -167,7 +230,11 @@ import Testing
                     continue
                 default: note.setModificationDate(Date(timeIntervalSince1970: Double(generator.next() % 1_000_000)))
                 }
-                _ = try await notes.save(note)
+                let oldTag = notes.database.metadata(for: id)?.recordChangeTag
+                let textChanged = try await notes.fetch(Note.self, id: id).text != note.text
+                let saved = try await notes.save(note)
+                // What a mount's rename says after saving a note's title or folder alone.
+                if !textChanged { index.textKept(of: id, from: oldTag, to: notes.database.metadata(for: saved.recordID)?.recordChangeTag) }
             }
             guard let moved = ids.randomElement(using: &generator) else { continue }
             let item = MovedItem.file(

@@ -78,10 +78,8 @@ extension NotesSearchIndex {
         // The keys the plan looks up: the moved file's names, and every link of the moved note.
         let keys: Set<String> = [LinkResolver.key(of: FileMove.lastComponent(oldPath)), LinkResolver.key(of: fileName)]
         var looked = keys
-        if moved.recordType == Note.recordType, case .success(let record)? = database.records(for: [id])[id],
-            let text = record[FieldName.text]?.stringValue
-        {
-            looked.formUnion(NoteIndexing.linkKeys(of: text))
+        if moved.recordType == Note.recordType {
+            looked.formUnion(try movedNoteLinkKeys(moved, indexed: arrived == nil, index: index) ?? [])
         }
         let linking = Set(try index.linkingDocuments(keys: keys).map(\.name))
         let others =
@@ -127,21 +125,59 @@ extension NotesSearchIndex {
             }
             found.bases += Self.bases(ofName: EntryNames.baseName(FolderContents.storedName(of: metadata, in: database), kind: kind))
             guard metadata.recordType == Note.recordType else { break }
-            switch database.records(for: [metadata.recordID])[metadata.recordID] {
-            case .success(let record)?:
-                if let text = record[FieldName.text]?.stringValue {
-                    found.linkKeys = NoteIndexing.linkKeys(of: text)
-                } else if record[FieldName.content] != nil {
-                    found.refuses = true  // text kept as bytes: read by the catch-up
-                }
-            case .failure?, nil: found.refuses = true
-            }
+            if let keys = noteLinkKeys(metadata) { found.linkKeys = keys } else { found.refuses = true }
         }
         unindexedRecords.withLock {
             if $0.count >= Self.unindexedLimit { $0.removeAll() }
             $0[name] = found
         }
         return found
+    }
+
+    /// The keys of the links of `moved`, a note, as they stand: the index's when it holds the note
+    /// as it is (`indexed`: it has not changed since the index's token), else from its text; nil
+    /// when its text is not read here. Kept by change tag either way (``noteLinkKeys``), so that the
+    /// next rename's plan, which finds this note committed after the index's token, reads nothing.
+    private func movedNoteLinkKeys(_ moved: RecordMetadata, indexed: Bool, index: TextIndex) throws(SQLiteError) -> Set<String>? {
+        let name = moved.recordID.recordName
+        guard indexed, let held = try index.linkKeys(ofDocument: name), held.hasText else { return noteLinkKeys(moved) }
+        rememberLinkKeys(held.keys, of: name, changeTag: moved.recordChangeTag)
+        return held.keys
+    }
+
+    /// The keys of the links in the text of the note `metadata` names; nil when its text is not
+    /// read here (kept as bytes: the catch-up reads it; or unreadable). Read once per change tag.
+    private func noteLinkKeys(_ metadata: RecordMetadata) -> Set<String>? {
+        let name = metadata.recordID.recordName
+        if let known = linkKeysByTag.withLock({ $0[name] }), known.changeTag == metadata.recordChangeTag { return known.keys }
+        let keys: Set<String>?
+        switch database.records(for: [metadata.recordID])[metadata.recordID] {
+        case .success(let record)?:
+            if let text = record[FieldName.text]?.stringValue {
+                keys = NoteIndexing.linkKeys(of: text)
+            } else {
+                keys = record[FieldName.content] != nil ? nil : []
+            }
+        case .failure?, nil: keys = nil
+        }
+        if let keys { rememberLinkKeys(keys, of: name, changeTag: metadata.recordChangeTag) }
+        return keys
+    }
+
+    private func rememberLinkKeys(_ keys: Set<String>, of name: String, changeTag: String?) {
+        linkKeysByTag.withLock {
+            if $0.count >= Self.unindexedLimit, $0[name] == nil { $0.removeAll() }
+            $0[name] = (changeTag, keys)
+        }
+    }
+
+    /// A commit saved the note `id` again without its text (a rename: a new title or folder): the
+    /// link keys known of its text at `oldTag` hold at `newTag` too.
+    public func textKept(of id: RecordID, from oldTag: String?, to newTag: String?) {
+        linkKeysByTag.withLock {
+            guard let known = $0[id.recordName], known.changeTag == oldTag else { return }
+            $0[id.recordName] = (newTag, known.keys)
+        }
     }
 
     /// The keys of the names a file shown as `name` may be, or be a suffixed name of (`Plan (ab).md`

@@ -125,7 +125,16 @@ extension NotesSearchIndex {
         var sources: [String: String] = [:]  // record name → path before the move
         for document in try index.linkingDocuments(keys: keys) { sources[document.name] = document.path }
         for move in moves where EntryNames.isNoteFileName(FileMove.lastComponent(move.oldPath)) {
-            if let document = try index.document(atPath: move.oldPath) { sources[document.name] = move.oldPath }
+            guard let document = try index.document(atPath: move.oldPath) else { continue }
+            // A note whose text the index holds without a link has none to rewrite: not read (one
+            // stored as bytes is, to be reported: the index does not read those).
+            if let held = try index.linkKeys(ofDocument: document.name), held.keys.isEmpty, held.hasText,
+                let metadata = database.metadata(for: RecordID(recordName: document.name)),
+                metadata.field(FieldName.content) == nil, !metadata.isLarge(FieldName.content)
+            {
+                continue
+            }
+            sources[document.name] = move.oldPath
         }
         if let arrived, EntryNames.isNoteFileName(FileMove.lastComponent(arrived.path)) { sources[arrived.name] = arrived.path }
         if let onlyNotes { sources = sources.filter { onlyNotes.contains($0.key) } }

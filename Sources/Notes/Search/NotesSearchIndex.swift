@@ -42,6 +42,10 @@ public final class NotesSearchIndex: Sendable {
     /// What rename plans found of records committed after the index's token
     /// (``linkRewritesBeforeCatchingUp(forFile:to:fileName:)``), by record name; a leaf lock.
     let unindexedRecords = Mutex<[String: UnindexedRecord]>([:])
+    /// The keys of the links in a note's text, by record name, for the change tag they were read
+    /// at (``noteLinkKeys(_:)``): a plan reads a note's text once, not at every rename after it;
+    /// a leaf lock.
+    let linkKeysByTag = Mutex<[String: (changeTag: String?, keys: Set<String>)]>([:])
 
     /// Records read (and held in memory) at a time by a build or a catch-up.
     public static let buildBatch = 1000
