@@ -91,16 +91,14 @@ extension TextIndex {
         .rows([.text(key)]) { $0.text(0) }
     }
 
-    /// The keys of a document's links, and whether it has text, as the index holds them (a note
-    /// kept as bytes or empty has none); nil when it has no row or its record could not be read.
+    /// The keys of a document's links as the index holds them (of a note's text field); nil when
+    /// it has no row or its record could not be read.
     /// - Throws: ``SQLiteError``.
-    public func linkKeys(ofDocument name: String) throws(SQLiteError) -> (keys: Set<String>, hasText: Bool)? {
+    public func linkKeys(ofDocument name: String) throws(SQLiteError) -> Set<String>? {
         let rows = try connection.cachedStatement(
-            "SELECT d.id, d.unreadable, coalesce(w.body != '', 0) FROM docs d LEFT JOIN words w ON w.rowid = d.id WHERE d.name = ?"
-        ).rows([.text(name)]) { (id: $0.int(0), unreadable: $0.int(1) != 0, hasText: $0.int(2) != 0) }
-        guard let row = rows.first, !row.unreadable else { return nil }
-        let keys = try connection.cachedStatement("SELECT key FROM links WHERE doc = ?").rows([.integer(row.id)]) { $0.text(0) }
-        return (Set(keys), row.hasText)
+            "SELECT l.key FROM docs d LEFT JOIN links l ON l.doc = d.id WHERE d.name = ? AND d.unreadable = 0"
+        ).rows([.text(name)]) { $0.isNull(0) ? nil : $0.text(0) }
+        return rows.isEmpty ? nil : Set(rows.compactMap { $0 })
     }
 
     /// The documents with a link whose key is one of `keys`, with those links (all of them when

@@ -135,14 +135,20 @@ extension NotesSearchIndex {
     }
 
     /// The keys of the links of `moved`, a note, as they stand: the index's when it holds the note
-    /// as it is (`indexed`: it has not changed since the index's token), else from its text; nil
-    /// when its text is not read here. Kept by change tag either way (``noteLinkKeys``), so that the
-    /// next rename's plan, which finds this note committed after the index's token, reads nothing.
+    /// as it is (`indexed`: it has not changed since the index's token) and the note is stored as
+    /// text, else from its text; nil when its text is not read here. Kept by change tag either way
+    /// (``noteLinkKeys``), so that the next rename's plan, which finds this note committed after the
+    /// index's token, reads nothing.
     private func movedNoteLinkKeys(_ moved: RecordMetadata, indexed: Bool, index: TextIndex) throws(SQLiteError) -> Set<String>? {
         let name = moved.recordID.recordName
-        guard indexed, let held = try index.linkKeys(ofDocument: name), held.hasText else { return noteLinkKeys(moved) }
-        rememberLinkKeys(held.keys, of: name, changeTag: moved.recordChangeTag)
-        return held.keys
+        guard indexed, !Self.isStoredAsBytes(moved), let held = try index.linkKeys(ofDocument: name) else { return noteLinkKeys(moved) }
+        rememberLinkKeys(held, of: name, changeTag: moved.recordChangeTag)
+        return held
+    }
+
+    /// Whether a note keeps its bytes apart from its text field (the index reads the text field only).
+    static func isStoredAsBytes(_ note: RecordMetadata) -> Bool {
+        note.field(FieldName.content) != nil || note.isLarge(FieldName.content)
     }
 
     /// The keys of the links in the text of the note `metadata` names; nil when its text is not

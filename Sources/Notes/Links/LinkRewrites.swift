@@ -128,9 +128,8 @@ extension NotesSearchIndex {
             guard let document = try index.document(atPath: move.oldPath) else { continue }
             // A note whose text the index holds without a link has none to rewrite: not read (one
             // stored as bytes is, to be reported: the index does not read those).
-            if let held = try index.linkKeys(ofDocument: document.name), held.keys.isEmpty, held.hasText,
-                let metadata = database.metadata(for: RecordID(recordName: document.name)),
-                metadata.field(FieldName.content) == nil, !metadata.isLarge(FieldName.content)
+            if let metadata = database.metadata(for: RecordID(recordName: document.name)), !Self.isStoredAsBytes(metadata),
+                try index.linkKeys(ofDocument: document.name)?.isEmpty == true
             {
                 continue
             }
