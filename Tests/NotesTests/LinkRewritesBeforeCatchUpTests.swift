@@ -1,9 +1,10 @@
 import Foundation
 import Index
 import Notes
-@testable import RecordStore
 import TestSupport
 import Testing
+
+@testable import RecordStore
 
 /// A rename plans its link rewrites on the index as it stands when the commits the index has not
 /// caught up with cannot change the plan (``NotesSearchIndex/linkRewrites(for:revising:)``): it
