@@ -57,6 +57,32 @@ import Testing
         #expect(rewrites.notes.first?.record["text"]?.stringValue == "see [[Goal]] and [x](Work/Goal.md)\n")
     }
 
+    /// A note edited and then renamed (its name and folder as the index has them, its text newer)
+    /// is planned without a catch-up, its links read from the store: a link to itself that the
+    /// index has not seen yet is rewritten, as are the notes that link to it. Before, the rename of
+    /// a note edited since the index's token caught the index up in the request.
+    @Test func aNoteEditedThenRenamedIsPlannedWithoutCatchingUp() async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        var plan = try await notes.save(note: Note(title: "Plan", text: "alpha", folder: work.recordID))
+        _ = try await notes.save(note: Note(title: "Index", text: "see [[Plan]]\n"))
+        let index = NotesSearchIndex(database: notes.database)
+        try index.catchUp()
+        let caughtUp = try Self.indexToken(notes.database)
+        plan.text = "now [[Plan]] links to itself\n"
+        plan = try await notes.save(plan)
+
+        let rewrites = try index.linkRewrites(for: .file(plan.recordID, folder: work.recordID, fileName: "Goal.md"))
+        #expect(try Self.indexToken(notes.database) == caughtUp, "the plan caught the index up")
+        #expect(rewrites.token == notes.database.currentToken)
+        #expect(Set(rewrites.notes.compactMap { $0.record["text"]?.stringValue }) == ["see [[Goal]]\n", "now [[Goal]] links to itself\n"])
+        // Renamed since the index's token as well: its path is not the index's, so it is caught up first.
+        plan.title = "Renamed"
+        _ = try await notes.save(plan)
+        _ = try index.linkRewrites(for: .file(plan.recordID, folder: work.recordID, fileName: "Goal.md"))
+        #expect(try Self.indexToken(notes.database) == notes.database.currentToken)
+    }
+
     /// A mount's rename saves a note's title without its text and says so
     /// (``NotesSearchIndex/textKept(of:from:to:)``): the next rename's plan, which finds that note
     /// committed after the index's token, takes its links from what the first plan knew and reads

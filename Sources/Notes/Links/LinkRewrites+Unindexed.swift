@@ -63,9 +63,19 @@ extension NotesSearchIndex {
         // The moved file's path before the move.
         let oldPath: String
         var arrived: (name: String, path: String)?
+        var textChanged = false  // the moved file's text may not be the index's
         if !changes.changed.contains(where: { $0.recordID == id }) {
             guard let path = try index.path(ofDocument: id.recordName) else { return nil }
             oldPath = path
+        } else if let held = try index.placement(of: id.recordName) {
+            // Committed since the index's token but shown where the index has it (its text, dates
+            // or mode changed; an edit, then a rename): the index's path is its path, and its links
+            // are read from the store.
+            guard held.folder == contents.shownFolder(of: moved)?.recordName, contents.entry(for: id)?.fileName == held.fileName,
+                let path = try index.path(ofDocument: id.recordName)
+            else { return nil }
+            oldPath = path
+            textChanged = true
         } else {
             guard try index.placement(of: id.recordName) == nil, let shownIn = try folderPath(contents.shownFolder(of: moved)),
                 let name = contents.entry(for: id)?.fileName
@@ -79,7 +89,7 @@ extension NotesSearchIndex {
         let keys: Set<String> = [LinkResolver.key(of: FileMove.lastComponent(oldPath)), LinkResolver.key(of: fileName)]
         var looked = keys
         if moved.recordType == Note.recordType {
-            looked.formUnion(try movedNoteLinkKeys(moved, indexed: arrived == nil, index: index) ?? [])
+            looked.formUnion(try movedNoteLinkKeys(moved, indexed: arrived == nil && !textChanged, index: index) ?? [])
         }
         let linking = Set(try index.linkingDocuments(keys: keys).map(\.name))
         let others =
@@ -93,7 +103,8 @@ extension NotesSearchIndex {
             if found.bases.contains(where: { base in looked.contains { $0 == base || $0.hasPrefix(base + " (") } }) { return nil }
         }
         let moves = oldPath == newPath ? [] : [FileMove(oldPath: oldPath, newPath: newPath)]
-        return try linkRewrites(for: moves, in: index, token: changes.token, arrived: arrived)
+        return try linkRewrites(
+            for: moves, in: index, token: changes.token, arrived: arrived, changedText: textChanged ? id.recordName : nil)
     }
 
     /// What a plan needs of a record committed (or deleted) after the index's token: kept by

@@ -108,9 +108,11 @@ extension NotesSearchIndex {
     /// `onlyNotes`: plan only these notes (by record name); nil: every note the moves concern.
     /// `token`: the store's state the index stands for (nil: the index's own token). `arrived`: a
     /// file the index has no row for yet (committed after its token) at its path before the moves.
+    /// `changedText`: a moved note (by record name) whose text was committed after the index's
+    /// token: read, whatever links the index has of it.
     func linkRewrites(
         for moves: [FileMove], in index: TextIndex, onlyNotes: Set<String>? = nil, token: ChangeToken? = nil,
-        arrived: (name: String, path: String)? = nil
+        arrived: (name: String, path: String)? = nil, changedText: String? = nil
     ) throws(SQLiteError) -> LinkRewrites {
         var result = LinkRewrites()
         if let token { result.token = token } else { result.token = try index.token() }
@@ -128,7 +130,8 @@ extension NotesSearchIndex {
             guard let document = try index.document(atPath: move.oldPath) else { continue }
             // A note whose text the index holds without a link has none to rewrite: not read (one
             // stored as bytes is, to be reported: the index does not read those).
-            if let metadata = database.metadata(for: RecordID(recordName: document.name)), !Self.isStoredAsBytes(metadata),
+            if document.name != changedText, let metadata = database.metadata(for: RecordID(recordName: document.name)),
+                !Self.isStoredAsBytes(metadata),
                 try index.linkKeys(ofDocument: document.name)?.isEmpty == true
             {
                 continue
