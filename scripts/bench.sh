@@ -8,7 +8,7 @@
 #   scripts/bench.sh syscalls [COUNT]     system calls per create, append, rename, editor save and unlink
 #                                         (300 each) of passthrough_ll and of notesfs's request and background
 #                                         threads, under strace -f
-#   scripts/bench.sh latency [NOTES]      each create, append and unlink timed alone on notesfs (3,000 notes):
+#   scripts/bench.sh latency [NOTES]      each create, append, rename after an append and unlink timed alone on notesfs (3,000 notes):
 #                                         median, mean, p99, and the writes over 5 ms, those the store checkpointed in
 #   scripts/bench.sh fs-scale [NOTES]     100,000 notes in 20 folders: tmpfs vs notesfs, daemon VmRSS per phase;
 #                                         passthrough_ll too when the open-file limit lets it hold NOTES files
@@ -139,7 +139,7 @@ bench_syscalls() {
 bench_latency() {
     local notes=${1:-3000}
     build notesfs
-    echo "== each write's own time on notesfs (database on tmpfs): $notes creates, appends to a third, unlinks"
+    echo "== each write's own time on notesfs (database on tmpfs): $notes creates, appends to a third, renames of a fifteenth right after an append to each, unlinks"
     fs_python latency.py "$scratch/release/notesfs" "$work" "$shm" "$notes"
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Each write's own time on a notesfs mount (scripts/bench.sh latency): NOTES creates, appends to a
-third of them, then unlinks, each timed alone, the index settled between the phases. Per phase:
+third of them, renames of a fifteenth each right after an append to it (the rename alone timed: the
+text index has not taken the edit yet), then unlinks, each timed alone, the index settled between
+the phases. Per phase:
 median, mean, p99 and the slowest write, and the writes over 5 ms with their share of the phase,
 split by whether the store checkpointed during them (its journal got shorter).
 
@@ -40,10 +42,18 @@ def append(i):
     os.close(fd)
 
 
-def timed(label, write, numbers):
+def rename(i):
+    new = os.path.join(os.path.dirname(names[i]), f"renamed {i}.md")
+    os.rename(names[i], new)
+    names[i] = new
+
+
+def timed(label, write, numbers, before=None):
     times, checkpointed = [], []
     size = os.stat(journal).st_size
     for i in numbers:
+        if before:
+            before(i)
         start = time.perf_counter()
         write(i)
         times.append(time.perf_counter() - start)
@@ -65,6 +75,8 @@ try:
     rows = [timed("create", create, range(notes))]
     time.sleep(SETTLE)
     rows.append(timed("append", append, range(0, notes, 3)))
+    time.sleep(SETTLE)
+    rows.append(timed("rename after an append", rename, range(1, notes, 15), before=append))
     time.sleep(SETTLE)
     rows.append(timed("unlink", lambda i: os.unlink(names[i]), range(notes)))
 finally:
