@@ -93,4 +93,29 @@ import Testing
         }
         for place in places { #expect(!naming.isListed(place)) }
     }
+
+    /// A catch-up of the text index names each saved record, then gives the namesakes of the
+    /// names it touched their names: it keeps what it found (``FolderContents/keepsNamesakes``), so
+    /// the second look at a name reads nothing from the store, until ``FolderContents/invalidate()``.
+    @Test func keptNamesakesAreReadFromTheStoreOnce() async throws {
+        let notes = try makeManager()
+        let work = try await notes.newFolder(name: "Work")
+        _ = try await notes.save(note: Note(title: "Plan", text: "one", folder: work.recordID))
+        _ = try await notes.save(note: Note(title: "Plan", text: "two", folder: work.recordID))
+        try notes.database.checkpoint()  // read from the index file from here on, which counts its rows
+        for keeps in [false, true] {
+            let contents = FolderContents(database: notes.database)
+            contents.keepsNamesakes = keeps
+            var read = notes.database.metadataRowsRead
+            #expect(contents.namesakes(showingAs: "Plan.md", in: work.recordID)?.count == 2)
+            #expect(notes.database.metadataRowsRead > read)
+            read = notes.database.metadataRowsRead
+            #expect(contents.namesakes(showingAs: "Plan.md", in: work.recordID)?.count == 2)
+            #expect((notes.database.metadataRowsRead == read) == keeps, "keeps \(keeps)")
+            contents.invalidate()
+            read = notes.database.metadataRowsRead
+            #expect(contents.namesakes(showingAs: "Plan.md", in: work.recordID)?.count == 2)
+            #expect(notes.database.metadataRowsRead > read)
+        }
+    }
 }

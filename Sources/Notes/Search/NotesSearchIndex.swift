@@ -230,6 +230,7 @@ public final class NotesSearchIndex: Sendable {
     /// (and every folder's path when a folder was renamed, moved or deleted).
     private func apply(_ changes: ChangeSet, to w: IndexWriter) throws(SQLiteError) {
         let contents = FolderContents(database: database, tree: tree(after: changes, from: try w.token()))
+        contents.keepsNamesakes = true
         var touched = TouchedNames()
         var foldersChanged = false
         var saved: [RecordID] = []

@@ -59,6 +59,15 @@ extension FolderContents {
     /// also be shown for other stored names (see ``mayShowAsAnotherName(_:)``), and for the
     /// root's `Recovered`, which the virtual folder may hold.
     func namesakes(showingAs base: String, in folder: RecordID?) -> [RecordMetadata]? {
+        guard keepsNamesakes else { return lookUpNamesakes(showingAs: base, in: folder) }
+        if let kept = keptNamesakes[folder]?[base] { return kept }
+        let found = lookUpNamesakes(showingAs: base, in: folder)
+        keptNamesakes[folder, default: [:]][base] = .some(found)
+        return found
+    }
+
+    /// ``namesakes(showingAs:in:)`` read from the store.
+    private func lookUpNamesakes(showingAs base: String, in folder: RecordID?) -> [RecordMetadata]? {
         guard base.utf8.count < 240, !Self.mayShowAsAnotherName(base) else { return nil }
         if folder == nil && base == FolderTree.recoveredName { return nil }
         if let folder, placement(ofFolder: folder) == nil { return nil }

@@ -24,6 +24,12 @@ public final class FolderContents {
     /// The file names of folders whose listing is not kept (``fileName(of:in:)``), by record.
     private var fileNames: [RecordID?: [RecordID: String]] = [:]
     var folderPathCache: [RecordID: String] = [:]
+    /// Whether ``namesakes(showingAs:in:)`` keeps what it found (``keptNamesakes``): a catch-up of
+    /// the text index asks for each saved record's name twice, to name the record and to give its
+    /// namesakes their names, with no commit of its own in between.
+    var keepsNamesakes = false
+    /// What ``namesakes(showingAs:in:)`` found, by folder and name, while ``keepsNamesakes``.
+    var keptNamesakes: [RecordID?: [String: [RecordMetadata]?]] = [:]
     /// How many entries ``entry(for:)`` named from their namesakes, by folder.
     private var namesakeLookups: [RecordID?: Int] = [:]
     /// After this many entries of one folder named from their namesakes, the folder is listed.
@@ -84,6 +90,7 @@ public final class FolderContents {
         folderPathCache = [:]
         cachedTree = nil
         walkedPlacements = [:]
+        keptNamesakes = [:]
     }
 
     /// One folder's named entries, and where each record is among them (built at the first lookup
