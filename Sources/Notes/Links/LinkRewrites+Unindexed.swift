@@ -89,7 +89,7 @@ extension NotesSearchIndex {
         let keys: Set<String> = [LinkResolver.key(of: FileMove.lastComponent(oldPath)), LinkResolver.key(of: fileName)]
         var looked = keys
         if moved.recordType == Note.recordType {
-            looked.formUnion(try movedNoteLinkKeys(moved, indexed: arrived == nil && !textChanged, index: index) ?? [])
+            looked.formUnion(try linkKeys(ofNote: moved, indexed: arrived == nil && !textChanged, index: index) ?? [])
         }
         let linking = Set(try index.linkingDocuments(keys: keys).map(\.name))
         let others =
@@ -145,15 +145,16 @@ extension NotesSearchIndex {
         return found
     }
 
-    /// The keys of the links of `moved`, a note, as they stand: the index's when it holds the note
-    /// as it is (`indexed`: it has not changed since the index's token) and the note is stored as
-    /// text, else from its text; nil when its text is not read here. Kept by change tag either way
-    /// (``noteLinkKeys``), so that the next rename's plan, which finds this note committed after the
-    /// index's token, reads nothing.
-    private func movedNoteLinkKeys(_ moved: RecordMetadata, indexed: Bool, index: TextIndex) throws(SQLiteError) -> Set<String>? {
-        let name = moved.recordID.recordName
-        guard indexed, !Self.isStoredAsBytes(moved), let held = try index.linkKeys(ofDocument: name) else { return noteLinkKeys(moved) }
-        rememberLinkKeys(held, of: name, changeTag: moved.recordChangeTag)
+    /// The keys of the links of `note` as they stand: the ones kept for its change tag, else the
+    /// index's when it holds the note as it is (`indexed`: it has not changed since the index's
+    /// token) and the note is stored as text, else from its text; nil when its text is not read
+    /// here. Kept by change tag either way (``noteLinkKeys``), so that the next rename's plan, which
+    /// finds a moved note committed after the index's token, reads nothing.
+    func linkKeys(ofNote note: RecordMetadata, indexed: Bool, index: TextIndex) throws(SQLiteError) -> Set<String>? {
+        if let known = keptLinkKeys(of: note) { return known }
+        let name = note.recordID.recordName
+        guard indexed, !Self.isStoredAsBytes(note), let held = try index.linkKeys(ofDocument: name) else { return noteLinkKeys(note) }
+        rememberLinkKeys(held, of: name, changeTag: note.recordChangeTag)
         return held
     }
 
@@ -165,8 +166,8 @@ extension NotesSearchIndex {
     /// The keys of the links in the text of the note `metadata` names; nil when its text is not
     /// read here (kept as bytes: the catch-up reads it; or unreadable). Read once per change tag.
     private func noteLinkKeys(_ metadata: RecordMetadata) -> Set<String>? {
+        if let known = keptLinkKeys(of: metadata) { return known }
         let name = metadata.recordID.recordName
-        if let known = linkKeysByTag.withLock({ $0[name] }), known.changeTag == metadata.recordChangeTag { return known.keys }
         let keys: Set<String>?
         switch database.records(for: [metadata.recordID])[metadata.recordID] {
         case .success(let record)?:
@@ -179,6 +180,14 @@ extension NotesSearchIndex {
         }
         if let keys { rememberLinkKeys(keys, of: name, changeTag: metadata.recordChangeTag) }
         return keys
+    }
+
+    /// The link keys kept for the note's text at its change tag, if any.
+    private func keptLinkKeys(of note: RecordMetadata) -> Set<String>? {
+        guard let known = linkKeysByTag.withLock({ $0[note.recordID.recordName] }), known.changeTag == note.recordChangeTag else {
+            return nil
+        }
+        return known.keys
     }
 
     private func rememberLinkKeys(_ keys: Set<String>, of name: String, changeTag: String?) {

@@ -128,11 +128,11 @@ extension NotesSearchIndex {
         for document in try index.linkingDocuments(keys: keys) { sources[document.name] = document.path }
         for move in moves where EntryNames.isNoteFileName(FileMove.lastComponent(move.oldPath)) {
             guard let document = try index.document(atPath: move.oldPath) else { continue }
-            // A note whose text the index holds without a link has none to rewrite: not read (one
-            // stored as bytes is, to be reported: the index does not read those).
+            // A note whose text has no link has none to rewrite: not read again when its links are
+            // known (the plan's, or the index's); one stored as bytes is, to be reported.
             if document.name != changedText, let metadata = database.metadata(for: RecordID(recordName: document.name)),
                 !Self.isStoredAsBytes(metadata),
-                try index.linkKeys(ofDocument: document.name)?.isEmpty == true
+                try linkKeys(ofNote: metadata, indexed: true, index: index)?.isEmpty == true
             {
                 continue
             }
