@@ -61,7 +61,7 @@ let package = Package(
         .executableTarget(
             name: "recordstore-stress", dependencies: ["RecordStore"], path: "Tests/Support/recordstore-stress"),
         // scripts/bench.sh store: figures for the record store at 100,000 notes.
-        .executableTarget(name: "store-bench", dependencies: ["RecordStore", "Notes"], path: "Benchmarks/store-bench"),
+        .executableTarget(name: "store-bench", dependencies: ["RecordStore", "Notes", "Index"], path: "Benchmarks/store-bench"),
         // What every test target shares: tags and the conditions that skip a test that cannot run,
         // a seeded generator, `eventually`, the program runner and the `notesfs` binary, a child
         // mount, a throwaway PostgreSQL server.

@@ -123,6 +123,7 @@ fs_python() { # SCRIPT ARGS...
 bench_fs() {
     local rounds=${1:-3} notes=${NOTES:-3000} folders=20
     build notesfs
+    build store-bench # the floor under the write phases: the text index's own work (store-bench index)
     echo "== filesystem phases (issue 9's first table): $notes notes of 1-4 KB in $folders folders, $rounds alternating rounds"
     echo "   tmpfs; passthrough_ll -o xattr,default_permissions over tmpfs; notesfs with its database on tmpfs (editor saves fsync: the store's sync())"
     fs_python fs_table.py "$scratch/release/notesfs" "$(passthrough_ll)" "$work" "$shm" "$rounds" "$notes" "$folders"

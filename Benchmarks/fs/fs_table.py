@@ -5,7 +5,9 @@ ROUNDS alternating rounds of phases.py on each.
 
 Usage: fs_table.py NOTESFS PASSTHROUGH_LL WORK SHM ROUNDS NOTES FOLDERS
 Prints per phase the medians in seconds and the median of the per-round ratios notesfs /
-passthrough_ll, beside the issue's target. WORK holds mountpoints and logs, SHM (on tmpfs) the
+passthrough_ll, beside the issue's target. Then, when `store-bench` sits beside NOTESFS, the floor
+of each write phase: the text index's own CPU an operation (`store-bench index`, the same bodies
+and writes on the index code alone) beside passthrough_ll's time an operation. WORK holds mountpoints and logs, SHM (on tmpfs) the
 tmpfs directory, passthrough_ll's source and notesfs's database; each is made empty per run.
 """
 import collections
@@ -15,14 +17,19 @@ import subprocess
 import sys
 
 import mounts
+from corpus import body
 from tables import median, print_table
 
 notesfs_bin, pt_bin, work, shm = sys.argv[1:5]
 rounds, notes, folders = (int(a) for a in sys.argv[5:8])
+store_bench = os.path.join(os.path.dirname(notesfs_bin), "store-bench")
 here = os.path.dirname(os.path.abspath(__file__))
 
 TARGETS = {"create": 1.5, "ls-lR": 1.0, "read": 0.5, "grep-rare": 0.5, "grep-common": 0.5, "append": 1.5,
            "rename-same": 1.5, "rename-across": 1.5, "editor-save": 1.5, "unlink": 1.5, "mkdir": 1.5}
+# Operations a write phase makes (Benchmarks/fs/phases.py, operations.py).
+COUNTS = {"create": notes, "append": len(range(0, notes, 10)), "rename-same": len(range(5, notes, 20)),
+          "rename-across": len(range(15, notes, 20)), "editor-save": 200, "unlink": notes}
 LABELS = {"create": "create + write + close", "ls-lR": "`ls -lR`", "read": "read all",
           "grep-rare": "`grep -r` rare word", "grep-common": "`grep -rc` common word", "append": "append 10%",
           "rename-same": "rename 5%, same folder", "rename-across": "rename 5%, across folders",
@@ -81,3 +88,34 @@ print_table(["phase", "tmpfs", "passthrough_ll", "notesfs", "notesfs / passthrou
 print("(notesfs / passthrough_ll is the median of the per-round ratios; the range is their lowest and highest)")
 for fs in ["passthrough_ll", "notesfs"]:
     print(f"{fs} daemon peak RSS (VmHWM), median over rounds: {median(peaks[fs]):.1f} MB")
+
+
+def index_floor():
+    """{phase: (operations, CPU µs an operation)} of `store-bench index` on this run's bodies."""
+    corpus = os.path.join(shm, "corpus")
+    os.makedirs(corpus, exist_ok=True)
+    for i in range(notes):
+        with open(os.path.join(corpus, str(i)), "wb") as f:
+            f.write(body(i))
+    out = subprocess.run([store_bench, "index", os.path.join(shm, "index"), corpus], stdout=subprocess.PIPE,
+                         text=True, check=True).stdout
+    shutil.rmtree(shm, ignore_errors=True)
+    return {p: (int(n), float(us)) for p, n, us in (line.split() for line in out.splitlines())}
+
+
+if os.path.exists(store_bench):
+    floor = index_floor()
+    cores = os.cpu_count()
+    print("\nThe floor of the write phases: the text index's own work (store-bench index: these bodies and writes,"
+          f"\non the index code alone, in transactions of 100; CPU of one thread) beside passthrough_ll's time; {cores} cores")
+    rows = []
+    for p in order:
+        if p not in floor or p not in COUNTS:
+            continue
+        pt = median(times[("passthrough_ll", p)]) / COUNTS[p] * 1e6
+        n = median(times[("notesfs", p)]) / COUNTS[p] * 1e6
+        index_us = floor[p][1]
+        rows.append([LABELS.get(p, p), f"{pt:.0f}", f"{1.5 * pt:.0f}", f"{index_us:.0f}", f"{index_us / cores:.0f}",
+                     f"{index_us / cores / pt:.2f}", f"{n:.0f}"])
+    print_table(["phase", "passthrough_ll µs an op", "1.5x", "index CPU µs an op", "the same over all cores",
+                 "over all cores / passthrough_ll", "notesfs µs an op"], rows)

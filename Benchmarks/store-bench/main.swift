@@ -13,6 +13,8 @@
 //   store-bench history-year DB [NOTES] [DAYS]
 //                                           a year of daily edits of NOTES notes (10,000): the versions'
 //                                           share against the budget (HistoryYearBench.swift; DB: new)
+//   store-bench index DIR CORPUS           the text index's own work for each write of `scripts/bench.sh fs`'s
+//                                           phases (IndexFloorBench.swift; DIR: new; CORPUS: the phases' bodies)
 //   store-bench reads DB [ROUNDS] [fetch|contains]
 //                                           folder fetch and CONTAINS[c] query only (changes nothing), ROUNDS
 //                                           times; `fetch` or `contains` runs that one alone (for perf)
@@ -98,7 +100,7 @@ func editAndSave(_ db: RecordDatabase, _ id: RecordID, _ suffix: String) throws 
 let args = CommandLine.arguments
 guard args.count >= 3 else {
     print(
-        "usage: store-bench generate DB NOTES FOLDERS | open DB | checkpoint DB | save DB [SAVES] | stall DB [RENAMES] | ops DB | reads DB [ROUNDS] [fetch|contains]"
+        "usage: store-bench generate DB NOTES FOLDERS | open DB | checkpoint DB | save DB [SAVES] | stall DB [RENAMES] | ops DB | reads DB [ROUNDS] [fetch|contains] | index DIR CORPUS"
     )
     exit(64)
 }
@@ -107,6 +109,8 @@ do {
     switch args[1] {
     case "history":
         try historyBench(path: path)
+    case "index" where args.count > 3:
+        try indexFloorBench(path: path, corpus: args[3])
     case "history-year":
         try historyYearBench(
             path: path, notes: CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) ?? 10_000 : 10_000,
