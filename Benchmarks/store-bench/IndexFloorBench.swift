@@ -2,8 +2,8 @@ import Foundation
 import Index
 
 /// `store-bench index DIR CORPUS`: the text index's own work for each write of `scripts/bench.sh
-/// fs`'s phases, the floor under those writes that no mount can go below while it keeps the
-/// index (`Benchmarks/fs/fs_table.py` prints it beside passthrough_ll's time an operation).
+/// fs`'s phases, a part of the floor under those writes that a mount which keeps the index cannot
+/// go below (`Benchmarks/fs/fs_table.py` adds it to passthrough_ll's CPU an operation).
 ///
 /// CORPUS holds the bodies the phases write (files `0`, `1`, … from `Benchmarks/fs/corpus.py`).
 /// The same writes go to a new index in DIR (``TextIndex``, the code the daemon's indexer runs),
@@ -11,10 +11,8 @@ import Index
 /// that a transaction's own cost is shared as widely as it ever is. Prints one line per phase:
 /// "PHASE COUNT CPU-µs-AN-OPERATION".
 func indexFloorBench(path: String, corpus: String) throws {
-    let fileNames = (try? FileManager.default.contentsOfDirectory(atPath: corpus)) ?? []
-    let bodies = (0..<fileNames.count).map { i in
-        (try? String(contentsOfFile: corpus + "/\(i)", encoding: .utf8)) ?? ""
-    }
+    let count = try FileManager.default.contentsOfDirectory(atPath: corpus).count
+    let bodies = try (0..<count).map { i in try String(contentsOfFile: corpus + "/\(i)", encoding: .utf8) }
     guard bodies.count >= 200 else {
         print("store-bench index: \(corpus) holds \(bodies.count) bodies; the phases need at least 200")
         exit(65)
