@@ -1,4 +1,5 @@
 import Foundation
+import RecordStore
 
 /// Which file a link points at, by Obsidian's rules.
 ///
@@ -121,7 +122,7 @@ public enum LinkResolver {
 
     /// `text` lowercased and in NFC: the form every comparison uses.
     static func fold(_ text: String) -> String {
-        text.lowercased().precomposedStringWithCanonicalMapping
+        text.lowercased().canonicallyComposed
     }
 
     /// Whether `path` ends with `/` + `suffix` (both folded): a suffix at a folder boundary.

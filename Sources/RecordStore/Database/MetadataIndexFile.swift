@@ -587,12 +587,8 @@ final class MetadataIndexFile {
             [.text(recordType), .text(key), .text(Self.normalized(value)), .text("," + referenceKey + ",")], cached: true)
     }
 
-    /// `value` in NFC (ASCII as it is, without asking Foundation).
-    static func normalized(_ value: String) -> String {
-        var value = value
-        let ascii = value.withUTF8 { bytes in bytes.allSatisfy { $0 < 0x80 } }
-        return ascii ? value : value.precomposedStringWithCanonicalMapping
-    }
+    /// `value` in NFC (``Swift/String/canonicallyComposed``).
+    static func normalized(_ value: String) -> String { value.canonicallyComposed }
 
     /// Distinct values of the small string field `key` of records of `recordType`.
     func values(ofField key: String, ofType recordType: String) -> [String] {
