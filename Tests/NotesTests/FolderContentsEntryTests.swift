@@ -97,6 +97,17 @@ import Testing
     /// A catch-up of the text index names each saved record, then gives the namesakes of the
     /// names it touched their names: it keeps what it found (``FolderContents/keepsNamesakes``), so
     /// the second look at a name reads nothing from the store, until ``FolderContents/invalidate()``.
+    /// The names a namesake lookup cannot answer from the stored names alone (an escape's
+    /// character, a name given to names that cannot show as themselves): ASCII names are none.
+    @Test(arguments: [
+        ("", true), ("Untitled", true), ("Untitled.md", true), ("a\u{2215}b.md", true), ("x\u{2400}", true),
+        ("\u{2024}", true), ("\u{2025}", true), ("e\u{301}\u{2215}", true), ("note 1.md", false), ("Caf\u{E9}.md", false),
+        ("Untitled 2.md", false), ("..", false), ("\u{2024}\u{2024}", false),
+    ])
+    func namesThatMayShowAsAnother(_ name: String, _ may: Bool) {
+        #expect(FolderContents.mayShowAsAnotherName(name) == may)
+    }
+
     @Test func keptNamesakesAreReadFromTheStoreOnce() async throws {
         let notes = try makeManager()
         let work = try await notes.newFolder(name: "Work")

@@ -91,7 +91,10 @@ extension FolderContents {
     /// Whether another stored name may show as the same file name as `name`: it holds an escape's
     /// character (`∕`, `␀`), or it is a name given to names that cannot show as themselves.
     static func mayShowAsAnotherName(_ name: String) -> Bool {
-        name.isEmpty || name.contains("\u{2215}") || name.contains("\u{2400}")
-            || [EntryNames.untitled, EntryNames.untitled + EntryNames.noteExtension, "\u{2024}", "\u{2025}"].contains(name)
+        if name.isEmpty || name == EntryNames.untitled || name == EntryNames.untitled + EntryNames.noteExtension { return true }
+        // An ASCII name holds no escape's character and is none of the dot leaders (`String.contains`
+        // with Foundation imported is its `range(of:)`: 8.5% of the text indexer's namesake lookups).
+        if name.utf8.allSatisfy({ $0 < 0x80 }) { return false }
+        return name.contains("\u{2215}") || name.contains("\u{2400}") || ["\u{2024}", "\u{2025}"].contains(name)
     }
 }
