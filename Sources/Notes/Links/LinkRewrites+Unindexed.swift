@@ -212,10 +212,11 @@ extension NotesSearchIndex {
     static func bases(ofName name: String) -> [String] {
         let key = LinkResolver.key(of: name)
         var bases = [key]
-        var rest = Substring(key)
-        while let open = rest.range(of: " (", options: .backwards) {
-            rest = rest[..<open.lowerBound]
-            bases.append(String(rest))
+        // Each " (" from the end, found by its bytes (both ASCII, so never inside a character's
+        // UTF-8), not by Foundation's `range(of:)`, 5% of a rename's plan across folders.
+        let bytes = Array(key.utf8)
+        for start in stride(from: bytes.count - 2, through: 0, by: -1) where bytes[start] == 0x20 && bytes[start + 1] == 0x28 {
+            bases.append(String(decoding: bytes[..<start], as: UTF8.self))
         }
         return bases
     }
