@@ -120,7 +120,7 @@ extension RecordDatabase {
         let pin = pinPath(hash)
         try Sys.rename(temp, pin)
         state.withLock { $0.pins[hash] = pin }
-        try Sys.mkdir((path as NSString).deletingLastPathComponent)
+        try Sys.mkdir(AtomicFile.directory(of: path))
         if link(pin, path) == 0 {
             state.withLock { $0.unsyncedAssets.append(path) }
         } else if errno != EEXIST {
@@ -138,7 +138,7 @@ extension RecordDatabase {
                 guard let pin = state.pins[asset.sha256] else {
                     throw .invalidArguments("record \(record.recordID): asset \(asset.sha256) was not stored")
                 }
-                try Sys.mkdir((path as NSString).deletingLastPathComponent)
+                try Sys.mkdir(AtomicFile.directory(of: path))
                 if link(pin, path) < 0, errno != EEXIST { throw Sys.fail("link", path) }
                 state.unsyncedAssets.append(path)
             }

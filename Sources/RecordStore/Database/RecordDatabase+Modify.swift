@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -519,7 +520,7 @@ extension RecordDatabase {
         guard !isReadOnly else { return }
         try state.withLock { (state) throws(RecordStoreError) in
             for path in state.unsyncedAssets { try Sys.fsyncPath(path) }
-            for dir in Set(state.unsyncedAssets.map { ($0 as NSString).deletingLastPathComponent }) {
+            for dir in Set(state.unsyncedAssets.map(AtomicFile.directory(of:))) {
                 try Sys.fsyncPath(dir, directory: true)
             }
             state.unsyncedAssets = []
