@@ -112,10 +112,15 @@ public final class SpawnedProcess {
         }
         // Nothing else of the test process: a long-lived child (a notesfs daemon) that inherited a
         // descriptor another test holds on a mounted file would keep that mount busy (EBUSY at
-        // unmount) for the child's whole life.
-        // (glibc ignores a close action on a descriptor closed meanwhile: only out-of-range ones fail.)
-        let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
-        for fd in inherited where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        // unmount) for the child's whole life. Every descriptor above stderr is closed in the
+        // child, as it starts (glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`): a list
+        // of this process's descriptors made before the spawn misses those another thread opens
+        // meanwhile (`SpawnedProcessTests`).
+        if Self.closeFrom().map({ $0(&actions, 3) }) != 0 {
+            // (glibc ignores a close action on a descriptor closed meanwhile: only out-of-range ones fail.)
+            let inherited = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap { Int32($0) } ?? []
+            for fd in inherited where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
@@ -125,6 +130,14 @@ public final class SpawnedProcess {
         let code = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
         guard code == 0 else { throw SpawnError(command: arguments, code: code) }
         self.pid = pid
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not declare: looked up by name; nil where the C library has none.
+    private static func closeFrom() -> (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     }
 
     /// The exit status (128 + signal when killed), reaping the child; nil while it runs.
