@@ -20,7 +20,7 @@ import Testing
 
     @Test(arguments: [
         "Plan (ab).md", "Plan (ab) (cd).md", "a (b", "(x)", " (", " ( (", "Caf\u{E9} (x).md", "Cafe\u{301} (x).md", "plan.md", "",
-        "x", "\u{65E5}\u{672C} (\u{8A9E}).md", "a  ((b",
+        "x", "\u{65E5}\u{672C} (\u{8A9E}).md", "a  ((b", "a (\u{301}b (c)", "a \u{301}(b", "\u{301} (x)",
     ])
     func basesAreTheKeyCutAtEachParenthesisFromTheEnd(_ name: String) {
         #expect(NotesSearchIndex.bases(ofName: name) == Self.foundationBases(name))

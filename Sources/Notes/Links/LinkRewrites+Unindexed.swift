@@ -212,11 +212,12 @@ extension NotesSearchIndex {
     static func bases(ofName name: String) -> [String] {
         let key = LinkResolver.key(of: name)
         var bases = [key]
-        // Each " (" from the end, found by its bytes (both ASCII, so never inside a character's
-        // UTF-8), not by Foundation's `range(of:)`, 5% of a rename's plan across folders.
-        let bytes = Array(key.utf8)
-        for start in stride(from: bytes.count - 2, through: 0, by: -1) where bytes[start] == 0x20 && bytes[start + 1] == 0x28 {
-            bases.append(String(decoding: bytes[..<start], as: UTF8.self))
+        // Each " (" from the end, as characters (a "(" a combining mark follows is another
+        // character, as Foundation's `range(of:)` finds it), without Foundation: its search was 5%
+        // of a rename's plan across folders.
+        let characters = Array(key)
+        for start in stride(from: characters.count - 2, through: 0, by: -1) where characters[start] == " " && characters[start + 1] == "(" {
+            bases.append(String(characters[..<start]))
         }
         return bases
     }
