@@ -212,12 +212,20 @@ extension NotesSearchIndex {
     static func bases(ofName name: String) -> [String] {
         let key = LinkResolver.key(of: name)
         var bases = [key]
-        // Each " (" from the end, as characters (a "(" a combining mark follows is another
-        // character, as Foundation's `range(of:)` finds it), without Foundation: its search was 5%
-        // of a rename's plan across folders.
-        let characters = Array(key)
-        for start in stride(from: characters.count - 2, through: 0, by: -1) where characters[start] == " " && characters[start + 1] == "(" {
-            bases.append(String(characters[..<start]))
+        // Each " (" from the end. In an ASCII name by its bytes (0.13 µs a short name): Foundation's
+        // `range(of:)` took 1.4 µs, 5% of a rename's plan across folders. Other names keep its
+        // search, which treats a "(" a combining mark follows as another character.
+        let bytes = Array(key.utf8)
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            for start in stride(from: bytes.count - 2, through: 0, by: -1) where bytes[start] == 0x20 && bytes[start + 1] == 0x28 {
+                bases.append(String(decoding: bytes[..<start], as: UTF8.self))
+            }
+        } else {
+            var rest = Substring(key)
+            while let open = rest.range(of: " (", options: .backwards) {
+                rest = rest[..<open.lowerBound]
+                bases.append(String(rest))
+            }
         }
         return bases
     }
