@@ -94,9 +94,6 @@ import Testing
         for place in places { #expect(!naming.isListed(place)) }
     }
 
-    /// A catch-up of the text index names each saved record, then gives the namesakes of the
-    /// names it touched their names: it keeps what it found (``FolderContents/keepsNamesakes``), so
-    /// the second look at a name reads nothing from the store, until ``FolderContents/invalidate()``.
     /// The names a namesake lookup cannot answer from the stored names alone (an escape's
     /// character, a name given to names that cannot show as themselves): ASCII names are none.
     @Test(arguments: [
@@ -108,6 +105,9 @@ import Testing
         #expect(FolderContents.mayShowAsAnotherName(name) == may)
     }
 
+    /// A catch-up of the text index names each saved record, then gives the namesakes of the
+    /// names it touched their names: it keeps what it found (``FolderContents/keepsNamesakes``), so
+    /// the second look at a name reads nothing from the store, until ``FolderContents/invalidate()``.
     @Test func keptNamesakesAreReadFromTheStoreOnce() async throws {
         let notes = try makeManager()
         let work = try await notes.newFolder(name: "Work")
