@@ -215,8 +215,8 @@ extension NotesSearchIndex {
         // Each " (" from the end. In an ASCII name by its bytes (0.13 µs a short name): Foundation's
         // `range(of:)` took 1.4 µs, 5% of a rename's plan across folders. Other names keep its
         // search, which treats a "(" a combining mark follows as another character.
-        let bytes = Array(key.utf8)
-        if bytes.allSatisfy({ $0 < 0x80 }) {
+        if key.isASCII {
+            let bytes = Array(key.utf8)
             for start in stride(from: bytes.count - 2, through: 0, by: -1) where bytes[start] == 0x20 && bytes[start + 1] == 0x28 {
                 bases.append(String(decoding: bytes[..<start], as: UTF8.self))
             }

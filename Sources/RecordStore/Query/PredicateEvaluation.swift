@@ -150,7 +150,7 @@ enum PredicateMatching {
         var needleBytes = n
         // A byte search finds the same matches as range(of:) for these folded strings
         // when the needle is ASCII: UTF-8 cannot match an ASCII run inside a multi-byte sequence.
-        if n.utf8.allSatisfy({ $0 < 0x80 }) {
+        if n.isASCII {
             return h.withUTF8 { hay in
                 needleBytes.withUTF8 { needle in
                     containsBytes(hay, needle)

@@ -37,7 +37,7 @@ extension Predicate {
     /// `substringForm(haystack)`.
     public static func substringForm(_ text: String) -> String {
         let folded = PredicateMatching.fold(text, .caseInsensitive)
-        if folded.utf8.allSatisfy({ $0 < 0x80 }) { return folded }
+        if folded.isASCII { return folded }
         return folded.decomposedStringWithCanonicalMapping
     }
 

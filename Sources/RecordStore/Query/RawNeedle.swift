@@ -19,7 +19,7 @@ struct RawNeedle: Sendable {
             comparison.options.isSubset(of: .caseInsensitive)
         else { return nil }
         let folded = PredicateMatching.fold(operand, comparison.options)
-        guard !folded.isEmpty, folded.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        guard !folded.isEmpty, folded.isASCII else { return nil }
         var writer = JSONWriter()
         writer.string(folded)
         var escaped = Array(writer.bytes.dropFirst().dropLast())
