@@ -64,4 +64,40 @@ import Testing
         let scan = Set(db.metadata { $0.recordType == "Note" && $0.field("folder") == nil }.map(\.recordID.recordName))
         #expect(roots == scan && roots.count > 40)
     }
+
+    /// The records of one title in one folder (or the root) are those a scan finds: the
+    /// overlay's, compared in place, and the file's; renamed and moved records, deleted ones, new
+    /// ones, and titles equal only in canonical equivalence (`Café`).
+    @Test func aTitleInAFolderIsFoundAsAScanFindsIt() throws {
+        let db = try Self.database()
+        func scan(_ title: String, _ folder: String?) -> Set<String> {
+            Set(
+                db.metadata {
+                    $0.recordType == "Note" && $0.field("title")?.stringValue == title
+                        && $0.field("folder")?.referenceValue?.recordID.recordName == folder
+                }.map(\.recordID.recordName))
+        }
+        func found(_ title: String, _ folder: String?) -> Set<String> {
+            Set(
+                db.metadata(
+                    ofType: "Note", whereField: "title", equals: title, referringTo: folder.map { RecordID(recordName: $0) },
+                    through: "folder"
+                ).map(\.recordID.recordName))
+        }
+        var nonEmpty = 0
+        for title in Self.titles + ["none"] {
+            for folder in [nil, "f0", "f1", "f2", "f3", "missing"] {
+                let expected = scan(title, folder)
+                #expect(found(title, folder) == expected, "\(title) in \(folder ?? "the root")")
+                if !expected.isEmpty { nonEmpty += 1 }
+            }
+        }
+        #expect(nonEmpty > 25)
+        // A record moved and renamed in the overlay is found under its new title and folder only.
+        var moved = try db.record(for: RecordID(recordName: "n3"))
+        moved["title"] = .string("moved")
+        moved["folder"] = .reference(Reference(recordID: RecordID(recordName: "f3"), action: .deleteSelf))
+        try db.modify(saving: [moved])
+        #expect(found("moved", "f3") == ["n3"] && found("moved", "f0").isEmpty && found("moved", nil).isEmpty)
+    }
 }

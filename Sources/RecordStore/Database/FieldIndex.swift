@@ -75,11 +75,17 @@ extension RecordIndex {
             guard target == nil else { return true }
             return metadata.field(referenceKey) == nil && !metadata.isLarge(referenceKey)
         }
-        var found: [RecordMetadata]
+        // The overlay's records are compared in place, by position, and only those found are
+        // copied: a copy of each referrer of a folder (the retains of its fields) cost the text
+        // indexer's namesake lookups 13.6% of its CPU over renames across folders.
+        var found: [RecordMetadata] = []
+        let overlay = entries.overlay
         if let target {
-            found = (referrers[target]?[referenceKey] ?? []).compactMap { entries.overlayValue($0) }.filter(holds)
+            for name in referrers[target]?[referenceKey] ?? [] {
+                if let position = entries.overlayPosition(name), holds(overlay[position]) { found.append(overlay[position]) }
+            }
         } else {
-            found = entries.overlay.filter(holds)
+            for position in overlay.indices where holds(overlay[position]) { found.append(overlay[position]) }
         }
         if let base = entries.base {
             let rows =

@@ -49,6 +49,10 @@ struct RecordEntries: Sequence {
     /// The record's metadata if the overlay holds it (saved since the base's commit).
     func overlayValue(_ name: String) -> RecordMetadata? { positions[name].map { overlay[$0] } }
 
+    /// Where the overlay holds the record (an index of ``overlay``), nil when it does not: for a
+    /// caller that compares a field of many records in place and copies only those it keeps.
+    func overlayPosition(_ name: String) -> Int? { positions[name] }
+
     /// Whether the base's row for `name` (if any) is out of date: the overlay saved or deleted it.
     func isShadowed(_ name: String) -> Bool { positions[name] != nil || shadowedInBase.contains(name) }
 
