@@ -182,7 +182,10 @@ extension NotesFileSystem {
     ) throws {
         let replacedInode = target.identity
         if state.files.handles.values.contains(replacedInode) { _ = try openFile(replacedInode, &state) }
-        var record = try database.record(for: target.recordID)
+        // The target's metadata, not its whole record: the new bytes replace its text, and the
+        // store keeps any other large field as stored (a partial save). Reading the old text here
+        // cost an editor's save 37 µs (perf of 3,000 saves); the version kept of it reads it once.
+        var record = target.record
         try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
         for key in [MountFields.mode, MountFields.uid, MountFields.gid, MountFields.accessNanoseconds, MountFields.modificationNanoseconds]
         {
@@ -208,7 +211,7 @@ extension NotesFileSystem {
         _ target: RecordMetadata, with content: ContentBuffer, time: FileTime, mode: mode_t?,
         extendedAttributes: ExtendedAttributes, _ state: inout FileSystemState
     ) throws {
-        var record = try database.record(for: target.recordID)
+        var record = target.record  // its metadata: the new bytes replace the text (see above)
         try storedBytes(of: content, recordType: target.recordType).apply(to: &record)
         if let mode { record[MountFields.mode] = .int64(Int64(mode & 0o7777)) }
         extendedAttributes.write(into: &record)
