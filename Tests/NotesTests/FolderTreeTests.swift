@@ -88,14 +88,30 @@ import Testing
                 guard !folders.isEmpty else { continue }
                 deleting.append(folders[Int(rng.next() % UInt64(folders.count))])
             }
-            let result = try database.modify(saving: saving, deleting: deleting)
-            let saved = result.savedRecords.compactMap { database.metadata(for: $0.recordID) }
-            if tree.update(saving: saved, deleting: result.deletedRecordIDs) {
-                updated += 1
-            } else {
-                tree = FolderTree(database: database)
+            func commit(_ saving: [Record], _ deleting: [RecordID]) throws {
+                let result = try database.modify(saving: saving, deleting: deleting)
+                let saved = result.savedRecords.compactMap { database.metadata(for: $0.recordID) }
+                // A deleted record that is no folder of the tree (a note, most of the time) changes nothing.
+                let deleted = result.deletedRecordIDs + [id("note\(step)")]
+                if tree.update(saving: saved, deleting: deleted) {
+                    updated += 1
+                    // The same change applied again to the tree that has it changes nothing (a
+                    // rename's plan applies the changes since the index's token to a later tree).
+                    var again = tree
+                    #expect(again.update(saving: saved, deleting: deleted) && again == tree, "step \(step), again")
+                } else {
+                    tree = FolderTree(database: database)
+                }
+                #expect(tree == FolderTree(database: database), "step \(step)")
             }
-            #expect(tree == FolderTree(database: database), "step \(step)")
+            try commit(saving, deleting)
+            // Every seventh step a folder is also saved where it is (a new name, as a new mtime
+            // saves one at every entry change in it), without drawing from the generator.
+            if step % 7 == 0, let first = database.metadata(ofType: Folder.recordType).map(\.recordID).min() {
+                var record = try database.record(for: first)
+                record["name"] = .string("renamed \(step)")
+                try commit([record], [])
+            }
         }
         #expect(updated > 50)  // the common steps are incremental (none is once a move made a cycle)
     }

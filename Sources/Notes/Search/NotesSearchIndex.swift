@@ -324,20 +324,27 @@ public final class NotesSearchIndex: Sendable {
     }
 
     /// The folder tree after `changes` (made from `token`): the kept tree updated in O(changed
-    /// folders) when it is of `token` and the store is at the changes' token, else read again
-    /// (nil: FolderContents reads it). Kept for the next catch-up either way.
-    private func tree(after changes: ChangeSet, from token: ChangeToken?) -> FolderTree? {
+    /// folders) when it is of `token`, else read again when the store is still at the changes'
+    /// token (nil otherwise: FolderContents reads it). Kept, at the changes' token, for the next
+    /// catch-up and the plans made on the index it writes.
+    ///
+    /// The update needs no look at the store: the kept tree and the changes give the tree at the
+    /// changes' token whatever came since. Under a storm of renames a commit lands between the
+    /// catch-up's read of the changes and this call most of the time, and a tree dropped then
+    /// left the next plans to walk every folder above each record they place.
+    func tree(after changes: ChangeSet, from token: ChangeToken?) -> FolderTree? {
         let current = database.currentToken
-        guard current == changes.token else {
-            folderTree.withLock { $0 = nil }
-            return nil
-        }
-        return folderTree.withLock { (kept) -> FolderTree in
+        return folderTree.withLock { (kept) -> FolderTree? in
             if var tree = kept?.tree, kept?.token == token, token != nil,
                 tree.update(saving: changes.changed.filter { $0.recordType == Folder.recordType }, deleting: changes.deleted)
             {
-                kept = (tree, current)
+                kept = (tree, changes.token)
                 return tree
+            }
+            // Read again, the tree is the store's as it is now: the changes' only when nothing came since.
+            guard current == changes.token else {
+                kept = nil
+                return nil
             }
             let tree = FolderTree(database: database)
             kept = (tree, current)
@@ -345,13 +352,26 @@ public final class NotesSearchIndex: Sendable {
         }
     }
 
+    /// The token of the folder tree kept for the next catch-up; nil when none is kept.
+    var keptTreeToken: ChangeToken? { folderTree.withLock { $0?.token } }
+
     /// The folder tree after `changes` (made from `token`) for a plan that reads the index without
     /// writing it: the kept tree updated, when it is of `token`, without keeping the result (the
     /// next catch-up starts from the kept one); nil when there is none to start from.
+    ///
+    /// The kept tree may also be of a later token than `token`, up to the changes' own: the one
+    /// a catch-up keeps before its transaction commits the index's new token (a plan made
+    /// meanwhile, most of the time under a storm of renames, reads the index's old one). The
+    /// changes since `token` hold those since the kept tree's, and a folder's last state applied
+    /// again to a tree that has it changes nothing.
     func treeForReading(after changes: ChangeSet, from token: ChangeToken) -> FolderTree? {
-        guard database.currentToken == changes.token, var tree = folderTree.withLock({ $0?.token == token ? $0?.tree : nil }) else {
-            return nil
+        let kept = folderTree.withLock { kept -> FolderTree? in
+            guard let kept, kept.token == token || (kept.token.isNewer(than: token) && !kept.token.isNewer(than: changes.token)) else {
+                return nil
+            }
+            return kept.tree
         }
+        guard database.currentToken == changes.token, var tree = kept else { return nil }
         return tree.update(saving: changes.changed.filter { $0.recordType == Folder.recordType }, deleting: changes.deleted) ? tree : nil
     }
 

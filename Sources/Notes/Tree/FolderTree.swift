@@ -104,28 +104,36 @@ public struct FolderTree: Sendable, Equatable {
     /// changes nothing) otherwise: then the caller computes the tree again.
     public mutating func update(saving saved: [RecordMetadata], deleting deleted: [RecordID]) -> Bool {
         guard recovered.isEmpty else { return false }
-        var next = placements
-        for id in deleted { next[id] = nil }
-        if !deleted.isEmpty {
-            let gone = Set(deleted)
-            for placement in next.values {
+        // Checked before anything changes, and only what changes is written: most updates save
+        // folders where they are (a new mtime at every entry change in them) and delete notes,
+        // and a copy of the whole table for them cost each rename's plan O(folders).
+        var gone = Set<RecordID>()
+        for id in deleted where placements[id] != nil { gone.insert(id) }
+        if !gone.isEmpty {
+            for (id, placement) in placements where !gone.contains(id) {
                 if case .folder(let parent) = placement, gone.contains(parent) { return false }
             }
         }
+        var added: [RecordID: Placement] = [:]
+        func current(_ id: RecordID) -> Placement? { added[id] ?? (gone.contains(id) ? nil : placements[id]) }
         for metadata in saved where metadata.recordType == Folder.recordType {
             let parent = Self.parent(of: metadata)
             let placement: Placement
             if let parent {
-                guard parent != metadata.recordID, let above = next[parent], above != .recovered else { return false }
+                guard parent != metadata.recordID, let above = current(parent), above != .recovered else { return false }
                 placement = .folder(parent)
             } else {
                 placement = .root
             }
             // A folder that moves could be an ancestor of its new parent (a cycle): computed again.
-            if let old = next[metadata.recordID], old != placement { return false }
-            next[metadata.recordID] = placement
+            if let old = current(metadata.recordID) {
+                guard old == placement else { return false }
+            } else {
+                added[metadata.recordID] = placement
+            }
         }
-        placements = next
+        for id in gone { placements[id] = nil }
+        for (id, placement) in added { placements[id] = placement }
         return true
     }
 
