@@ -76,8 +76,9 @@ extension RecordIndex {
             return metadata.field(referenceKey) == nil && !metadata.isLarge(referenceKey)
         }
         // The overlay's records are compared in place, by position, and only those found are
-        // copied: a copy of each referrer of a folder (the retains of its fields) cost the text
-        // indexer's namesake lookups 13.6% of its CPU over renames across folders.
+        // copied: each referrer of a folder was copied out (the retains of its fields) to compare
+        // one title. The overlay's part of the text indexer's namesake lookups took 849 samples of
+        // a perf of 3,000 renames across folders with those copies, 520 without.
         var found: [RecordMetadata] = []
         let overlay = entries.overlay
         if let target {
