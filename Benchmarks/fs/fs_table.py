@@ -8,7 +8,8 @@ Prints per phase the medians in seconds and the median of the per-round ratios n
 passthrough_ll, beside the issue's target. Then, when `store-bench` sits beside NOTESFS, the floor
 of each write phase: passthrough_ll's time an operation, or, when larger, its CPU an operation (the
 driver's and the daemon's) and the text index's own CPU an operation (`store-bench index`, the
-same bodies and writes on the index code alone) spread over the cores. WORK holds mountpoints and
+same bodies and writes on the index code alone) spread over the cores; then the write phases
+together, each phase's operations summed, beside their floor. WORK holds mountpoints and
 logs, SHM (on tmpfs) the tmpfs directory, passthrough_ll's source and notesfs's database; each is
 made empty per run.
 """
