@@ -51,7 +51,7 @@ extension RecordIndex {
         if let table = fieldIndexes[IndexedField(recordType: recordType, key: key)] {
             found = (table[value] ?? []).compactMap { entries.overlayValue($0) }
         } else {
-            found = entries.overlay.filter { $0.recordType == recordType && $0.field(key)?.stringValue == value }
+            found = entries.overlayValues { $0.recordType == recordType && $0.field(key)?.stringValue == value }
         }
         if let base = entries.base {
             for metadata in base.metadata(ofType: recordType, whereField: key, equals: value)
@@ -75,19 +75,10 @@ extension RecordIndex {
             guard target == nil else { return true }
             return metadata.field(referenceKey) == nil && !metadata.isLarge(referenceKey)
         }
-        // The overlay's records are compared in place, by position, and only those found are
-        // copied: each referrer of a folder was copied out (the retains of its fields) to compare
-        // one title. The overlay's part of the text indexer's namesake lookups took 849 samples of
-        // a perf of 3,000 renames across folders with those copies, 520 without.
-        var found: [RecordMetadata] = []
-        let overlay = entries.overlay
-        if let target {
-            for name in referrers[target]?[referenceKey] ?? [] {
-                if let position = entries.overlayPosition(name), holds(overlay[position]) { found.append(overlay[position]) }
-            }
-        } else {
-            for position in overlay.indices where holds(overlay[position]) { found.append(overlay[position]) }
-        }
+        // Compared in place: the overlay's part of the text indexer's namesake lookups took 849
+        // samples of a perf of 3,000 renames across folders when each referrer of the folder was
+        // copied out to compare one title, 520 without.
+        var found = entries.overlayValues(named: target.map { referrers[$0]?[referenceKey] ?? [] }, where: holds)
         if let base = entries.base {
             let rows =
                 target.map { base.metadata(ofType: recordType, whereField: key, equals: value, referringTo: $0, through: referenceKey) }
@@ -114,7 +105,7 @@ extension RecordIndex {
         default:
             break
         }
-        var found = entries.overlay.filter { $0.recordType == recordType }
+        var found = entries.overlayValues { $0.recordType == recordType }
         var seen = Set(found.map(\.recordID.recordName))
         func add(_ metadata: RecordMetadata) {
             let name = metadata.recordID.recordName

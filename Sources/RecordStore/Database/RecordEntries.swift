@@ -49,9 +49,21 @@ struct RecordEntries: Sequence {
     /// The record's metadata if the overlay holds it (saved since the base's commit).
     func overlayValue(_ name: String) -> RecordMetadata? { positions[name].map { overlay[$0] } }
 
-    /// Where the overlay holds the record (an index of ``overlay``), nil when it does not: for a
-    /// caller that compares a field of many records in place and copies only those it keeps.
-    func overlayPosition(_ name: String) -> Int? { positions[name] }
+    /// The overlay's records that `matches` accepts, among those `names` names (every one of the
+    /// overlay's when nil). Each is looked at in place, by position, and only those accepted are
+    /// copied: a copy retains every field, and `filter` over the overlay copied each record to
+    /// compare one field.
+    func overlayValues(named names: Set<String>? = nil, where matches: (RecordMetadata) -> Bool) -> [RecordMetadata] {
+        var found: [RecordMetadata] = []
+        if let names {
+            for name in names {
+                if let position = positions[name], matches(overlay[position]) { found.append(overlay[position]) }
+            }
+        } else {
+            for position in overlay.indices where matches(overlay[position]) { found.append(overlay[position]) }
+        }
+        return found
+    }
 
     /// Whether the base's row for `name` (if any) is out of date: the overlay saved or deleted it.
     func isShadowed(_ name: String) -> Bool { positions[name] != nil || shadowedInBase.contains(name) }
