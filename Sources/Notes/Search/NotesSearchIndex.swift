@@ -359,18 +359,14 @@ public final class NotesSearchIndex: Sendable {
     /// writing it: the kept tree updated, when it is of `token`, without keeping the result (the
     /// next catch-up starts from the kept one); nil when there is none to start from.
     ///
-    /// The kept tree may also be of a later token than `token`, up to the changes' own: the one
-    /// a catch-up keeps before its transaction commits the index's new token (a plan made
-    /// meanwhile, most of the time under a storm of renames, reads the index's old one). The
-    /// changes since `token` hold those since the kept tree's, and a folder's last state applied
-    /// again to a tree that has it changes nothing.
+    /// The kept tree may also be of a later token than `token`: the one a catch-up keeps before
+    /// its transaction commits the index's new token (a plan made meanwhile, most of the time under
+    /// a storm of renames, reads the index's old one). It is of no token after the changes' own,
+    /// which the store is still at when the tree is used (a tree is kept at a token the store had
+    /// already). The changes since `token` hold those since the kept tree's, and a folder's last
+    /// state applied again to a tree that has it changes nothing.
     func treeForReading(after changes: ChangeSet, from token: ChangeToken) -> FolderTree? {
-        let kept = folderTree.withLock { kept -> FolderTree? in
-            guard let kept, kept.token == token || (kept.token.isNewer(than: token) && !kept.token.isNewer(than: changes.token)) else {
-                return nil
-            }
-            return kept.tree
-        }
+        let kept = folderTree.withLock { kept in kept.flatMap { $0.token == token || $0.token.isNewer(than: token) ? $0.tree : nil } }
         guard database.currentToken == changes.token, var tree = kept else { return nil }
         return tree.update(saving: changes.changed.filter { $0.recordType == Folder.recordType }, deleting: changes.deleted) ? tree : nil
     }
