@@ -25,7 +25,15 @@ scripts/deps.sh
 # this run, removed when the run ends, mounts left behind by a failed test unmounted first. The
 # directory is open to all like /tmp: the postgres user and the tests' unprivileged users make
 # files in it. NOTESFS_KEEP_TMP=1 keeps it (its path is printed).
-run_tmp=$(mktemp -d /tmp/notesfs-test-run.XXXXXX)
+# The quick subset's directory is in memory (/dev/shm) when that has 2 GiB free: its ~400 test
+# databases make about 110,000 files (700 MB), and on this project's 2-core VM the run took 48-50 s
+# on disk, then 10.7 s to remove them, against 38 s and 0.7 s in memory. The whole suite stays on
+# disk: it writes gigabytes, and its mounts are tested over a disk filesystem.
+tmp_root=/tmp
+if ((fast)) && [[ -d /dev/shm && -w /dev/shm ]] && (($(df -Pk /dev/shm | awk 'NR == 2 { print $4 }') > 2 * 1024 * 1024)); then
+    tmp_root=/dev/shm
+fi
+run_tmp=$(mktemp -d "$tmp_root/notesfs-test-run.XXXXXX")
 chmod 1777 "$run_tmp"
 remove_run_tmp() {
     if [[ ${NOTESFS_KEEP_TMP:-0} == 1 ]]; then
