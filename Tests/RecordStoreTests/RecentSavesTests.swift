@@ -22,7 +22,6 @@ import Testing
     @Test func aRecordJustSavedIsMadeFromItsCommitNotItsFile() throws {
         let path = makeTemporaryDirectory("recent")
         let db = try makeDatabase(path)
-        db.keepRecentSaves(ofTypes: ["Note"])
         let saved = try #require(try db.modify(saving: [note("n", folder: nil, text: text)]).savedRecords.first)
         try damageFile(path, "n")
         // Not read from the file: the damage does not show, and the record is the saved one.
@@ -39,7 +38,6 @@ import Testing
     @Test func aVersionSavedSinceIsNeverAnsweredWithAnOlderOne() throws {
         let path = makeTemporaryDirectory("recent-versions")
         let db = try makeDatabase(path)
-        db.keepRecentSaves(ofTypes: ["Note"])
         let other = try makeDatabase(path)
         try db.modify(saving: [note("n", folder: nil, text: text)])
         #expect(try recentRead(db, id)["text"] == .string(text))
@@ -72,7 +70,6 @@ import Testing
     @Test func pastItsLimitTheOldestAreReadFromTheirFiles() throws {
         let path = makeTemporaryDirectory("recent-limit")
         let db = try makeDatabase(path)
-        db.keepRecentSaves(ofTypes: ["Note"])
         // Each record's JSON is over a sixteenth of the limit: 32 of them overflow it.
         let big = String(repeating: "x", count: RecentLargeFields.limit / 16)
         for i in 0..<32 { try db.modify(saving: [note("n\(i)", folder: nil, text: "\(i) " + big)]) }
@@ -84,7 +81,7 @@ import Testing
     }
 
     @Test func aRecordSavedAgainAndAgainHoldsOnePlace() throws {
-        var recent = RecentLargeFields(types: ["Note"])
+        var recent = RecentLargeFields()
         let omitted = OmittedFields(["text": 2_000])
         for i in 0..<10_000 {
             var record = note("n\(i % 3)", folder: nil, text: String(repeating: "x", count: 2_000))
@@ -94,30 +91,5 @@ import Testing
         #expect(recent.kept.records == 3)
         #expect(recent.kept.bytes == 3 * 2_100)
         #expect(recent.places <= 2 * 3 + 64)
-    }
-
-    @Test func onlyTheTypesAskedForAreKept() throws {
-        let path = makeTemporaryDirectory("recent-types")
-        let db = try makeDatabase(path)
-        var version = Record(recordType: "Version", recordID: RecordID(recordName: "v"))
-        version["text"] = .string(text)
-        try db.modify(saving: [note("n", folder: nil, text: text), version])
-        // Nothing asked: nothing kept, the file is read.
-        try damageFile(path, "n")
-        #expect(throws: RecordStoreError.self) { try recentRead(db, id) }
-
-        db.keepRecentSaves(ofTypes: ["Note"])
-        var laterVersion = Record(recordType: "Version", recordID: RecordID(recordName: "v2"))
-        laterVersion["text"] = .string(text)
-        try db.modify(saving: [note("m", folder: nil, text: text), laterVersion])
-        try damageFile(path, "m")
-        try damageFile(path, "v2")
-        #expect(try recentRead(db, RecordID(recordName: "m"))["text"] == .string(text))
-        #expect(throws: RecordStoreError.self) { try recentRead(db, RecordID(recordName: "v2")) }
-
-        // Asked for none again: what was kept goes.
-        db.keepRecentSaves(ofTypes: [])
-        #expect(throws: RecordStoreError.self) { try recentRead(db, RecordID(recordName: "m")) }
-        try db.close()
     }
 }

@@ -480,8 +480,6 @@ public final class NotesSearchIndex: Sendable {
     /// or after a minute.
     public func startBackgroundIndexing(log: @escaping @Sendable (String) -> Void) {
         let worker = self.worker
-        // Its catch-ups read the notes just saved: from the commits, not their files.
-        database.keepRecentSaves(ofTypes: Self.rowTypes)
         let id = database.addObserver { _ in worker.wake() }
         observerID.withLock { $0 = id }
         worker.wake()  // the first catch-up: whatever happened while nothing indexed
@@ -504,10 +502,7 @@ public final class NotesSearchIndex: Sendable {
     /// way (not waited for: a first build may take minutes, and each of its transactions leaves
     /// the index consistent).
     public func stopBackgroundIndexing() {
-        if let id = observerID.withLock({ $0 }) {
-            database.removeObserver(id)
-            database.keepRecentSaves(ofTypes: [])
-        }
+        if let id = observerID.withLock({ $0 }) { database.removeObserver(id) }
         observerID.withLock { $0 = nil }
         worker.stop()
     }

@@ -3,28 +3,15 @@
 /// the text indexer's read of a record just saved (``RecordDatabase/records(for:recentSaves:)``)
 /// takes them from here instead of opening, reading and decoding its record file.
 ///
-/// Only records of the types a reader asked for are kept (``RecordDatabase/keepRecentSaves(ofTypes:)``:
-/// the mount's indexer asks for the types it indexes, not note history's versions); none in a
-/// process where nothing asked.
-///
 /// A change tag names one commit, and a commit saves a record once, so fields kept for a tag are
 /// that version's: ``RecordDatabase/merge(_:path:file:)`` would make the same record from its file.
 /// Guarded by ``RecordDatabase/recentLargeFields``, a leaf lock (a commit fills it holding the
 /// state lock).
 struct RecentLargeFields {
-    /// The most JSON bytes of records kept (their decoded text takes about as many bytes). The
-    /// text indexer catches up about every 200 ms: at the ~3,000 creates a second of
-    /// `scripts/bench.sh fs`, about 600 notes of 1-4 KB (1.5 MB) a catch-up. Every byte kept is
-    /// the daemon's memory, whose peak at 100,000 notes must stay under 150 MB.
-    static let limit = 2 << 20
+    /// The most JSON bytes of records kept (their decoded fields take about as much again).
+    static let limit = 4 << 20
 
-    /// The record types kept (none: nothing is kept).
-    var types: Set<String> = [] {
-        didSet { if types.isEmpty { self = RecentLargeFields() } }
-    }
     private var byName: [String: (tag: String, fields: [String: FieldValue], bytes: Int)] = [:]
-
-    init(types: Set<String> = []) { self.types = types }
     /// Record names in the order they were kept, from `head` on. A name saved again appears
     /// again: only the occurrence whose tag is still kept counts, and the others are dropped once
     /// they outnumber the records kept (a note saved a million times holds one place, not a
@@ -36,9 +23,7 @@ struct RecentLargeFields {
     /// Keeps the large fields of `record`, saved at its change tag, whose JSON took `size` bytes;
     /// `omitted` names them (the index's metadata of the version saved).
     mutating func keep(_ record: Record, omitted: OmittedFields, size: Int) {
-        guard types.contains(record.recordType), let tag = record.recordChangeTag, size <= Self.limit else {
-            return forget(record.recordID.recordName)
-        }
+        guard let tag = record.recordChangeTag, size <= Self.limit else { return forget(record.recordID.recordName) }
         var fields: [String: FieldValue] = [:]
         for key in omitted.keys {
             guard let value = record.fields[key] else { return forget(record.recordID.recordName) }

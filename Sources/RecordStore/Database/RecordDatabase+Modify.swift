@@ -224,7 +224,6 @@ extension RecordDatabase {
     /// `index` with `entry` applied.
     private func keepRecentLargeFields(_ entry: JournalEntry, deleted: [RecordMetadata], index: RecordIndex) {
         recentLargeFields.withLock { recent in
-            guard !recent.types.isEmpty else { return }
             for metadata in deleted { recent.forget(metadata.recordID.recordName) }
             for (i, record) in entry.saves.enumerated() {
                 guard let metadata = index.entries[record.recordID.recordName], metadata.isPartial else {
@@ -234,12 +233,6 @@ extension RecordDatabase {
                 recent.keep(record, omitted: metadata.omitted, size: entry.encodedSaves?[i].count ?? Int.max)
             }
         }
-    }
-
-    /// Keeps the large fields of the records of `types` this process saves, for reads with
-    /// ``records(for:recentSaves:)`` soon after (``RecentLargeFields``); no types: keeps none.
-    public func keepRecentSaves(ofTypes types: Set<String>) {
-        recentLargeFields.withLock { $0.types = types }
     }
 
     static let identityBlock: UInt64 = 256
