@@ -79,17 +79,4 @@ import Testing
         #expect(try recentRead(db, RecordID(recordName: "n31"))["text"] == .string("31 " + big))
         try db.close()
     }
-
-    @Test func aRecordSavedAgainAndAgainHoldsOnePlace() throws {
-        var recent = RecentLargeFields()
-        let omitted = OmittedFields(["text": 2_000])
-        for i in 0..<10_000 {
-            var record = note("n\(i % 3)", folder: nil, text: String(repeating: "x", count: 2_000))
-            record.recordChangeTag = String(i + 1, radix: 36)
-            recent.keep(record, omitted: omitted, size: 2_100)
-        }
-        #expect(recent.kept.records == 3)
-        #expect(recent.kept.bytes == 3 * 2_100)
-        #expect(recent.places <= 2 * 3 + 64)
-    }
 }

@@ -1,6 +1,6 @@
 /// The large fields (those the index leaves out, ``RecordMetadata/isPartial``) of the records this
 /// process's last commits saved, by record name and change tag, up to ``limit`` bytes of JSON:
-/// the text indexer's read of a record just saved (``RecordDatabase/records(for:recentSaves:)``)
+/// a read of a record just saved (the text indexer's, a save's version hook, a rename's plan)
 /// takes them from here instead of opening, reading and decoding its record file.
 ///
 /// A change tag names one commit, and a commit saves a record once, so fields kept for a tag are
@@ -12,10 +12,8 @@ struct RecentLargeFields {
     static let limit = 4 << 20
 
     private var byName: [String: (tag: String, fields: [String: FieldValue], bytes: Int)] = [:]
-    /// Record names in the order they were kept, from `head` on. A name saved again appears
-    /// again: only the occurrence whose tag is still kept counts, and the others are dropped once
-    /// they outnumber the records kept (a note saved a million times holds one place, not a
-    /// million).
+    /// Record names in the order they were kept (a name saved again appears twice: only the
+    /// occurrence whose tag is still kept counts), from `head` on.
     private var order: [(name: String, tag: String)] = []
     private var head = 0
     private var bytes = 0
@@ -38,17 +36,11 @@ struct RecentLargeFields {
             head += 1
             if byName[oldest.name]?.tag == oldest.tag { forget(oldest.name) }
         }
-        if order.count - head > 2 * byName.count + 64 {
-            order = order[head...].filter { byName[$0.name]?.tag == $0.tag }
+        if head > 1024, head * 2 > order.count {
+            order.removeFirst(head)
             head = 0
         }
     }
-
-    /// Places in the keeping order, those of records saved again since included (tests).
-    var places: Int { order.count - head }
-
-    /// How many records are kept, and their JSON bytes (tests).
-    var kept: (records: Int, bytes: Int) { (byName.count, bytes) }
 
     /// Drops what is kept of a record (deleted, or saved in a way not kept).
     mutating func forget(_ name: String) {
