@@ -402,7 +402,7 @@ public final class NotesSearchIndex: Sendable {
     /// The documents of `ids`, their records read now, placed by `contents`
     /// (``documents(_:texts:in:contents:)``).
     func documents(_ ids: [RecordID], contents: FolderContents) -> [(name: String, document: IndexedDocument?)] {
-        Self.documents(ids, texts: Self.texts(of: database.records(for: ids, recentSaves: true)), in: database, contents: contents)
+        Self.documents(ids, texts: Self.texts(of: database.records(for: ids)), in: database, contents: contents)
     }
 
     /// Writes each document, or deletes the row of a record that has none (it is gone).

@@ -128,7 +128,6 @@ extension RecordDatabase {
         let caughtUp = state.index.seq
         try reload(&state)
         if state.journal.baseSeq > caughtUp {
-            recentLargeFields.withLock { $0 = RecentLargeFields() }
             // Commits this process never read (it fell behind more than one checkpoint).
             changes = [
                 RecordStoreChange(
@@ -174,7 +173,6 @@ extension RecordDatabase {
     /// commit lock held (shared, read-only).
     func rebuildDamagedIndex(_ state: inout DatabaseState) throws(RecordStoreError) -> [RecordStoreChange] {
         state.pendingCheckpoint = nil  // its overlay is not over this file
-        recentLargeFields.withLock { $0 = RecentLargeFields() }
         for failure in state.index.entries.base?.takeFailures() ?? [] { log(failure) }
         _ = try applyNewEntries(&state)
         var rebuilt = Self.rebuildIndex(layout)

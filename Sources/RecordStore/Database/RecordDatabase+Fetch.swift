@@ -93,12 +93,7 @@ extension RecordDatabase {
     }
 
     /// Fetches several records, each with its own result, as `CKFetchRecordsOperation`.
-    ///
-    /// `recentSaves`: a record this process saved lately is made from what that commit saved
-    /// (``RecentLargeFields``), not read from its file, so a file damaged since is not reported.
-    /// For derived indexes, which want each record's committed version and read what was just
-    /// saved; every other read goes to the file and reports what it finds.
-    public func records(for ids: [RecordID], recentSaves: Bool = false) -> [RecordID: Result<Record, RecordStoreError>] {
+    public func records(for ids: [RecordID]) -> [RecordID: Result<Record, RecordStoreError>] {
         // Other processes' commits first, once for the batch.
         try? refresh()
         var results: [RecordID: Result<Record, RecordStoreError>] = [:]
@@ -112,10 +107,6 @@ extension RecordDatabase {
             for (id, (metadata, unwritten)) in zip(chunk, found) {
                 do throws(RecordStoreError) {
                     guard let metadata else { throw .unknownItem(id) }
-                    if recentSaves, metadata.isPartial, let kept = recentLargeFields.withLock({ $0.record(metadata) }) {
-                        results[id] = .success(kept)
-                        continue
-                    }
                     results[id] = .success(try readRecordFile(id, metadata: metadata, unwritten: unwritten))
                 } catch {
                     if case .damagedRecord = error { log(error.description) }

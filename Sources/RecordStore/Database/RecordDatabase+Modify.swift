@@ -197,7 +197,6 @@ extension RecordDatabase {
                     log("writing record files of commit \(seq): \(error)")
                 }
                 let deleted = state.index.apply(entry)
-                keepRecentLargeFields(entry, deleted: deleted, index: state.index)
                 state.carry(entry)
                 for name in writtenFiles { state.index.staleRecordFiles.remove(name) }
                 noteAssetChanges(entry, before: assetsBefore, state: &state)
@@ -217,22 +216,6 @@ extension RecordDatabase {
         }
         notify(changes)
         return entry
-    }
-
-    /// Keeps the large fields of the records `entry` saved, for reads of them soon after
-    /// (``RecentLargeFields``); forgets those of what it deleted. Called holding the state lock,
-    /// `index` with `entry` applied.
-    private func keepRecentLargeFields(_ entry: JournalEntry, deleted: [RecordMetadata], index: RecordIndex) {
-        recentLargeFields.withLock { recent in
-            for metadata in deleted { recent.forget(metadata.recordID.recordName) }
-            for (i, record) in entry.saves.enumerated() {
-                guard let metadata = index.entries[record.recordID.recordName], metadata.isPartial else {
-                    recent.forget(record.recordID.recordName)
-                    continue
-                }
-                recent.keep(record, omitted: metadata.omitted, size: entry.encodedSaves?[i].count ?? Int.max)
-            }
-        }
     }
 
     static let identityBlock: UInt64 = 256

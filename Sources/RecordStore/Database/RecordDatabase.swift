@@ -60,9 +60,6 @@ public final class RecordDatabase: Sendable {
     /// The hook every modify of this instance calls (``setCommitHook(_:)``). Its own lock, read
     /// inside a commit with the state lock held (never taken the other way round).
     let commitHook = Mutex<(any CommitHook)?>(nil)
-    /// The large fields of the records this process saved last (``RecentLargeFields``), for reads
-    /// of them that would open their files. A leaf lock: a commit takes it holding the state lock.
-    let recentLargeFields = Mutex(RecentLargeFields())
     /// Whether a commit that takes the journal past ``checkpointMinimum`` writes the index file on
     /// a thread of its own (``startCheckpoint(_:)``) instead of in the commit: a process with a
     /// background thread (the mount), whose requests should not wait for it.
